@@ -1,0 +1,24 @@
+"""Dimension names used throughout votebench.
+
+The canonical score tensor is an ``xarray.DataArray`` named ``scores`` with
+dims ``(SYSTEM, TASK, INSTANCE)``.  Its memory layout keeps ``SYSTEM`` as the
+fastest-varying axis (it is a transposed view of a ``(task, instance, system)``
+buffer), so that kernels, which want the system axis last, get contiguous rows.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SYSTEM", "TASK", "INSTANCE", "JUDGE", "OPPONENT", "REPLICATE", "RULE", "CANONICAL", "LAYOUT"]
+
+SYSTEM = "system"
+TASK = "task"
+INSTANCE = "instance"
+JUDGE = "judge"
+OPPONENT = "opponent"
+REPLICATE = "replicate"
+RULE = "rule"
+
+#: dimension order users see
+CANONICAL = (SYSTEM, TASK, INSTANCE)
+#: dimension order of the data in memory and on disk (system last)
+LAYOUT = (TASK, INSTANCE, SYSTEM)

@@ -1,0 +1,459 @@
+"""Reading score tables into the canonical score tensor.
+
+The canonical in-memory form is an ``xarray.DataArray`` named ``scores`` with
+dims ``(system, task, instance)`` (see :mod:`engine.dims`), float64 (float32 is
+kept when a store holds it), ``NaN`` = missing score, and coordinates
+
+* ``system``, ``task``, ``instance``: labels (task-level data has one instance, ``0``);
+* ``higher_is_better`` (task, bool): the direction of each task's metric;
+* ``group`` (task, str): the task's group (the task's own name when ungrouped);
+* ``n_instances`` (task, int): instances the task really has.
+
+Ragged tasks (different instance counts) are padded with ``NaN``.  A judge,
+that is a (task, instance) pair, with no score at all is padding and takes no
+part in any aggregation; a ``NaN`` inside a judge that has other scores is a
+truly *missing* score, which the aggregation rules either refuse or handle by
+an explicit policy.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from .dims import CANONICAL, INSTANCE, LAYOUT, SYSTEM, TASK
+from .errors import VotebenchError
+
+__all__ = ["open_scores", "scores_from_array", "validate_scores", "sidecar_path", "read_sidecar"]
+
+_LONG_COLUMNS = ("system", "task", "instance", "score")
+_MISSING_TOKENS = frozenset({"", "nan", "na", "n/a", "null", "none", "-"})
+_SUFFIXES = (".csv.gz", ".csv", ".parquet", ".pq", ".zarr", ".jsonl", ".json")
+
+
+# --------------------------------------------------------------------------------------------
+# construction and validation
+# --------------------------------------------------------------------------------------------
+def scores_from_array(
+    values: Any,
+    *,
+    systems: Sequence[Any] | None = None,
+    tasks: Sequence[Any] | None = None,
+    instances: Sequence[Any] | None = None,
+    higher_is_better: Mapping[str, bool] | Sequence[bool] | bool | None = None,
+    groups: Mapping[str, str] | Sequence[str] | None = None,
+    attrs: Mapping[str, Any] | None = None,
+    layout: str = "system-first",
+) -> xr.DataArray:
+    """Build the canonical score tensor from an array.
+
+    Parameters
+    ----------
+    values : array_like
+        Scores of shape ``(S, T)`` (task level) or ``(S, T, K)`` with
+        ``layout="system-first"``; or ``(T, K, S)`` with ``layout="system-last"``
+        (used without a copy).  ``NaN`` = missing.
+    systems, tasks, instances : sequence, optional
+        Labels (default: ``s0, s1, ...``, ``t0, ...``, ``0, 1, ...``).
+    higher_is_better : mapping, sequence or bool, optional
+        Direction per task (default: all True).
+    groups : mapping or sequence of str, optional
+        Group of each task (default: the task's own name).
+    attrs : mapping, optional
+        Attributes (provenance) for the result.
+    layout : {"system-first", "system-last"}
+        Axis order of ``values``.
+
+    Returns
+    -------
+    xarray.DataArray
+        Named ``scores`` with dims ``(system, task, instance)``.
+    """
+    arr = np.asarray(values)
+    if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
+        raise VotebenchError(f"scores must be real numbers, got dtype {arr.dtype}")
+    if arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    if layout == "system-first":
+        if arr.ndim == 2:
+            arr = arr[:, :, None]
+        if arr.ndim != 3:
+            raise VotebenchError(f"scores must have shape (systems, tasks[, instances]), got {arr.shape}")
+        buf = np.ascontiguousarray(np.moveaxis(arr, 0, -1))
+    elif layout == "system-last":
+        if arr.ndim != 3:
+            raise VotebenchError(f"system-last scores must have shape (tasks, instances, systems), got {arr.shape}")
+        buf = arr
+    else:
+        raise VotebenchError(f"unknown layout {layout!r}; use 'system-first' or 'system-last'")
+    n_t, n_k, n_s = buf.shape
+    systems = [f"s{i}" for i in range(n_s)] if systems is None else list(systems)
+    tasks = [f"t{i}" for i in range(n_t)] if tasks is None else list(tasks)
+    instances = list(range(n_k)) if instances is None else list(instances)
+    for what, labels, n in (("systems", systems, n_s), ("tasks", tasks, n_t), ("instances", instances, n_k)):
+        if len(labels) != n:
+            raise VotebenchError(f"got {len(labels)} {what} labels for {n} {what}")
+    tasks = [str(t) for t in tasks]
+    if isinstance(higher_is_better, Mapping):
+        hib = [bool(higher_is_better.get(t, True)) for t in tasks]
+    elif higher_is_better is None or isinstance(higher_is_better, (bool, np.bool_)):
+        hib = [True if higher_is_better is None else bool(higher_is_better)] * n_t
+    else:
+        hib = [bool(h) for h in higher_is_better]
+    if isinstance(groups, Mapping):
+        grp = [str(groups.get(t, t)) for t in tasks]
+    elif groups is None:
+        grp = list(tasks)
+    else:
+        grp = [str(g) for g in groups]
+    n_inst = np.count_nonzero(~np.isnan(buf).all(axis=-1), axis=-1) if n_k > 1 else np.ones(n_t, dtype=int)
+    da = xr.DataArray(
+        buf,
+        dims=LAYOUT,
+        coords={
+            SYSTEM: np.array([str(s) for s in systems], dtype=object),
+            TASK: np.array(tasks, dtype=object),
+            INSTANCE: np.asarray(instances),
+            "higher_is_better": (TASK, np.array(hib, dtype=bool)),
+            "group": (TASK, np.array(grp, dtype=object)),
+            "n_instances": (TASK, np.asarray(n_inst, dtype=np.int64)),
+        },
+        name="scores",
+        attrs=dict(attrs or {}),
+    ).transpose(*CANONICAL)
+    validate_scores(da)
+    return da
+
+
+def _first_duplicate(labels: Sequence[Any]) -> Any | None:
+    seen: set[Any] = set()
+    for v in labels:
+        if v in seen:
+            return v
+        seen.add(v)
+    return None
+
+
+def validate_scores(scores: xr.DataArray, *, source: str = "scores") -> None:
+    """Check the canonical form; raise :class:`VotebenchError` naming the problem.
+
+    Checks dims, numeric dtype, unique labels, at least two systems and, for
+    in-memory data, that every task has at least one score.
+    """
+    if not isinstance(scores, xr.DataArray):
+        raise VotebenchError(f"{source}: expected an xarray.DataArray, got {type(scores).__name__}")
+    if set(scores.dims) != set(CANONICAL):
+        raise VotebenchError(f"{source}: dims must be {CANONICAL}, got {scores.dims}")
+    if not np.issubdtype(scores.dtype, np.floating):
+        raise VotebenchError(f"{source}: scores must be floating point, got {scores.dtype}")
+    for dim in CANONICAL:
+        if dim not in scores.coords:
+            raise VotebenchError(f"{source}: missing {dim!r} coordinate")
+        dup = _first_duplicate(scores[dim].values.tolist())
+        if dup is not None:
+            raise VotebenchError(f"{source}: duplicate {dim} label {dup!r}")
+    n_sys = scores.sizes[SYSTEM]
+    if n_sys < 2:
+        names = ", ".join(map(str, scores[SYSTEM].values.tolist())) or "none"
+        raise VotebenchError(f"{source}: ranking needs at least two systems, found {n_sys} ({names})")
+    if scores.sizes[TASK] < 1:
+        raise VotebenchError(f"{source}: no tasks")
+    if isinstance(scores.data, np.ndarray):
+        empty = np.isnan(scores.values).all(axis=(0, 2))
+        if empty.any():
+            bad = [str(t) for t in scores[TASK].values[empty]]
+            raise VotebenchError(f"{source}: task {bad[0]!r} has no scores" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
+        finite = np.isfinite(scores.values) | np.isnan(scores.values)
+        if not finite.all():
+            s, t, k = (int(i[0]) for i in np.nonzero(~finite))
+            raise VotebenchError(
+                f"{source}: score of system {scores[SYSTEM].values[s]!r} on task {scores[TASK].values[t]!r} "
+                f"is not finite ({scores.values[s, t, k]})"
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# sidecar
+# --------------------------------------------------------------------------------------------
+def sidecar_path(path: str | os.PathLike[str]) -> Path:
+    """``<dir>/<name>.meta.json`` for a data file ``<dir>/<name>.<ext>``."""
+    p = Path(path)
+    name = p.name
+    for suf in _SUFFIXES:
+        if name.lower().endswith(suf):
+            name = name[: -len(suf)]
+            break
+    return p.with_name(name + ".meta.json")
+
+
+def read_sidecar(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a ``.meta.json`` sidecar; a malformed one raises :class:`VotebenchError`."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            meta = json.load(fh)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise VotebenchError(f"{path}: cannot read sidecar: {exc}") from None
+    if not isinstance(meta, dict):
+        raise VotebenchError(f"{path}: sidecar must hold a JSON object")
+    hib = meta.get("higher_is_better", {})
+    if not isinstance(hib, dict) or not all(isinstance(v, bool) for v in hib.values()):
+        raise VotebenchError(f"{path}: 'higher_is_better' must map task names to true/false")
+    return meta
+
+
+def _groups_from_meta(meta: Mapping[str, Any], tasks: Sequence[str]) -> dict[str, str]:
+    groups = meta.get("task_groups") or {}
+    if not isinstance(groups, dict) or not groups:
+        return {}
+    # prefer the benchmark's own categories; otherwise the first grouping
+    key = "benchmark_categories" if "benchmark_categories" in groups else next(iter(groups))
+    grouping = groups[key]
+    if not isinstance(grouping, dict):
+        return {}
+    out: dict[str, str] = {}
+    for g, members in grouping.items():
+        for t in members if isinstance(members, list) else []:
+            out.setdefault(str(t), str(g))
+    return {t: out[t] for t in tasks if t in out}
+
+
+def _apply_meta(da: xr.DataArray, meta: Mapping[str, Any], source: str) -> xr.DataArray:
+    tasks = [str(t) for t in da[TASK].values]
+    hib_map = meta.get("higher_is_better", {})
+    unknown = sorted(set(hib_map) - set(tasks))
+    if unknown and len(unknown) == len(hib_map):
+        raise VotebenchError(f"{source}: sidecar directions name none of the file's tasks (e.g. {unknown[0]!r})")
+    hib = np.array([bool(hib_map.get(t, True)) for t in tasks])
+    groups = _groups_from_meta(meta, tasks)
+    da = da.assign_coords(
+        higher_is_better=(TASK, hib),
+        group=(TASK, np.array([groups.get(t, t) for t in tasks], dtype=object)),
+    )
+    keep = {k: meta[k] for k in ("name", "level", "paper", "license") if isinstance(meta.get(k), str)}
+    if isinstance(meta.get("source"), dict):
+        keep["source"] = json.dumps(meta["source"], sort_keys=True)
+    if isinstance(meta.get("task_groups"), dict):
+        keep["task_groups"] = json.dumps(meta["task_groups"], sort_keys=True)
+    da.attrs.update(keep)
+    return da
+
+
+# --------------------------------------------------------------------------------------------
+# tables
+# --------------------------------------------------------------------------------------------
+def _read_text(path: Path) -> str:
+    try:
+        if path.name.lower().endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8", newline="") as fh:
+                return fh.read()
+        with open(path, encoding="utf-8", newline="") as fh:
+            return fh.read()
+    except UnicodeDecodeError:
+        raise VotebenchError(f"{path}: not a UTF-8 text file") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise VotebenchError(f"{path}: not a valid gzip file ({exc})") from None
+    except OSError as exc:
+        raise VotebenchError(f"{path}: cannot read file ({exc.strerror or exc})") from None
+
+
+def _to_float(col: pd.Series, *, source: str, column: str, line_offset: int = 2) -> np.ndarray:
+    """Parse a column of score strings; empty / 'nan' / '-' are missing, anything else must be a finite number."""
+    if pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype):
+        vals = col.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        text = col.astype(str).str.strip()
+        missing = text.str.lower().isin(_MISSING_TOKENS) | col.isna()
+        vals = pd.to_numeric(text.where(~missing, None), errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.isnan(vals) & ~missing.to_numpy()
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise VotebenchError(
+                f"{source}: line {i + line_offset}: {column} value {col.iloc[i]!r} is not a number"
+            )
+    inf = np.isinf(vals)
+    if inf.any():
+        i = int(np.argmax(inf))
+        raise VotebenchError(f"{source}: line {i + line_offset}: {column} value {col.iloc[i]!r} is not a finite number")
+    return vals
+
+
+def _instance_labels(labels: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    codes, uniques = pd.factorize(labels, sort=False)
+    u = pd.Index(uniques)
+    try:
+        as_int = pd.to_numeric(u.astype(str), errors="raise", downcast=None)
+        if pd.api.types.is_integer_dtype(as_int) and len(set(as_int.tolist())) == len(u):
+            return codes, np.asarray(as_int, dtype=np.int64)
+    except (ValueError, TypeError):
+        pass
+    return codes, np.asarray([str(v) for v in u], dtype=object)
+
+
+def _from_long_frame(df: pd.DataFrame, *, source: str) -> xr.DataArray:
+    cols = {str(c).strip().lower(): c for c in df.columns}
+    missing_cols = [c for c in ("system", "task", "score") if c not in cols]
+    if missing_cols:
+        raise VotebenchError(f"{source}: long table needs columns system, task, [instance,] score; missing {', '.join(missing_cols)}")
+    if len(df) == 0:
+        raise VotebenchError(f"{source}: no score rows")
+    sys_col = df[cols["system"]].astype(str).str.strip()
+    task_col = df[cols["task"]].astype(str).str.strip()
+    inst_col = df[cols["instance"]].astype(str).str.strip() if "instance" in cols else pd.Series(["0"] * len(df))
+    for name, col in (("system", sys_col), ("task", task_col), ("instance", inst_col)):
+        empty = (col == "") | (col.str.lower() == "nan")
+        if empty.any():
+            raise VotebenchError(f"{source}: line {int(np.argmax(empty.to_numpy())) + 2}: empty {name} name")
+    score = _to_float(df[cols["score"]], source=source, column="score")
+    key = pd.DataFrame({"s": sys_col, "t": task_col, "i": inst_col})
+    dup = key.duplicated(keep="first").to_numpy()
+    if dup.any():
+        i = int(np.argmax(dup))
+        raise VotebenchError(
+            f"{source}: line {i + 2}: duplicate entry for system {sys_col.iloc[i]!r}, task {task_col.iloc[i]!r}, "
+            f"instance {inst_col.iloc[i]!r}"
+        )
+    s_codes, systems = pd.factorize(sys_col, sort=False)
+    t_codes, tasks = pd.factorize(task_col, sort=False)
+    i_codes, instances = _instance_labels(inst_col)
+    if "instance" not in cols:
+        instances = np.array([0])
+    buf = np.full((len(tasks), len(instances), len(systems)), np.nan)
+    buf[t_codes, i_codes, s_codes] = score
+    return scores_from_array(
+        buf, systems=list(systems), tasks=list(tasks), instances=list(instances), layout="system-last"
+    )
+
+
+def _from_wide_frame(df: pd.DataFrame, header: Sequence[str], *, source: str) -> xr.DataArray:
+    header = [str(h).strip() for h in header]
+    dup = _first_duplicate(header)
+    if dup is not None:
+        raise VotebenchError(f"{source}: duplicate column {dup!r}")
+    if len(header) < 2:
+        raise VotebenchError(f"{source}: a wide table needs a system column and at least one task column")
+    if len(df) == 0:
+        raise VotebenchError(f"{source}: no score rows")
+    systems = df.iloc[:, 0].astype(str).str.strip()
+    empty = (systems == "").to_numpy()
+    if empty.any():
+        raise VotebenchError(f"{source}: line {int(np.argmax(empty)) + 2}: empty system name")
+    d = _first_duplicate(systems.tolist())
+    if d is not None:
+        raise VotebenchError(f"{source}: duplicate system {d!r}")
+    cols = [_to_float(df.iloc[:, j], source=source, column=f"task {header[j]!r}") for j in range(1, len(header))]
+    values = np.stack(cols, axis=1)
+    return scores_from_array(values, systems=systems.tolist(), tasks=header[1:])
+
+
+def _is_long(header: Sequence[str]) -> bool:
+    names = {str(h).strip().lower() for h in header}
+    return {"system", "task", "score"} <= names and names <= set(_LONG_COLUMNS)
+
+
+def _read_csv(path: Path) -> xr.DataArray:
+    text = _read_text(path)
+    if not text.strip():
+        raise VotebenchError(f"{path}: empty file")
+    if "\x00" in text[:4096]:
+        raise VotebenchError(f"{path}: not a text CSV file (contains NUL bytes)")
+    try:
+        header = next(csv.reader(io.StringIO(text)))
+    except csv.Error as exc:
+        raise VotebenchError(f"{path}: malformed CSV header ({exc})") from None
+    try:
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False, skipinitialspace=False)
+    except (pd.errors.ParserError, csv.Error, ValueError) as exc:
+        msg = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise VotebenchError(f"{path}: malformed CSV ({msg})") from None
+    if _is_long(header):
+        return _from_long_frame(df, source=str(path))
+    return _from_wide_frame(df, header, source=str(path))
+
+
+def _read_parquet(path: Path) -> xr.DataArray:
+    try:
+        df = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises many types for a bad file
+        raise VotebenchError(f"{path}: not a readable Parquet file ({type(exc).__name__}: {exc})") from None
+    header = [str(c) for c in df.columns]
+    if _is_long(header):
+        return _from_long_frame(df, source=str(path))
+    return _from_wide_frame(df, header, source=str(path))
+
+
+def _is_zarr(path: Path) -> bool:
+    return path.is_dir() and ((path / "zarr.json").exists() or (path / ".zgroup").exists())
+
+
+def open_scores(
+    path: str | os.PathLike[str],
+    *,
+    meta: str | os.PathLike[str] | Mapping[str, Any] | bool | None = None,
+) -> xr.DataArray:
+    """Open a score table or store as the canonical score tensor.
+
+    Parameters
+    ----------
+    path : str or path-like
+        One of
+
+        * wide CSV (``.csv`` / ``.csv.gz``): first column the system name, one
+          column per task; empty cell = missing;
+        * long CSV: columns ``system, task, instance, score`` (``instance``
+          optional); one row per score;
+        * Parquet (``.parquet``) in either of the two shapes;
+        * a zarr store written by :func:`engine.to_zarr`, opened lazily
+          (dask-backed, chunks as stored).
+    meta : path, mapping or bool, optional
+        The sidecar with directions (``higher_is_better``) and ``task_groups``.
+        Default: ``<name>.meta.json`` beside the file, when it exists.
+        ``False`` ignores any sidecar.
+
+    Returns
+    -------
+    xarray.DataArray
+        The ``scores`` tensor; in memory (numpy) for tables, dask-backed for stores.
+
+    Raises
+    ------
+    VotebenchError
+        For a missing, unreadable or malformed file, a non-numeric or duplicate
+        score, fewer than two systems or a task with no scores.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise VotebenchError(f"{p}: no such file or directory")
+    if p.is_dir():
+        if not _is_zarr(p):
+            raise VotebenchError(f"{p}: a directory that is not a zarr store")
+        from .store import open_store
+
+        da = open_store(p)
+    else:
+        name = p.name.lower()
+        if name.endswith((".parquet", ".pq")):
+            da = _read_parquet(p)
+        elif name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
+            da = _read_csv(p)
+        else:
+            raise VotebenchError(f"{p}: unknown file type; expected .csv, .csv.gz, .parquet or a zarr store")
+        da.attrs.setdefault("name", sidecar_path(p).name[: -len(".meta.json")])
+    if meta is None:
+        sc = sidecar_path(p)
+        meta = sc if sc.exists() and not p.is_dir() else False
+    if meta is not False:
+        meta_dict = meta if isinstance(meta, Mapping) else read_sidecar(meta)
+        da = _apply_meta(da, meta_dict, str(p))
+    da.attrs["source_file"] = str(p)
+    return da

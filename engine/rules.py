@@ -1,0 +1,189 @@
+"""The registry of aggregation rules.
+
+A rule is data: an across-task kernel (task-level scores ``(..., T, S)`` to one
+score per system ``(..., S)``) plus, when the rule can reduce the instances of
+a task in one pass over chunked data, the name of its *within-task statistic*.
+Adding a rule is one kernel plus one :func:`register_rule` call; the Python
+API, the CLI's choices and the generic tests read this registry.
+
+Levels (Colombo et al. 2022, section 3.3) for instance-level data:
+
+``task``
+    per task, mean over instances; then the rule across tasks (sigma*).
+``two``
+    per task, the rule's within-task statistic over instances; then the rule
+    across tasks (sigma_2l for Borda).
+``one``
+    the rule's within-task statistic pooled over every (task, instance) judge
+    (sigma_l for Borda).
+
+For task-level data (one instance per task) the three levels coincide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import VotebenchError
+from .kernels import aggregate as K
+from .kernels.ranking import borda_points
+
+__all__ = [
+    "Within",
+    "Rule",
+    "WITHIN",
+    "RULES",
+    "LEVELS",
+    "register_within",
+    "register_rule",
+    "get_rule",
+    "get_within",
+    "rule_names",
+]
+
+LEVELS = ("task", "one", "two")
+
+
+@dataclass(frozen=True)
+class Within:
+    """A decomposable within-task statistic.
+
+    The statistic of a task is computed from per-judge values summed over the
+    task's instances, so any chunking of the instance axis gives the same result
+    (a tree reduction of ``sums`` and ``counts``), and a bootstrap over
+    instances is a product of the judge values with resample counts.
+
+    Attributes
+    ----------
+    name : str
+    judge : callable
+        ``(..., S) -> (..., S)``: value of every system on every judge
+        (``NaN`` where the system is missing).
+    task : callable
+        ``(sums, counts) -> (..., T, S)``: task-level scores from the sums and
+        counts of judge values over instances.
+    pool : callable
+        ``(sums, counts) -> (..., S)``: the statistic over every judge of every
+        task at once (the ``one`` level).
+    """
+
+    name: str
+    judge: Callable[[np.ndarray], np.ndarray]
+    task: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    pool: Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """An aggregation rule.
+
+    Attributes
+    ----------
+    name : str
+        Registry key, used by the API (``rule=``) and the CLI (``--rule``).
+    kernel : callable
+        ``kernel(X, *, weights=None, **options) -> (..., S)`` on oriented
+        task-level scores ``X`` of shape ``(..., T, S)``; higher result is better.
+    summary : str
+        One line for ``--help`` and documentation.
+    within : str or None
+        Name of the :class:`Within` statistic used at levels ``two`` and
+        ``one``; ``None`` restricts the rule to the ``task`` level.
+    ties : str
+        How the rule treats tied scores.
+    missing : str
+        ``"policy"``: missing scores need an explicit policy;
+        ``"pairwise"``: the kernel itself ignores missing pairs.
+    references : tuple of str
+        Where the rule is defined.
+    """
+
+    name: str
+    kernel: Callable[..., np.ndarray]
+    summary: str
+    within: str | None = None
+    ties: str = ""
+    missing: str = "policy"
+    references: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def levels(self) -> tuple[str, ...]:
+        """Levels at which the rule can aggregate instance-level data."""
+        return LEVELS if self.within is not None else ("task",)
+
+
+WITHIN: dict[str, Within] = {}
+RULES: dict[str, Rule] = {}
+
+
+def register_within(stat: Within) -> Within:
+    """Add a within-task statistic to the registry and return it."""
+    WITHIN[stat.name] = stat
+    return stat
+
+
+def register_rule(rule: Rule) -> Rule:
+    """Add a rule to the registry and return it.
+
+    Raises
+    ------
+    ValueError
+        If the name is taken or the rule names an unknown within statistic.
+    """
+    if rule.name in RULES:
+        raise ValueError(f"rule {rule.name!r} is already registered")
+    if rule.within is not None and rule.within not in WITHIN:
+        raise ValueError(f"rule {rule.name!r} names unknown within statistic {rule.within!r}")
+    RULES[rule.name] = rule
+    return rule
+
+
+def rule_names() -> list[str]:
+    """Names of all registered rules, sorted."""
+    return sorted(RULES)
+
+
+def get_rule(name: str) -> Rule:
+    """Look a rule up by name; an unknown name raises a :class:`VotebenchError` listing the known ones."""
+    try:
+        return RULES[name]
+    except KeyError:
+        raise VotebenchError(f"unknown rule {name!r}; known rules: {', '.join(rule_names())}") from None
+
+
+def get_within(name: str) -> Within:
+    """Look a within-task statistic up by name."""
+    try:
+        return WITHIN[name]
+    except KeyError:
+        raise VotebenchError(f"unknown within-task statistic {name!r}; known: {', '.join(sorted(WITHIN))}") from None
+
+
+# --- within-task statistics -------------------------------------------------------------
+register_within(Within("mean", judge=K.identity_values, task=K.mean_task, pool=K.mean_pool))
+register_within(Within("borda", judge=borda_points, task=K.sum_task, pool=K.sum_pool))
+
+# --- rules --------------------------------------------------------------------------------
+register_rule(
+    Rule(
+        "mean",
+        K.mean_across,
+        "arithmetic mean over tasks of the per-task mean over instances (sigma_mean)",
+        within="mean",
+        ties="systems with equal means share a rank",
+        references=("Colombo et al. 2022, section 2.1",),
+    )
+)
+register_rule(
+    Rule(
+        "borda",
+        K.borda_across,
+        "Borda count: points = systems beaten + 0.5 x systems tied, summed over judges",
+        within="borda",
+        ties="tied systems share the points of their positions (0.5 per tie), independent of input order",
+        references=("Colombo et al. 2022, section 3.2-3.3", "Rofin et al. 2023, section 2.2"),
+    )
+)
