@@ -95,11 +95,10 @@ def to_zarr(
     ds = da.to_dataset(name="scores")
     for name in ds.variables:
         ds[name].encoding = {}
-    for name in (SYSTEM, TASK, "group"):
-        if name in ds.coords:
-            ds.coords[name] = ds.coords[name].astype(str)
-    if INSTANCE in ds.coords and ds[INSTANCE].dtype == object:
-        ds.coords[INSTANCE] = ds[INSTANCE].astype(str)
+    for name in (SYSTEM, TASK, "group", INSTANCE):
+        if name in ds.coords and ds[name].dtype.kind in "OU":
+            # variable-length UTF-8 strings (zarr v3 'string' data type)
+            ds.coords[name] = (ds[name].dims, np.array([str(v) for v in ds[name].values], dtype=object))
     ds.attrs = _json_attrs(scores.attrs)
     ds.attrs["votebench_layout"] = list(LAYOUT)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -124,11 +123,15 @@ def open_store(path: str | os.PathLike[str]) -> xr.DataArray:
     if "scores" not in ds:
         raise VotebenchError(f"{path}: zarr store has no 'scores' array")
     da = ds["scores"]
+    # label, direction and group coordinates are small: read them now, so that no
+    # later step has to compute anything to learn them
+    small = {n: (da[n].dims, np.asarray(da[n].values)) for n in da.coords if n not in da.dims}
+    da = da.assign_coords(small)
     if set(da.dims) != set(CANONICAL):
         raise VotebenchError(f"{path}: 'scores' must have dims {CANONICAL}, got {da.dims}")
     for name in (SYSTEM, TASK, "group"):
         if name in da.coords:
-            da = da.assign_coords({name: da[name].values.astype(object)})
+            da = da.assign_coords({name: (da[name].dims, da[name].values.astype(object))})
     if "higher_is_better" not in da.coords:
         da = da.assign_coords(higher_is_better=(TASK, np.ones(da.sizes[TASK], dtype=bool)))
     if "group" not in da.coords:
