@@ -30,7 +30,7 @@ from .dims import INSTANCE, SYSTEM, TASK
 from .errors import VotebenchError
 from .io import validate_scores
 from .kernels.ranking import min_rank
-from .rules import LEVELS, Rule, Within, get_rule, get_within
+from .rules import LEVELS, Rule, get_rule, get_within
 
 __all__ = ["MISSING_POLICIES", "orient", "missing_report", "aggregate", "rank", "resolve_level"]
 
@@ -98,20 +98,37 @@ def _apply_missing_policy(x: xr.DataArray, policy: str) -> xr.DataArray:
     raise VotebenchError(f"unknown missing-score policy {policy!r}; choose one of {', '.join(MISSING_POLICIES)}")
 
 
-def resolve_level(scores: xr.DataArray, level: str | None, rule: Rule) -> str:
+def resolve_level(scores: xr.DataArray, level: str | None, rule: Rule | None = None) -> str:
     """The level to use: default ``two`` for instance-level data, ``task`` otherwise."""
     if level is None:
-        level = "two" if scores.sizes[INSTANCE] > 1 and "two" in rule.levels else "task"
+        level = "two" if scores.sizes[INSTANCE] > 1 else "task"
     if level not in LEVELS:
         raise VotebenchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
-    if level not in rule.levels:
-        raise VotebenchError(f"rule {rule.name!r} supports level(s) {', '.join(rule.levels)}, not {level!r}")
     return level
 
 
-def _weights_vector(weights: Any, tasks: Sequence[str]) -> np.ndarray | None:
+def _group_labels(scores: xr.DataArray, groups: Any) -> list[str] | None:
+    tasks = [str(t) for t in scores[TASK].values]
+    if groups is None or groups is False:
+        return None
+    if groups is True:
+        return [str(g) for g in scores["group"].values]
+    if isinstance(groups, Mapping):
+        unknown = sorted(set(map(str, groups)) - set(tasks))
+        if unknown:
+            raise VotebenchError(f"groups name unknown task(s): {', '.join(unknown[:5])}")
+        return [str(groups.get(t, t)) for t in tasks]
+    raise VotebenchError("groups must be True (use the 'group' coordinate) or a mapping task -> group")
+
+
+def _weights_vector(weights: Any, tasks: Sequence[str], groups: Sequence[str]) -> np.ndarray | None:
     if weights is None:
         return None
+    if isinstance(weights, str):
+        if weights != "groups":
+            raise VotebenchError(f"unknown weights {weights!r}; give per-task weights or 'groups' (1/|group| per task)")
+        size = {g: list(groups).count(g) for g in set(groups)}
+        return np.array([1.0 / size[g] for g in groups])
     if isinstance(weights, xr.DataArray):
         weights = dict(zip(weights[TASK].values.tolist(), weights.values.tolist()))
     if isinstance(weights, Mapping):
@@ -143,34 +160,57 @@ def _describe_missing(missing: np.ndarray, systems: Sequence[str], tasks: Sequen
     )
 
 
+def _call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: Mapping[str, Any]) -> np.ndarray:
+    try:
+        return np.asarray(rule.kernel(X, weights=weights, **options), dtype=np.float64)
+    except TypeError as exc:
+        if "unexpected keyword" in str(exc):
+            raise VotebenchError(f"rule {rule.name!r} does not take option(s) {', '.join(sorted(options))}") from None
+        raise
+    except ValueError as exc:
+        raise VotebenchError(f"rule {rule.name!r}: {exc}") from None
+
+
 def _finalize(
-    sums: np.ndarray,
-    counts: np.ndarray,
+    X: np.ndarray,
+    judged: np.ndarray,
     missing: np.ndarray,
     *,
-    rule: Rule,
-    stat: Within,
-    level: str,
+    within: Rule,
+    across: Rule,
+    pooled: bool,
     policy: str,
+    needs_policy: bool,
     weights: np.ndarray | None,
+    groups: Sequence[str] | None,
+    options: Mapping[str, Any],
     systems: Sequence[str],
     tasks: Sequence[str],
 ) -> np.ndarray:
-    """(task, system) partial sums -> one score per system; raises on data-dependent problems."""
-    if policy == "error" and rule.missing == "policy" and missing.any():
+    """Task-level scores (task, system) -> one score per system; raises on data-dependent problems."""
+    if policy == "error" and needs_policy and missing.any():
         raise VotebenchError(_describe_missing(missing, systems, tasks))
-    judged = counts.sum(axis=-1) > 0
-    if policy == "error" and not judged.all():
-        bad = [tasks[i] for i in np.flatnonzero(~judged)]
+    has_judges = judged > 0
+    if policy == "error" and not has_judges.all():
+        bad = [tasks[i] for i in np.flatnonzero(~has_judges)]
         raise VotebenchError(f"task {bad[0]!r} has no scores" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
-    if not judged.any():
+    if not has_judges.any():
         raise VotebenchError(f"no task has complete scores under missing-score policy {policy!r}")
-    if level == "one":
-        score = stat.pool(sums, counts)
-        if weights is not None:
-            raise VotebenchError("task weights apply to levels 'task' and 'two', not 'one'")
+    if pooled:
+        score = X
+    elif groups is None:
+        score = _call_kernel(across, X, weights, options)
     else:
-        score = rule.kernel(stat.task(sums, counts), weights=weights)
+        names = list(dict.fromkeys(groups))
+        g_idx = np.asarray([names.index(g) for g in groups])
+        per_group = []
+        for gi in range(len(names)):
+            sel = np.flatnonzero(g_idx == gi)
+            w = None if weights is None else weights[sel]
+            if w is not None and w.sum() == 0:
+                continue
+            per_group.append(_call_kernel(within, X[..., sel, :], w, options))
+        score = _call_kernel(across, np.stack(per_group, axis=-2), None, options)
     n_ranked = int(np.count_nonzero(~np.isnan(score)))
     if n_ranked < 2:
         raise VotebenchError(
@@ -179,13 +219,74 @@ def _finalize(
     return score
 
 
+def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, Any]) -> xr.DataArray:
+    """Task-level scores (task, system) from instance-level scores, lazily.
+
+    ``task`` level: per-task mean.  ``two``: the within rule over the instances
+    of each task, as a one-pass tree reduction when the rule has a decomposable
+    within statistic, otherwise the rule's kernel on whole tasks (instances in
+    one chunk).  ``one``: the within statistic pooled over all judges (returns
+    dims (system,)).
+    """
+    name = "mean" if lvl == "task" else within.within
+    if name is not None:
+        stat = get_within(name)
+        values = xr.apply_ufunc(
+            stat.judge,
+            x,
+            input_core_dims=[[SYSTEM]],
+            output_core_dims=[[SYSTEM]],
+            dask="parallelized",
+            output_dtypes=[np.float64],
+        )
+        sums = values.sum(INSTANCE, skipna=True)
+        counts = values.notnull().sum(INSTANCE)
+        fn = stat.pool if lvl == "one" else stat.task
+        if _is_dask(values):
+            sums, counts = (p.chunk({TASK: -1, SYSTEM: -1}) for p in (sums, counts))
+        return xr.apply_ufunc(
+            fn,
+            sums,
+            counts,
+            input_core_dims=[[TASK, SYSTEM]] * 2,
+            output_core_dims=[[TASK, SYSTEM]] if lvl != "one" else [[SYSTEM]],
+            dask="parallelized",
+            output_dtypes=[np.float64],
+        )
+    if lvl == "one":
+        judges = x.stack(judge=(TASK, INSTANCE)).transpose("judge", SYSTEM)
+        if _is_dask(judges):
+            judges = judges.chunk({"judge": -1, SYSTEM: -1})
+        return xr.apply_ufunc(
+            lambda a: _call_kernel(within, a, None, options),
+            judges,
+            input_core_dims=[["judge", SYSTEM]],
+            output_core_dims=[[SYSTEM]],
+            dask="parallelized",
+            output_dtypes=[np.float64],
+        )
+    xi = x.chunk({INSTANCE: -1, SYSTEM: -1}) if _is_dask(x) else x
+    return xr.apply_ufunc(
+        lambda a: _call_kernel(within, a, None, options),
+        xi,
+        input_core_dims=[[INSTANCE, SYSTEM]],
+        output_core_dims=[[SYSTEM]],
+        dask="parallelized",
+        output_dtypes=[np.float64],
+    )
+
+
 def aggregate(
     scores: xr.DataArray,
     *,
     rule: str = "borda",
     level: str | None = None,
     missing: str = "error",
-    weights: Mapping[str, float] | Sequence[float] | xr.DataArray | None = None,
+    weights: Mapping[str, float] | Sequence[float] | xr.DataArray | str | None = None,
+    within: str | None = None,
+    across: str | None = None,
+    groups: bool | Mapping[str, str] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> xr.DataArray:
     """Aggregate a score tensor into one score per system (higher is better).
 
@@ -199,10 +300,22 @@ def aggregate(
         How instances enter (see :mod:`engine.rules`); default ``"two"`` for
         instance-level data, ``"task"`` for task-level data.
     missing : {"error", "listwise", "drop-judges"}
-        What to do with missing scores: refuse (default), drop the systems that
-        have any, or drop the judges (task x instance) that have any.
-    weights : mapping or sequence, optional
-        Per-task weights of the across-task step.
+        What to do with missing scores for rules that need a policy: refuse
+        (default), drop the systems that have any, or drop the judges
+        (task x instance) that have any.  Pairwise rules ignore missing pairs.
+    weights : mapping, sequence or "groups", optional
+        Per-task weights of the across-task step (within groups when
+        ``groups`` is set); ``"groups"`` gives each task 1/|its group|
+        (Vote'n'Rank weighted aggregation).
+    within, across : str, optional
+        Two-step aggregation: the rule applied within each task over its
+        instances (level ``two``) or within each task group (with ``groups``),
+        and the rule applied across tasks or groups.  Both default to ``rule``.
+    groups : bool or mapping, optional
+        ``True`` aggregates within the task groups of the ``group`` coordinate
+        first (Vote'n'Rank two-step aggregation), or give a mapping task -> group.
+    options : mapping, optional
+        Keyword options of the rule kernels (e.g. ``{"gamma": 0.9}``).
 
     Returns
     -------
@@ -219,42 +332,58 @@ def aggregate(
     [2.0, 3.0, 1.0]
     """
     validate_scores(scores)
-    r = get_rule(rule)
-    lvl = resolve_level(scores, level, r)
+    r_within = get_rule(within or rule)
+    r_across = get_rule(across or rule)
+    lvl = resolve_level(scores, level)
     if missing not in MISSING_POLICIES:
         raise VotebenchError(f"unknown missing-score policy {missing!r}; choose one of {', '.join(MISSING_POLICIES)}")
-    stat = get_within("mean" if lvl == "task" else r.within)  # type: ignore[arg-type]
+    if lvl == "one" and (r_within.name != r_across.name or groups):
+        raise VotebenchError("level 'one' pools every judge under one rule: it takes no within/across rules or groups")
     systems = [str(s) for s in scores[SYSTEM].values]
     tasks = [str(t) for t in scores[TASK].values]
-    w = _weights_vector(weights, tasks)
+    group_labels = _group_labels(scores, groups)
+    w = _weights_vector(weights, tasks, [str(g) for g in scores["group"].values] if group_labels is None else group_labels)
+    if lvl == "one" and w is not None:
+        raise VotebenchError("task weights apply to levels 'task' and 'two', not 'one'")
+    opts = dict(options or {})
 
     x = orient(scores)
-    miss = missing_report(x)
+    miss = missing_report(x).transpose(TASK, SYSTEM)
     x = _apply_missing_policy(x, missing)
-    values = xr.apply_ufunc(
-        stat.judge,
-        x,
-        input_core_dims=[[SYSTEM]],
-        output_core_dims=[[SYSTEM]],
-        dask="parallelized",
-        output_dtypes=[np.float64],
-    )
-    sums = values.sum(INSTANCE, skipna=True)
-    counts = values.notnull().sum(INSTANCE)
-    parts = [sums, counts, miss]
-    if _is_dask(values):
-        parts = [p.chunk({TASK: -1, SYSTEM: -1}) for p in parts]
+    judged = _judge_present(x).sum(INSTANCE)
+    X = _within_step(x, r_within, lvl, opts)
+    pooled = lvl == "one"
+    if _is_dask(X):
+        X = X.chunk({d: -1 for d in X.dims})
+        miss = miss.chunk({TASK: -1, SYSTEM: -1})
+        judged = judged.chunk({TASK: -1})
+    involved = [r_across] + ([r_within] if lvl != "task" or group_labels is not None else [])
+    needs_policy = any(r.missing == "policy" for r in involved)
     score = xr.apply_ufunc(
         _finalize,
-        *parts,
-        input_core_dims=[[TASK, SYSTEM]] * 3,
+        X,
+        judged,
+        miss,
+        input_core_dims=[[SYSTEM] if pooled else [TASK, SYSTEM], [TASK], [TASK, SYSTEM]],
         output_core_dims=[[SYSTEM]],
         dask="parallelized",
         output_dtypes=[np.float64],
-        kwargs=dict(rule=r, stat=stat, level=lvl, policy=missing, weights=w, systems=systems, tasks=tasks),
+        kwargs=dict(
+            within=r_within,
+            across=r_across,
+            pooled=pooled,
+            policy=missing,
+            needs_policy=needs_policy,
+            weights=w,
+            groups=group_labels,
+            options=opts,
+            systems=systems,
+            tasks=tasks,
+        ),
     )
     score.name = "score"
-    score.attrs = {"rule": r.name, "level": lvl, "missing": missing}
+    score.attrs = {"rule": r_across.name if r_within.name == r_across.name else f"{r_within.name}>{r_across.name}",
+                   "level": lvl, "missing": missing}
     return score
 
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from .errors import VotebenchError
 from .kernels import aggregate as K
+from .kernels import social as V
 from .kernels.ranking import borda_points
 
 __all__ = [
@@ -187,3 +188,31 @@ register_rule(
         references=("Colombo et al. 2022, section 3.2-3.3", "Rofin et al. 2023, section 2.2"),
     )
 )
+
+# scoring rules decompose over judges: per-judge positional points, summed
+register_within(
+    Within("plurality", judge=lambda x: V.scoring_points(x, V._plurality_vector), task=K.sum_task, pool=K.sum_pool)
+)
+register_within(Within("dowdall", judge=lambda x: V.scoring_points(x, V._dowdall_vector), task=K.sum_task, pool=K.sum_pool))
+
+_VNR = "Rofin et al. 2023 (Vote'n'Rank), section 2.2 and Appendix A.1"
+_SHARED = "tied systems share the mean of the points of the positions they occupy"
+_PAIRWISE = "a pair with equal scores counts for neither system; pairs with a missing score are ignored"
+
+register_rule(Rule("plurality", V.plurality_across, "tasks won: scoring vector (1, 0, ..., 0)", within="plurality",
+                   ties="k systems tied for first get 1/k each", references=(_VNR,)))
+register_rule(Rule("dowdall", V.dowdall_across, "scoring vector (1, 1/2, ..., 1/|M|)", within="dowdall",
+                   ties=_SHARED, references=(_VNR,)))
+register_rule(Rule("scoring", V.scoring_vector_across, "generic positional rule with option vector=[c1, c2, ...]",
+                   ties=_SHARED, references=(_VNR,)))
+register_rule(Rule("threshold", V.threshold_across,
+                   "fewest last places, then fewest in the last two, ... (c = (1,..,1,0), then (1,..,1,0,0), ...)",
+                   ties="positions shared equally; systems equal under every vector tie", references=(_VNR,)))
+register_rule(Rule("baldwin", V.baldwin_across, "iterative Borda elimination; score = elimination round",
+                   ties="all systems with the minimum Borda score leave together and tie", references=(_VNR,)))
+register_rule(Rule("condorcet", V.condorcet_across, "1 for the Condorcet winner, 0 for everyone else (all 0: no winner)",
+                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,)))
+register_rule(Rule("copeland", V.copeland_across, "majority wins minus majority losses, u = |L| - |U|",
+                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,)))
+register_rule(Rule("minimax", V.minimax_across, "minus the largest majority defeat, -max_B s(B, m)",
+                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,)))

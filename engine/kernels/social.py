@@ -1,0 +1,356 @@
+"""Social-choice rules of Vote'n'Rank (Rofin et al., EACL 2023, section 2.2).
+
+Conventions of :mod:`engine.kernels`: ``X`` has shape ``(..., T, S)`` (tasks are
+voters, systems are alternatives on the last axis), scores are oriented
+(higher is better), ``NaN`` = missing, and every kernel returns one score per
+system, higher is better.
+
+Ties are never broken by input order.  In positional (scoring) rules the tied
+systems share the mean of the scoring-vector entries of the positions they
+occupy (so Borda gives 0.5 per tie).  Majority-relation rules work from the
+pairwise win matrix, computed once by :func:`pairwise_counts`; a pair where
+either score is missing is ignored (Vote'n'Rank eq. 1-3), so those rules need
+no missing-score policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .aggregate import task_weights
+from .ranking import tie_groups
+
+__all__ = [
+    "pairwise_counts",
+    "majority_margin",
+    "scoring_points",
+    "plurality_across",
+    "dowdall_across",
+    "scoring_vector_across",
+    "threshold_across",
+    "baldwin_across",
+    "condorcet_across",
+    "copeland_across",
+    "minimax_across",
+    "condorcet_from_wins",
+    "copeland_from_wins",
+    "minimax_from_wins",
+    "baldwin_from_counts",
+]
+
+_PAIR_BLOCK = 1 << 22  # cells of the (tasks x S x S) comparison processed at once
+
+
+def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted pairwise win and tie counts over tasks.
+
+    Parameters
+    ----------
+    X : ndarray, shape (..., T, S)
+        Oriented scores; a pair where either score is ``NaN`` is ignored.
+    weights : ndarray, shape (T,) or (..., T), optional
+        Task weights (default ones).
+
+    Returns
+    -------
+    wins : ndarray, shape (..., S, S)
+        ``wins[..., i, j] = sum_t w_t [X_ti > X_tj]``.
+    ties : ndarray, shape (..., S, S)
+        ``ties[..., i, j] = sum_t w_t [X_ti == X_tj]`` for ``i != j`` (zero diagonal).
+
+    Notes
+    -----
+    O(T S^2): unweighted counts reduce boolean comparison blocks (about 16M
+    cells at a time) in integers; weighted counts accumulate one task at a
+    time.  Ties follow from the weight of the pairs present on both sides:
+    ``ties = present_pairs - wins - wins^T``.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    *batch, n_t, n_s = X.shape
+    present = ~np.isnan(X)
+    if weights is None:
+        w = None
+        wins = np.zeros((*batch, n_s, n_s))
+        step = max(1, _PAIR_BLOCK // max(1, n_s * n_s))
+        for t0 in range(0, n_t, step):
+            xb = X[..., t0 : t0 + step, :]
+            cmp = xb[..., :, :, None] > xb[..., :, None, :]
+            wins += np.add.reduce(cmp, axis=-3, dtype=np.int64)
+        pf = present.astype(np.float64)
+    else:
+        w = np.broadcast_to(task_weights(weights, n_t), (*batch, n_t))
+        wins = np.zeros((*batch, n_s, n_s))
+        buf = np.empty((*batch, n_s, n_s), dtype=bool)
+        for t in range(n_t):
+            xt = X[..., t, :]
+            np.greater(xt[..., :, None], xt[..., None, :], out=buf)
+            wins += w[..., t, None, None] * buf
+        pf = present * w[..., :, None]
+    pairs = np.einsum("...ti,...tj->...ij", pf, present.astype(np.float64))
+    ties = pairs - wins - np.swapaxes(wins, -1, -2)
+    idx = np.arange(n_s)
+    ties[..., idx, idx] = 0.0
+    np.maximum(ties, 0.0, out=ties)  # rounding of weighted sums
+    return wins, ties
+
+
+def majority_margin(wins: np.ndarray) -> np.ndarray:
+    """``wins - wins^T``: positive where the row system beats the column system by weighted majority (eq. 3)."""
+    return wins - np.swapaxes(wins, -1, -2)
+
+
+# --------------------------------------------------------------------------------------------
+# positional (scoring) rules
+# --------------------------------------------------------------------------------------------
+def scoring_points(X: np.ndarray, vector: Callable[[int], np.ndarray]) -> np.ndarray:
+    """Points of every system on every task under a positional scoring vector.
+
+    Parameters
+    ----------
+    X : ndarray, shape (..., T, S)
+        Oriented scores; ``NaN`` systems take no position.
+    vector : callable
+        ``vector(n) -> c`` of length ``n``: points of positions 1..n (best first)
+        when ``n`` systems are present on a task.
+
+    Returns
+    -------
+    ndarray, shape (..., T, S)
+        ``c[position]``; tied systems get the mean of ``c`` over the positions
+        they share; ``NaN`` for missing systems.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n_s = X.shape[-1]
+    order = np.argsort(X, axis=-1)
+    s = np.take_along_axis(X, order, axis=-1)
+    first, last = tie_groups(s)
+    present = ~np.isnan(s)
+    n = present.sum(axis=-1, keepdims=True)
+    # cumulative sums of the scoring vector for every possible n: C[n, k] = sum_{i<k} c_n[i]
+    C = np.zeros((n_s + 1, n_s + 1))
+    for m in range(1, n_s + 1):
+        c = np.asarray(vector(m), dtype=np.float64)
+        if c.shape != (m,):
+            raise ValueError(f"scoring vector for {m} systems must have {m} entries, got shape {c.shape}")
+        C[m, 1 : m + 1] = np.cumsum(c)
+    # ascending positions first..last are descending positions n-1-last .. n-1-first
+    hi = np.clip(n - first, 0, n_s)
+    lo = np.clip(n - 1 - last, 0, n_s)
+    nn = np.broadcast_to(n, s.shape)
+    pts = (C[nn, hi] - C[nn, lo]) / (last - first + 1)
+    pts = np.where(present, pts, np.nan)
+    out = np.empty_like(pts)
+    np.put_along_axis(out, order, pts, axis=-1)
+    return out
+
+
+def _weighted_task_sum(points: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    w = task_weights(weights, points.shape[-2])[..., :, None]
+    present = ~np.isnan(points)
+    total = np.where(present, points * w, 0.0).sum(axis=-2)
+    return np.where(present.any(axis=-2), total, np.nan)
+
+
+def _plurality_vector(n: int) -> np.ndarray:
+    c = np.zeros(n)
+    c[0] = 1.0
+    return c
+
+
+def _dowdall_vector(n: int) -> np.ndarray:
+    return 1.0 / np.arange(1, n + 1)
+
+
+def plurality_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
+    """Plurality: number of (weighted) tasks on which the system is first, c = (1, 0, ..., 0).
+
+    ``k`` systems tied for first share the point (1/k each).
+    """
+    return _weighted_task_sum(scoring_points(X, _plurality_vector), weights)
+
+
+def dowdall_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
+    """Dowdall: scoring vector c = (1, 1/2, ..., 1/|M|); tied systems share the mean of their positions' points."""
+    return _weighted_task_sum(scoring_points(X, _dowdall_vector), weights)
+
+
+def scoring_vector_across(
+    X: np.ndarray, *, weights: np.ndarray | None = None, vector: Sequence[float] | None = None
+) -> np.ndarray:
+    """Generic positional rule with a user scoring vector ``c`` (best position first).
+
+    With ``n`` present systems on a task, the first ``n`` entries of ``c`` are
+    used (e.g. Eurovision's (12, 10, 8, 7, ..., 1)); ``c`` must be
+    non-increasing and have at least as many entries as systems.
+    """
+    if vector is None:
+        raise ValueError("rule 'scoring' needs a scoring vector (option 'vector')")
+    c = np.asarray(vector, dtype=np.float64)
+    if c.ndim != 1 or c.size < np.shape(X)[-1]:
+        raise ValueError(f"scoring vector needs at least {np.shape(X)[-1]} entries (one per system), got {c.size}")
+    if np.any(np.diff(c) > 0):
+        raise ValueError("scoring vector must be non-increasing (best position first)")
+    return _weighted_task_sum(scoring_points(X, lambda n: c[:n]), weights)
+
+
+# --------------------------------------------------------------------------------------------
+# iterative scoring rules
+# --------------------------------------------------------------------------------------------
+def _bottom_position_histogram(X: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """H[..., m, q]: weighted number of tasks placing system m at position q counted from the bottom.
+
+    Tied systems share the positions they occupy equally; missing systems take
+    no position (positions are counted among the present systems).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    *batch, n_t, n_s = X.shape
+    w = np.broadcast_to(task_weights(weights, n_t), (*batch, n_t))
+    order = np.argsort(X, axis=-1)
+    s = np.take_along_axis(X, order, axis=-1)
+    first, last = tie_groups(s)
+    present = ~np.isnan(s)
+    v = np.where(present, w[..., :, None] / (last - first + 1), 0.0)
+    # difference array over bottom positions [first, last], scattered to the system in each slot
+    sys_idx = order
+    D = np.zeros((*batch, n_s, n_s + 1))
+    flat_b = int(np.prod(batch)) if batch else 1
+    Df = D.reshape(flat_b, n_s, n_s + 1)
+    bi = np.broadcast_to(np.arange(flat_b).reshape(flat_b, 1, 1), (flat_b, n_t, n_s))
+    si = sys_idx.reshape(flat_b, n_t, n_s)
+    vv = v.reshape(flat_b, n_t, n_s)
+    np.add.at(Df, (bi, si, first.reshape(flat_b, n_t, n_s)), vv)
+    np.add.at(Df, (bi, si, last.reshape(flat_b, n_t, n_s) + 1), -vv)
+    return np.cumsum(D, axis=-1)[..., :n_s]
+
+
+def threshold_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
+    """Threshold rule (Aleskerov et al. 2010; Vote'n'Rank section 2.2.2).
+
+    Applies c = (1, ..., 1, 0), i.e. counts the tasks where a system is not
+    last; ties are broken with (1, ..., 1, 0, 0), ..., (1, 0, ..., 0) applied
+    to the original profile.  Comparing those scores one vector after the other
+    is the same as comparing, lexicographically, how often each system is last,
+    then second to last, and so on (fewer is better).  The score returned is the
+    number of systems a system beats in that lexicographic order, so systems
+    equal under every vector tie.  Missing scores need a policy.  Leading batch
+    axes are handled one element at a time (``np.lexsort`` is not batched).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    *batch, n_t, n_s = X.shape
+    H = _bottom_position_histogram(X, weights)[..., : max(n_s - 1, 1)]
+    absent = np.isnan(X).all(axis=-2)
+    flat = H.reshape(-1, n_s, H.shape[-1])
+    out = np.empty((flat.shape[0], n_s))
+    for b in range(flat.shape[0]):
+        h = flat[b]
+        # ascending lexicographic order of -h (fewer bottom placements = better), first key most significant
+        keys = tuple(-h[:, q] for q in range(h.shape[1] - 1, -1, -1))
+        order = np.lexsort(keys)
+        hs = h[order]
+        new = np.ones(n_s, dtype=bool)
+        new[1:] = (hs[1:] != hs[:-1]).any(axis=1)
+        start = np.maximum.accumulate(np.where(new, np.arange(n_s), 0))
+        sc = np.empty(n_s)
+        sc[order] = start
+        out[b] = sc
+    return np.where(absent, np.nan, out.reshape(*batch, n_s))
+
+
+def baldwin_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
+    """Baldwin rule: iterative Borda elimination (Vote'n'Rank section 2.2.2).
+
+    Each round recomputes Borda scores among the remaining systems (a row sum
+    of the pairwise win matrix restricted to them) and eliminates every system
+    with the minimum score; it stops when one system is left or all remaining
+    systems tie.  The score is the round in which a system was eliminated
+    (survivors get the last round + 1), so systems eliminated together tie.
+    """
+    wins, ties = pairwise_counts(X, weights=weights)
+    return baldwin_from_counts(wins, ties, _present(X))
+
+
+def baldwin_from_counts(wins: np.ndarray, ties: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Baldwin elimination rounds from the win and tie matrices (see :func:`baldwin_across`).
+
+    The Borda score of ``i`` among the alive systems ``A`` is
+    ``sum_{j in A} wins[i, j] + 0.5 ties[i, j]``, updated as systems leave.
+    """
+    pts = wins + 0.5 * ties
+    alive = present.copy()
+    score = np.where(present, 0.0, np.nan)
+    n_s = pts.shape[-1]
+    borda = np.einsum("...ij,...j->...i", pts, alive.astype(np.float64))
+    for rnd in range(n_s):
+        b = np.where(alive, borda, np.inf)
+        mn = b.min(axis=-1, keepdims=True)
+        bmax = np.where(alive, borda, -np.inf).max(axis=-1, keepdims=True)
+        active = (alive.sum(axis=-1, keepdims=True) > 1) & (bmax > mn)
+        if not active.any():
+            break
+        out = alive & active & (b == mn)
+        score = np.where(out, float(rnd), score)
+        alive = alive & ~out
+        if out.ndim == 1:
+            borda -= pts[:, out].sum(axis=-1)
+        else:
+            borda -= np.einsum("...ij,...j->...i", pts, out.astype(np.float64))
+    return np.where(alive, float(n_s), score)
+
+
+# --------------------------------------------------------------------------------------------
+# majority-relation rules
+# --------------------------------------------------------------------------------------------
+def _present(X: np.ndarray) -> np.ndarray:
+    return ~np.isnan(np.asarray(X, dtype=np.float64)).all(axis=-2)
+
+
+def condorcet_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Condorcet scores from a win matrix: 1 for the Condorcet winner, 0 otherwise (see :func:`condorcet_across`)."""
+    margin = majority_margin(wins)
+    n_present = present.sum(axis=-1, keepdims=True)
+    beats = ((margin > 0) & present[..., None, :]).sum(axis=-1)
+    winner = present & (beats == n_present - 1)
+    return np.where(present, winner.astype(np.float64), np.nan)
+
+
+def copeland_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Copeland scores u = |L| - |U| from a win matrix (see :func:`copeland_across`)."""
+    margin = majority_margin(wins)
+    pair = present[..., :, None] & present[..., None, :]
+    u = ((margin > 0) & pair).sum(axis=-1) - ((margin < 0) & pair).sum(axis=-1)
+    return np.where(present, u.astype(np.float64), np.nan)
+
+
+def minimax_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Minimax scores -max_B s(B, m) from a win matrix (see :func:`minimax_across`)."""
+    margin = majority_margin(wins)
+    s = np.where((margin > 0) & present[..., :, None], wins, 0.0)  # s[B, m]
+    worst = s.max(axis=-2)
+    return np.where(present, 0.0 - worst + 0.0, np.nan)
+
+
+def condorcet_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
+    """Condorcet rule: 1 for the Condorcet winner (beats every other system by weighted majority), else 0.
+
+    When no Condorcet winner exists every system scores 0 (all tie: no winner).
+    Pairs with a missing score are ignored.
+    """
+    return condorcet_from_wins(pairwise_counts(X, weights=weights)[0], _present(X))
+
+
+def copeland_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
+    """Copeland rule: u(m) = |L(m)| - |U(m)|, systems beaten minus systems beating m by weighted majority.
+
+    Pairs with a missing score are ignored.
+    """
+    return copeland_from_wins(pairwise_counts(X, weights=weights)[0], _present(X))
+
+
+def minimax_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
+    """Minimax rule: rank(m) = -max_B s(B, m), s(B, m) = (weighted) tasks where B beats m if B mu m, else 0.
+
+    Pairs with a missing score are ignored.
+    """
+    return minimax_from_wins(pairwise_counts(X, weights=weights)[0], _present(X))
