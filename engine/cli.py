@@ -70,6 +70,22 @@ def build_parser() -> argparse.ArgumentParser:
         choices=MISSING_POLICIES,
         help="missing scores: error (default), listwise (drop systems with any), drop-judges (drop judges with any)",
     )
+    r.add_argument("--within", default=None, choices=rule_names(), metavar="RULE",
+                   help="two-step: rule within each task (over instances, --level two) or within each group (--groups)")
+    r.add_argument("--across", default=None, choices=rule_names(), metavar="RULE",
+                   help="two-step: rule across tasks or groups (default: --rule)")
+    r.add_argument("--groups", action="store_true",
+                   help="two-step over the task groups of the sidecar: --within per group, then --across over groups")
+    r.add_argument("--weights", default=None, metavar="FILE|groups",
+                   help="task weights: a JSON object {task: weight}, a CSV task,weight file, or 'groups' (1/|group|)")
+    r.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="rule option, repeatable; VALUE is read as JSON when it parses (e.g. gamma=0.9, vector=[3,2,1,0])")
+    r.add_argument("--preference", default=None, metavar="NAME",
+                   help="PROMETHEE II preference function for every criterion (usual, quasi, linear, level, "
+                   "linear_indifference, gaussian); same as --param preference=NAME")
+    r.add_argument("--config", default=None, metavar="FILE",
+                   help="TOML or JSON file with any of: rule, level, missing, within, across, groups, weights, "
+                   "options (a table); command-line flags win")
     r.add_argument("--format", default="table", choices=FORMATS, help="output format (default: table)")
     r.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
     r.set_defaults(func=_cmd_rank)
@@ -142,12 +158,96 @@ def write_output(text: str, output: str | None) -> None:
 # --------------------------------------------------------------------------------------------
 # commands
 # --------------------------------------------------------------------------------------------
+def _parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _read_config(path: str) -> dict[str, Any]:
+    import tomllib
+
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise VotebenchError(f"{path}: cannot read config ({exc.strerror or exc})") from None
+    try:
+        cfg = json.loads(raw) if p.suffix.lower() == ".json" else tomllib.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise VotebenchError(f"{path}: malformed config ({exc})") from None
+    if not isinstance(cfg, dict):
+        raise VotebenchError(f"{path}: config must be a table/object")
+    known = {"rule", "level", "missing", "within", "across", "groups", "weights", "options", "format"}
+    unknown = sorted(set(cfg) - known)
+    if unknown:
+        raise VotebenchError(f"{path}: unknown config key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return cfg
+
+
+def _read_weights(spec: Any) -> Any:
+    if spec is None or spec == "groups" or isinstance(spec, dict):
+        return spec
+    p = Path(str(spec))
+    if not p.exists():
+        raise VotebenchError(f"{spec}: weights file not found (give a JSON/CSV file or 'groups')")
+    text = p.read_text(encoding="utf-8")
+    if p.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise VotebenchError(f"{spec}: malformed JSON weights ({exc})") from None
+        if not isinstance(data, dict):
+            raise VotebenchError(f"{spec}: JSON weights must be an object {{task: weight}}")
+        return data
+    out: dict[str, float] = {}
+    for i, row in enumerate(csv.reader(io.StringIO(text)), start=1):
+        if not row or (i == 1 and row[-1].strip().lower() in ("weight", "w")):
+            continue
+        if len(row) != 2:
+            raise VotebenchError(f"{spec}: line {i}: expected 'task,weight'")
+        try:
+            out[row[0].strip()] = float(row[1])
+        except ValueError:
+            raise VotebenchError(f"{spec}: line {i}: weight {row[1]!r} is not a number") from None
+    return out
+
+
+def rank_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Options of :func:`engine.rank` from defaults < config file < flags."""
+    cfg = _read_config(args.config) if getattr(args, "config", None) else {}
+    defaults = {"rule": "borda", "level": None, "missing": "error", "within": None, "across": None}
+    opts: dict[str, Any] = {}
+    for key, default in defaults.items():
+        flag = getattr(args, key, default)
+        opts[key] = flag if flag != default else cfg.get(key, default)
+    opts["groups"] = True if getattr(args, "groups", False) else bool(cfg.get("groups", False)) or None
+    opts["weights"] = _read_weights(getattr(args, "weights", None) or cfg.get("weights"))
+    options = dict(cfg.get("options", {}))
+    for item in getattr(args, "param", []) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise VotebenchError(f"--param {item!r}: expected KEY=VALUE")
+        options[key.strip()] = _parse_value(value)
+    if getattr(args, "preference", None):
+        options["preference"] = args.preference
+    opts["options"] = options
+    from .rules import get_rule
+
+    for key in ("rule", "within", "across"):
+        if opts[key] is not None:
+            get_rule(opts[key])
+    return opts
+
+
 def _cmd_rank(args: argparse.Namespace) -> int:
     from .core import rank
     from .io import open_scores
 
+    opts = rank_options(args)
     scores = open_scores(args.input)
-    ds = rank(scores, rule=args.rule, level=args.level, missing=args.missing)
+    ds = rank(scores, **opts)
     if not isinstance(ds["score"].data, np.ndarray):
         import dask
 
@@ -158,7 +258,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     dropped = [s for s, v in zip(systems, score) if math.isnan(v)]
     if dropped:
         print(
-            f"votebench: note: missing-score policy {args.missing!r} left out {len(dropped)} system(s): "
+            f"votebench: note: missing-score policy {opts['missing']!r} left out {len(dropped)} system(s): "
             + ", ".join(dropped[:5])
             + (" ..." if len(dropped) > 5 else ""),
             file=sys.stderr,

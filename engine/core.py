@@ -20,6 +20,7 @@ Pipeline of :func:`aggregate` (one pass over the data):
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -160,13 +161,35 @@ def _describe_missing(missing: np.ndarray, systems: Sequence[str], tasks: Sequen
     )
 
 
+def _kernel_options(rule: Rule) -> set[str] | None:
+    """Keyword options a rule's kernel takes (None: any)."""
+    params = inspect.signature(rule.kernel).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    return {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY} - {"weights"}
+
+
+def _check_options(rules: Sequence[Rule], options: Mapping[str, Any]) -> None:
+    accepted: set[str] = set()
+    for r in rules:
+        names = _kernel_options(r)
+        if names is None:
+            return
+        accepted |= names
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        names = ", ".join(sorted(accepted)) or "none"
+        raise VotebenchError(
+            f"unknown option(s) {', '.join(unknown)} for rule {' / '.join(dict.fromkeys(r.name for r in rules))}; "
+            f"options it takes: {names}"
+        )
+
+
 def _call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: Mapping[str, Any]) -> np.ndarray:
+    names = _kernel_options(rule)
+    opts = dict(options) if names is None else {k: v for k, v in options.items() if k in names}
     try:
-        return np.asarray(rule.kernel(X, weights=weights, **options), dtype=np.float64)
-    except TypeError as exc:
-        if "unexpected keyword" in str(exc):
-            raise VotebenchError(f"rule {rule.name!r} does not take option(s) {', '.join(sorted(options))}") from None
-        raise
+        return np.asarray(rule.kernel(X, weights=weights, **opts), dtype=np.float64)
     except ValueError as exc:
         raise VotebenchError(f"rule {rule.name!r}: {exc}") from None
 
@@ -346,6 +369,7 @@ def aggregate(
     if lvl == "one" and w is not None:
         raise VotebenchError("task weights apply to levels 'task' and 'two', not 'one'")
     opts = dict(options or {})
+    _check_options([r_within, r_across], opts)
 
     x = orient(scores)
     miss = missing_report(x).transpose(TASK, SYSTEM)
