@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
-from .core import aggregate, missing_report, orient, rank
+from .core import aggregate, missing_report, orient, rank, tied_groups
 from .errors import VotebenchError
 from .io import open_scores, scores_from_array, validate_scores
 from .rules import LEVELS, RULES, Rule, get_rule, register_rule, rule_names
@@ -37,5 +37,6 @@ __all__ = [
     "rule_names",
     "scores_from_array",
     "to_zarr",
+    "tied_groups",
     "validate_scores",
 ]

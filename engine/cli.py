@@ -133,7 +133,16 @@ def render_ranking(rows: list[dict[str, Any]], *, fmt: str, header: dict[str, An
     title = ", ".join(f"{k} {v}" for k, v in header.items())
     lines = [f"# {title}; {len(rows)} systems", f"{'rank':>{wr}}  {'system':<{ws}}  {'score':>{wsc}}"]
     lines.append(f"{'-' * wr}  {'-' * ws}  {'-' * wsc}")
-    lines += [f"{d['rank']:>{wr}}  {d['system']:<{ws}}  {sc:>{wsc}}" for d, sc in zip(rows, scores)]
+    counts: dict[int, int] = {}
+    for d in rows:
+        counts[d["rank"]] = counts.get(d["rank"], 0) + 1
+    lines += [
+        f"{(str(d['rank']) + ('=' if counts[d['rank']] > 1 else ' ')):>{wr + 1}} {d['system']:<{ws}}  {sc:>{wsc}}"
+        for d, sc in zip(rows, scores)
+    ]
+    n_tied = sum(c for c in counts.values() if c > 1)
+    if n_tied:
+        lines.append(f"# '=' marks ties: {n_tied} tied systems (discriminative power)")
     return "\n".join(lines) + "\n"
 
 

@@ -30,10 +30,10 @@ import xarray as xr
 from .dims import INSTANCE, SYSTEM, TASK
 from .errors import VotebenchError
 from .io import validate_scores
-from .kernels.ranking import min_rank
+from .kernels.ranking import min_rank, tied_count
 from .rules import LEVELS, Rule, get_rule, get_within
 
-__all__ = ["MISSING_POLICIES", "orient", "missing_report", "aggregate", "rank", "resolve_level"]
+__all__ = ["MISSING_POLICIES", "orient", "missing_report", "aggregate", "rank", "resolve_level", "tied_groups"]
 
 #: policies for missing scores of rules that need one
 MISSING_POLICIES = ("error", "listwise", "drop-judges")
@@ -416,13 +416,27 @@ def rank(scores: xr.DataArray, **options: Any) -> xr.Dataset:
 
     ``rank`` = 1 + number of systems with a strictly higher score (ties share
     the better rank); ``NaN`` for systems dropped by the missing-score policy.
-    Options are those of :func:`aggregate`.
+    ``discriminative_power`` is the number of systems tied with another
+    (Vote'n'Rank); :func:`tied_groups` lists them.  Options are those of
+    :func:`aggregate`.
     """
     score = aggregate(scores, **options)
     ranks = xr.apply_ufunc(
         min_rank, score, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]], dask="parallelized",
         output_dtypes=[np.float64],
     )
-    ds = xr.Dataset({"score": score, "rank": ranks})
+    dp = xr.apply_ufunc(tied_count, score, input_core_dims=[[SYSTEM]], dask="parallelized", output_dtypes=[np.int64])
+    ds = xr.Dataset({"score": score, "rank": ranks, "discriminative_power": dp})
     ds.attrs = dict(score.attrs)
     return ds
+
+
+def tied_groups(ranking: xr.Dataset) -> list[list[str]]:
+    """Groups of two or more systems that share a score in a computed ranking, best group first."""
+    score = np.asarray(ranking["score"].values, dtype=float)
+    systems = [str(s) for s in ranking[SYSTEM].values]
+    by_score: dict[float, list[str]] = {}
+    for name, v in zip(systems, score):
+        if not np.isnan(v):
+            by_score.setdefault(float(v), []).append(name)
+    return [sorted(g) for v, g in sorted(by_score.items(), key=lambda kv: -kv[0]) if len(g) > 1]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["tie_groups", "borda_points", "min_rank", "count_present"]
+__all__ = ["tie_groups", "borda_points", "min_rank", "count_present", "tied_count"]
 
 
 def tie_groups(sorted_x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -153,3 +153,32 @@ def min_rank(score: np.ndarray) -> np.ndarray:
 def count_present(x: np.ndarray) -> np.ndarray:
     """Number of non-missing systems of every judge, shape ``x.shape[:-1]``."""
     return np.count_nonzero(~np.isnan(x), axis=-1)
+
+
+def tied_count(score: np.ndarray) -> np.ndarray:
+    """Number of systems that share their score with at least one other system.
+
+    This is Vote'n'Rank's *discriminative power* (section 3.1: "the number of
+    tied alternatives, i.e. alternatives with the same score"); lower means a
+    more discriminative rule.  ``NaN`` scores are ignored.
+
+    Parameters
+    ----------
+    score : array_like, shape (..., S)
+
+    Returns
+    -------
+    ndarray of int, shape (...)
+
+    Examples
+    --------
+    >>> int(tied_count(np.array([2.75, 2.75, 2.5, 2.4])))
+    2
+    """
+    score = np.asarray(score, dtype=np.float64)
+    s = np.sort(score, axis=-1)
+    eq = s[..., 1:] == s[..., :-1]
+    tied = np.zeros(s.shape, dtype=bool)
+    tied[..., 1:] |= eq
+    tied[..., :-1] |= eq
+    return tied.sum(axis=-1)
