@@ -90,6 +90,22 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
     r.set_defaults(func=_cmd_rank)
 
+    c = sub.add_parser(
+        "condorcet",
+        help="Condorcet winner, and for every system whether some task weights make it the Condorcet winner",
+        description="Vote'n'Rank section 3.2: a system is prospective when a non-negative task-weight vector makes it "
+        "beat every other system by weighted majority (strictly); solved as one linear program per system.",
+    )
+    c.add_argument("input", metavar="INPUT", help="score file or zarr store")
+    c.add_argument("--missing", default="error", choices=MISSING_POLICIES,
+                   help="pairs with a missing score are ignored (error = keep them out of the comparison); "
+                   "listwise / drop-judges remove systems / tasks with gaps first")
+    c.add_argument("--weak", action="store_true",
+                   help="weak majority (G w >= 0, Vote'n'Rank eq. 2, as in the authors' code) instead of strict wins")
+    c.add_argument("--format", default="table", choices=("table", "json"), help="output format (default: table)")
+    c.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
+    c.set_defaults(func=_cmd_condorcet)
+
     ls = sub.add_parser("rules", help="list the registered aggregation rules")
     ls.set_defaults(func=_cmd_rules)
     return p
@@ -275,6 +291,52 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     rows = ranking_records(systems, score, np.nan_to_num(ds["rank"].values))
     header = {"rule": ds.attrs["rule"], "level": ds.attrs["level"]}
     write_output(render_ranking(rows, fmt=args.format, header=header), args.output)
+    return 0
+
+
+def _cmd_condorcet(args: argparse.Namespace) -> int:
+    from .core import task_scores
+    from .io import open_scores
+    from .kernels.condorcet_lp import condorcet_winner, prospective_systems
+
+    scores = open_scores(args.input)
+    X = task_scores(scores, missing=args.missing if args.missing != "error" else "error")
+    if not isinstance(X.data, np.ndarray):
+        import dask
+
+        with dask.config.set(scheduler="threads"):
+            X = X.compute()
+    systems = [str(s) for s in X["system"].values]
+    tasks = [str(t) for t in X["task"].values]
+    M = np.asarray(X.values, dtype=float)
+    keep = ~np.isnan(M).all(axis=0)
+    winner = int(condorcet_winner(M))
+    found = prospective_systems(M, strict=not args.weak)
+    rows = []
+    for i, (name, (ok, w)) in enumerate(zip(systems, found)):
+        if not keep[i]:
+            continue
+        weights = None if w is None else {t: float(v) for t, v in zip(tasks, w)}
+        rows.append({"system": name, "prospective": bool(ok), "weights": weights})
+    result = {"condorcet_winner": systems[winner] if winner >= 0 else None, "systems": rows}
+    if args.format == "json":
+        text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    else:
+        n_p = sum(r["prospective"] for r in rows)
+        lines = [
+            f"# Condorcet winner (equal weights): {result['condorcet_winner'] or 'none'}",
+            f"# prospective systems (some task weights make them the Condorcet winner): {n_p} of {len(rows)}",
+        ]
+        width = max(len(r["system"]) for r in rows)
+        for r in rows:
+            if r["weights"] is None:
+                lines.append(f"{r['system']:<{width}}  no")
+            else:
+                top = sorted(r["weights"].items(), key=lambda kv: -kv[1])
+                shown = ", ".join(f"{t}={v:.3g}" for t, v in top if v > 1e-9)
+                lines.append(f"{r['system']:<{width}}  yes  {shown}")
+        text = "\n".join(lines) + "\n"
+    write_output(text, args.output)
     return 0
 
 

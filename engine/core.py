@@ -33,7 +33,7 @@ from .io import validate_scores
 from .kernels.ranking import min_rank, tied_count
 from .rules import LEVELS, Rule, get_rule, get_within
 
-__all__ = ["MISSING_POLICIES", "orient", "missing_report", "aggregate", "rank", "resolve_level", "tied_groups"]
+__all__ = ["MISSING_POLICIES", "orient", "missing_report", "aggregate", "rank", "resolve_level", "tied_groups", "task_scores"]
 
 #: policies for missing scores of rules that need one
 MISSING_POLICIES = ("error", "listwise", "drop-judges")
@@ -440,3 +440,17 @@ def tied_groups(ranking: xr.Dataset) -> list[list[str]]:
         if not np.isnan(v):
             by_score.setdefault(float(v), []).append(name)
     return [sorted(g) for v, g in sorted(by_score.items(), key=lambda kv: -kv[0]) if len(g) > 1]
+
+
+def task_scores(scores: xr.DataArray, *, missing: str = "error") -> xr.DataArray:
+    """Oriented task-level scores (task, system): the per-task mean over instances.
+
+    Missing cells stay ``NaN`` unless ``missing`` is ``listwise`` or
+    ``drop-judges``; lazy for dask input.
+    """
+    validate_scores(scores)
+    if missing not in MISSING_POLICIES:
+        raise VotebenchError(f"unknown missing-score policy {missing!r}; choose one of {', '.join(MISSING_POLICIES)}")
+    x = _apply_missing_policy(orient(scores), missing)
+    X = _within_step(x, get_rule("mean"), "task", {})
+    return X.transpose(TASK, SYSTEM).rename("task_scores")

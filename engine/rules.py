@@ -29,6 +29,7 @@ import numpy as np
 
 from .errors import VotebenchError
 from .kernels import aggregate as K
+from .kernels import kemeny as KE
 from .kernels import social as V
 from .kernels.ranking import borda_points
 
@@ -216,3 +217,7 @@ register_rule(Rule("copeland", V.copeland_across, "majority wins minus majority 
                    ties=_PAIRWISE, missing="pairwise", references=(_VNR,)))
 register_rule(Rule("minimax", V.minimax_across, "minus the largest majority defeat, -max_B s(B, m)",
                    ties=_PAIRWISE, missing="pairwise", references=(_VNR,)))
+register_rule(Rule("kemeny", KE.kemeny_across,
+                   "exact Kemeny consensus (minimum total Kendall distance) up to 12 systems, Borda count beyond",
+                   ties="a tied pair costs 0.5 either way; systems that optimal orders rank both ways share their mean position",
+                   references=("Colombo et al. 2022, sections 3.1-3.2",)))
