@@ -170,11 +170,17 @@ def write_output(text: str, output: str | None) -> None:
     target = Path(output)
     if not target.parent.exists():
         raise VotebenchError(f"{output}: folder {str(target.parent)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise VotebenchError(f"{output}: cannot write output ({exc.strerror or exc})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
         os.replace(tmp, target)
+    except OSError as exc:  # e.g. the target is a directory, disk full: one-line error, no traceback
+        Path(tmp).unlink(missing_ok=True)
+        raise VotebenchError(f"{output}: cannot write output ({exc.strerror or exc})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -344,7 +350,8 @@ def _cmd_rules(args: argparse.Namespace) -> int:
     width = max(len(n) for n in RULES)
     for name in rule_names():
         r = RULES[name]
-        print(f"{name:<{width}}  levels {','.join(r.levels):<12}  {r.summary}")
+        kind = "one-pass" if r.one_pass else "in-memory"
+        print(f"{name:<{width}}  {kind:<9}  {'pairwise' if r.missing == 'pairwise' else 'policy':<8}  {r.summary}")
     return 0
 
 

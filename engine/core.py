@@ -349,10 +349,10 @@ def aggregate(
     Examples
     --------
     >>> import engine, numpy as np
-    >>> s = engine.scores_from_array(np.array([[1.0, 9.0], [2.0, 8.0], [3.0, 1.0]]),
+    >>> s = engine.scores_from_array(np.array([[1.0, 9.0], [2.0, 8.0], [3.0, 8.5]]),
     ...                              systems=["a", "b", "c"], tasks=["x", "y"])
     >>> engine.aggregate(s, rule="borda").values.tolist()
-    [2.0, 3.0, 1.0]
+    [2.0, 1.0, 3.0]
     """
     validate_scores(scores)
     r_within = get_rule(within or rule)

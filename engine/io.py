@@ -255,9 +255,9 @@ def _apply_meta(da: xr.DataArray, meta: Mapping[str, Any], source: str) -> xr.Da
 def _read_text(path: Path) -> str:
     try:
         if path.name.lower().endswith(".gz"):
-            with gzip.open(path, "rt", encoding="utf-8", newline="") as fh:
+            with gzip.open(path, "rt", encoding="utf-8-sig", newline="") as fh:
                 return fh.read()
-        with open(path, encoding="utf-8", newline="") as fh:
+        with open(path, encoding="utf-8-sig", newline="") as fh:
             return fh.read()
     except UnicodeDecodeError:
         raise VotebenchError(f"{path}: not a UTF-8 text file") from None
@@ -361,6 +361,20 @@ def _is_long(header: Sequence[str]) -> bool:
     return {"system", "task", "score"} <= names and names <= set(_LONG_COLUMNS)
 
 
+def _check_field_counts(text: str, n_fields: int, path: Path) -> None:
+    """Every non-blank record has exactly as many fields as the header."""
+    reader = csv.reader(io.StringIO(text))
+    try:
+        for row in reader:
+            if row and len(row) != n_fields:
+                raise VotebenchError(
+                    f"{path}: malformed CSV (line {reader.line_num} has {len(row)} field{'s' if len(row) != 1 else ''}, "
+                    f"the header has {n_fields})"
+                )
+    except csv.Error as exc:
+        raise VotebenchError(f"{path}: malformed CSV (line {reader.line_num}: {exc})") from None
+
+
 def _read_csv(path: Path) -> xr.DataArray:
     text = _read_text(path)
     if not text.strip():
@@ -371,6 +385,7 @@ def _read_csv(path: Path) -> xr.DataArray:
         header = next(csv.reader(io.StringIO(text)))
     except csv.Error as exc:
         raise VotebenchError(f"{path}: malformed CSV header ({exc})") from None
+    _check_field_counts(text, len(header), path)
     try:
         df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False, skipinitialspace=False)
     except (pd.errors.ParserError, csv.Error, ValueError) as exc:

@@ -29,6 +29,7 @@ import numpy as np
 
 from .errors import VotebenchError
 from .kernels import aggregate as K
+from .kernels import baselines as B
 from .kernels import kemeny as KE
 from .kernels import social as V
 from .kernels.ranking import borda_points
@@ -92,8 +93,8 @@ class Rule:
     summary : str
         One line for ``--help`` and documentation.
     within : str or None
-        Name of the :class:`Within` statistic used at levels ``two`` and
-        ``one``; ``None`` restricts the rule to the ``task`` level.
+        Name of the decomposable :class:`Within` statistic used at levels
+        ``two`` and ``one``; ``None``: the kernel itself runs on whole tasks.
     ties : str
         How the rule treats tied scores.
     missing : str
@@ -113,8 +114,17 @@ class Rule:
 
     @property
     def levels(self) -> tuple[str, ...]:
-        """Levels at which the rule can aggregate instance-level data."""
-        return LEVELS if self.within is not None else ("task",)
+        """Levels at which the rule can aggregate instance-level data (all of them)."""
+        return LEVELS
+
+    @property
+    def one_pass(self) -> bool:
+        """True when the within-task step is a tree reduction over chunked instances.
+
+        Other rules evaluate their kernel on whole tasks (the instance axis in
+        one chunk) at level ``two`` and on all judges at once at level ``one``.
+        """
+        return self.within is not None
 
 
 WITHIN: dict[str, Within] = {}
@@ -221,3 +231,24 @@ register_rule(Rule("kemeny", KE.kemeny_across,
                    "exact Kemeny consensus (minimum total Kendall distance) up to 12 systems, Borda count beyond",
                    ties="a tied pair costs 0.5 either way; systems that optimal orders rank both ways share their mean position",
                    references=("Colombo et al. 2022, sections 3.1-3.2",)))
+
+_PAVAO = "Pavao, Vaccaro, Guyon 2021 (ESANN), section 2.1"
+register_rule(Rule("geometric_mean", B.geometric_mean_across, "weighted geometric mean over tasks (sigma_gm); scores > 0",
+                   ties="equal means share a rank", references=("Rofin et al. 2023, section 3.1",)))
+register_rule(Rule("median", B.median_across, "median over tasks (Pavao's median judge); no weights",
+                   ties="equal medians share a rank", references=(_PAVAO,)))
+register_rule(Rule("optimality_gap", B.optimality_gap_across,
+                   "minus the mean shortfall below gamma (option gamma, default 0.95; scores on a 0-1 scale)",
+                   ties="equal gaps share a rank", references=("Rofin et al. 2023, section 3.1; Agarwal et al. 2021",)))
+register_rule(Rule("average_rank", B.average_rank_across, "minus the mean per-task rank (ties get the average rank)",
+                   ties="average ranks", references=(_PAVAO,)))
+register_rule(Rule("success_rate", B.success_rate_across, "mean share of tasks won against each opponent",
+                   ties="a tie wins nothing; missing pairs ignored", missing="pairwise", references=(_PAVAO,)))
+register_rule(Rule("relative_difference", B.relative_difference_across,
+                   "mean relative difference (u - v) / (u + v) against each opponent (scores >= 0)",
+                   ties="both 0 counts 0; missing pairs ignored", missing="pairwise", references=(_PAVAO,)))
+register_rule(Rule("pavao_copeland", B.pavao_copeland_across,
+                   "pairwise Copeland of Pavao: 1 / 0.5 / 0 per opponent by majority of tasks, averaged",
+                   ties="a majority tie counts 0.5; missing pairs ignored", missing="pairwise", references=(_PAVAO,)))
+register_rule(Rule("random_judge", B.random_judge_across, "the ranking of one task drawn at random (option seed)",
+                   ties="those of the drawn task", references=(_PAVAO,)))

@@ -93,6 +93,7 @@ def to_zarr(
         raise VotebenchError(f"{path}: already exists (pass overwrite=True to replace it)")
     da = scores.transpose(*LAYOUT).chunk({TASK: sizes[TASK], INSTANCE: sizes[INSTANCE], SYSTEM: -1})
     ds = da.to_dataset(name="scores")
+    ds["scores"].attrs = {}  # provenance lives in the (JSON-cleaned) store attrs only
     for name in ds.variables:
         ds[name].encoding = {}
     for name in (SYSTEM, TASK, "group", INSTANCE):

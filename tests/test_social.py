@@ -107,7 +107,7 @@ def ref_baldwin(X, w=None):
     score = np.zeros(S)
     rnd = 0
     while len(alive) > 1:
-        b = ref_borda_among(X, alive, w)
+        b = {i: round(v, 9) for i, v in ref_borda_among(X, alive, w).items()}
         lo, hi = min(b.values()), max(b.values())
         if lo == hi:
             break
@@ -127,7 +127,7 @@ def ref_threshold(X, w=None):
     for k in range(1, S):
         keys.append(ref_scoring(X, lambda n, k=k: np.r_[np.ones(max(n - k, 0)), np.zeros(min(k, n))], w))
     K = np.stack(keys, axis=1) if keys else np.zeros((S, 0))
-    tup = [tuple(K[i]) for i in range(S)]
+    tup = [tuple(np.round(K[i], 9)) for i in range(S)]  # equal fractions summed in other orders are equal
     return np.array([sum(tup[i] > tup[j] for j in range(S)) for i in range(S)], float)
 
 
@@ -155,7 +155,9 @@ strict_profiles = st.integers(2, 5).flatmap(
 
 
 def _weights_for(X, data):
-    return np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=X.shape[0], max_size=X.shape[0])))
+    return np.array(
+        data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 1 / 3]), min_size=X.shape[0], max_size=X.shape[0]))
+    )
 
 
 # ----------------------------------------------------------------------------------------------

@@ -240,6 +240,10 @@ def threshold_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.
     X = np.asarray(X, dtype=np.float64)
     *batch, n_t, n_s = X.shape
     H = _bottom_position_histogram(X, weights)[..., : max(n_s - 1, 1)]
+    # placements are sums of w_t / (tie size): snap to a grid far below any real difference so that
+    # equal fractions reached by different summation orders compare equal
+    scale = float(np.max(np.abs(task_weights(weights, n_t)).sum(axis=-1))) or 1.0
+    H = np.round(H / scale, 9)
     absent = np.isnan(X).all(axis=-2)
     flat = H.reshape(-1, n_s, H.shape[-1])
     out = np.empty((flat.shape[0], n_s))
@@ -278,6 +282,8 @@ def baldwin_from_counts(wins: np.ndarray, ties: np.ndarray, present: np.ndarray)
     ``sum_{j in A} wins[i, j] + 0.5 ties[i, j]``, updated as systems leave.
     """
     pts = wins + 0.5 * ties
+    # Borda totals are updated incrementally; scores within tol of the minimum count as tied
+    tol = 1e-9 * max(1.0, float(np.abs(pts).sum(axis=-1).max(initial=0.0)))
     alive = present.copy()
     score = np.where(present, 0.0, np.nan)
     n_s = pts.shape[-1]
@@ -286,10 +292,10 @@ def baldwin_from_counts(wins: np.ndarray, ties: np.ndarray, present: np.ndarray)
         b = np.where(alive, borda, np.inf)
         mn = b.min(axis=-1, keepdims=True)
         bmax = np.where(alive, borda, -np.inf).max(axis=-1, keepdims=True)
-        active = (alive.sum(axis=-1, keepdims=True) > 1) & (bmax > mn)
+        active = (alive.sum(axis=-1, keepdims=True) > 1) & (bmax > mn + tol)
         if not active.any():
             break
-        out = alive & active & (b == mn)
+        out = alive & active & (b <= mn + tol)
         score = np.where(out, float(rnd), score)
         alive = alive & ~out
         if out.ndim == 1:
