@@ -223,7 +223,10 @@ def _read_weights(spec: Any) -> Any:
     p = Path(str(spec))
     if not p.exists():
         raise VotebenchError(f"{spec}: weights file not found (give a JSON/CSV file or 'groups')")
-    text = p.read_text(encoding="utf-8")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VotebenchError(f"{spec}: cannot read weights file ({getattr(exc, 'strerror', None) or exc})") from None
     if p.suffix.lower() == ".json":
         try:
             data = json.loads(text)

@@ -58,14 +58,18 @@ def orient(scores: xr.DataArray) -> xr.DataArray:
     """
     if "higher_is_better" not in scores.coords:
         return scores
-    hib = np.asarray(scores["higher_is_better"].values, dtype=bool)
-    if hib.all():
-        return scores
-    sign = xr.DataArray(np.where(hib, 1, -1).astype(scores.dtype), dims=TASK)
+    coord = scores["higher_is_better"]
+    if isinstance(coord.data, np.ndarray):
+        hib = np.asarray(coord.values, dtype=bool)
+        if hib.all():
+            return scores
+        sign = xr.DataArray(np.where(hib, 1, -1).astype(scores.dtype), dims=TASK)
+    else:  # a chunked coordinate: build the sign lazily instead of computing it
+        sign = xr.where(coord.reset_coords(drop=True), 1, -1).astype(scores.dtype)
     out = scores * sign
     out.attrs = dict(scores.attrs)
     out.name = scores.name
-    return out.assign_coords(higher_is_better=(TASK, np.ones_like(hib)))
+    return out.assign_coords(higher_is_better=(TASK, np.ones(scores.sizes[TASK], dtype=bool)))
 
 
 def _judge_present(x: xr.DataArray) -> xr.DataArray:
@@ -364,8 +368,14 @@ def aggregate(
         raise VotebenchError("level 'one' pools every judge under one rule: it takes no within/across rules or groups")
     systems = [str(s) for s in scores[SYSTEM].values]
     tasks = [str(t) for t in scores[TASK].values]
+    if _is_dask(scores) and len(scores.chunksizes.get(SYSTEM, (0,))) > 1:
+        raise VotebenchError("the system dimension must not be chunked; use scores.chunk({'system': -1})")
     group_labels = _group_labels(scores, groups)
-    w = _weights_vector(weights, tasks, [str(g) for g in scores["group"].values] if group_labels is None else group_labels)
+    if weights == "groups" and group_labels is None:
+        group_labels_for_weights = [str(g) for g in scores["group"].values]
+    else:
+        group_labels_for_weights = group_labels or []
+    w = _weights_vector(weights, tasks, group_labels_for_weights)
     if lvl == "one" and w is not None:
         raise VotebenchError("task weights apply to levels 'task' and 'two', not 'one'")
     opts = dict(options or {})

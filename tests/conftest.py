@@ -1,0 +1,415 @@
+"""Shared fixtures, hypothesis strategies and brute-force references for the votebench tests.
+
+The references below are deliberately naive: explicit Python loops over systems,
+system pairs, tasks and instances, written from the definitions in the issue and in
+Colombo et al. (2022, sections 2-3) / Rofin et al. (2023, section 2.2), sharing no code
+with ``engine``.  The tests compare ``engine`` against them on small random tensors.
+"""
+
+from __future__ import annotations
+
+import gzip
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import engine
+
+# every test sets its own max_examples; the profile only keeps the runs quiet and reproducible
+settings.register_profile(
+    "votebench",
+    deadline=None,
+    database=None,  # do not write .hypothesis/ into the repository
+    print_blob=True,  # a failing example can be replayed with @reproduce_failure
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("votebench")
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "data"
+PAPERS = Path("/work/shared/papers")
+
+RULES = ("mean", "borda")
+LEVELS = ("task", "one", "two")
+POLICIES = ("error", "listwise", "drop-judges")
+
+#: few distinct values, so that ties are frequent
+TIE_VALUES = (-1.5, 0.0, 0.25, 1.0, 2.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# brute-force references (plain loops)
+# ---------------------------------------------------------------------------------------------
+def bf_borda_row(row) -> np.ndarray:
+    """Borda points of one judge: #present systems strictly beaten + 0.5 * #other present tied."""
+    row = [float(v) for v in row]
+    out = np.full(len(row), np.nan)
+    for i, xi in enumerate(row):
+        if math.isnan(xi):
+            continue
+        pts = 0.0
+        for j, xj in enumerate(row):
+            if j == i or math.isnan(xj):
+                continue
+            if xj < xi:
+                pts += 1.0
+            elif xj == xi:
+                pts += 0.5
+        out[i] = pts
+    return out
+
+
+def bf_borda_points(x) -> np.ndarray:
+    """``bf_borda_row`` applied to every row of an array (system axis last)."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.full(x.shape, np.nan)
+    for idx in np.ndindex(*x.shape[:-1]):
+        out[idx] = bf_borda_row(x[idx])
+    return out
+
+
+def bf_min_rank_row(score) -> np.ndarray:
+    """1 + number of systems with a strictly higher score; NaN stays NaN."""
+    score = [float(v) for v in score]
+    out = np.full(len(score), np.nan)
+    for i, si in enumerate(score):
+        if math.isnan(si):
+            continue
+        out[i] = 1 + sum(1 for sj in score if not math.isnan(sj) and sj > si)
+    return out
+
+
+def bf_min_rank(x) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    out = np.full(x.shape, np.nan)
+    for idx in np.ndindex(*x.shape[:-1]):
+        out[idx] = bf_min_rank_row(x[idx])
+    return out
+
+
+def bf_mean_across(X, weights=None) -> np.ndarray:
+    """Weighted mean over tasks of (T, S) scores, ignoring NaN entries."""
+    X = np.asarray(X, dtype=np.float64)
+    T, S = X.shape
+    w = np.ones(T) if weights is None else np.asarray(weights, dtype=np.float64)
+    out = np.full(S, np.nan)
+    for s in range(S):
+        num = den = 0.0
+        for t in range(T):
+            if not math.isnan(X[t, s]):
+                num += w[t] * X[t, s]
+                den += w[t]
+        if den > 0:
+            out[s] = num / den
+    return out
+
+
+def bf_borda_across(X, weights=None) -> np.ndarray:
+    """Weighted sum over tasks of per-task Borda points of (T, S) scores; NaN if absent everywhere."""
+    X = np.asarray(X, dtype=np.float64)
+    T, S = X.shape
+    w = np.ones(T) if weights is None else np.asarray(weights, dtype=np.float64)
+    out = np.full(S, np.nan)
+    for t in range(T):
+        pts = bf_borda_row(X[t])
+        for s in range(S):
+            if not math.isnan(pts[s]):
+                out[s] = (0.0 if math.isnan(out[s]) else out[s]) + w[t] * pts[s]
+    return out
+
+
+@dataclass
+class ExpectedError:
+    """What the reference predicts instead of a result."""
+
+    kind: str  # "missing", "no-task", "two-systems"
+    n_missing: int = 0
+    where: tuple[tuple[str, str], ...] = ()
+
+
+def bf_missing_cells(X) -> np.ndarray:
+    """(S, T, K) bool: NaN inside a judge that has at least one score (padding judges excluded)."""
+    S, T, K = X.shape
+    miss = np.zeros(X.shape, dtype=bool)
+    for t in range(T):
+        for k in range(K):
+            if any(not math.isnan(X[s, t, k]) for s in range(S)):
+                for s in range(S):
+                    miss[s, t, k] = math.isnan(X[s, t, k])
+    return miss
+
+
+def bf_apply_policy(X, missing: str):
+    """Apply a missing-score policy by its definition; returns the masked copy or an ExpectedError."""
+    X = np.array(X, dtype=np.float64, copy=True)
+    S, T, K = X.shape
+    miss = bf_missing_cells(X)
+    if missing == "error":
+        if miss.any():
+            where = tuple((f"s{s}", f"t{t}") for s in range(S) for t in range(T) if miss[s, t].any())
+            return ExpectedError("missing", int(miss.sum()), where)
+    elif missing == "listwise":
+        for s in range(S):
+            if miss[s].any():
+                X[s] = np.nan
+    elif missing == "drop-judges":
+        for t in range(T):
+            for k in range(K):
+                if any(math.isnan(X[s, t, k]) for s in range(S)):
+                    X[:, t, k] = np.nan
+    else:  # pragma: no cover - test bug
+        raise AssertionError(missing)
+    return X
+
+
+def bf_aggregate(X, higher_is_better, *, rule: str, level: str, missing: str = "error"):
+    """Reference for ``engine.aggregate`` on system-first values (S, T, K).
+
+    Returns an (S,) array of scores (NaN for systems dropped by the policy) or an
+    :class:`ExpectedError` describing the error the engine must raise.
+    """
+    X = np.array(X, dtype=np.float64, copy=True)
+    S, T, K = X.shape
+    # orientation, once
+    for t in range(T):
+        if not higher_is_better[t]:
+            for s in range(S):
+                for k in range(K):
+                    X[s, t, k] = -X[s, t, k]
+    X = bf_apply_policy(X, missing)
+    if isinstance(X, ExpectedError):
+        return X
+    if not any(not math.isnan(v) for v in X.ravel()):
+        return ExpectedError("no-task")
+
+    def judge_values(t, k):
+        col = [X[s, t, k] for s in range(S)]
+        if rule == "borda" and level in ("one", "two"):
+            return bf_borda_row(col)
+        return np.array(col)
+
+    if level == "one":
+        score = np.full(S, np.nan)
+        for s in range(S):
+            vals = []
+            for t in range(T):
+                for k in range(K):
+                    v = judge_values(t, k)[s]
+                    if not math.isnan(v):
+                        vals.append(v)
+            if vals:
+                score[s] = sum(vals) / len(vals) if rule == "mean" else sum(vals)
+    else:
+        # task-level statistic: mean over instances (level task, or rule mean), Borda point totals (borda two)
+        M = np.full((T, S), np.nan)
+        for t in range(T):
+            for s in range(S):
+                vals = [judge_values(t, k)[s] for k in range(K)]
+                vals = [v for v in vals if not math.isnan(v)]
+                if vals:
+                    M[t, s] = sum(vals) if (rule == "borda" and level == "two") else sum(vals) / len(vals)
+        score = bf_mean_across(M) if rule == "mean" else bf_borda_across(M)
+    if sum(1 for v in score if not math.isnan(v)) < 2:
+        return ExpectedError("two-systems")
+    return score
+
+
+def check_expected_error(exc: BaseException, expected: ExpectedError) -> None:
+    """The engine's error message names the problem the reference predicts."""
+    msg = str(exc)
+    assert isinstance(exc, engine.VotebenchError), repr(exc)
+    assert "\n" not in msg
+    if expected.kind == "missing":
+        n = expected.n_missing
+        assert f"{n} missing score{'s' if n != 1 else ''}" in msg, msg
+        # it says where: at least one of the offending (system, task) pairs is named
+        assert any(f"'{s}'" in msg and f"'{t}'" in msg for s, t in expected.where), msg
+        assert "listwise" in msg and "drop-judges" in msg, msg
+    elif expected.kind == "two-systems":
+        assert "two systems" in msg, msg
+    elif expected.kind == "no-task":
+        assert "no task" in msg, msg
+    else:  # pragma: no cover
+        raise AssertionError(expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# strategies
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class Case:
+    """A random score tensor with its directions (system-first values)."""
+
+    values: np.ndarray  # (S, T, K)
+    hib: list[bool]
+
+    def scores(self, **kw):
+        return engine.scores_from_array(self.values, higher_is_better=self.hib, **kw)
+
+
+@st.composite
+def cases(
+    draw,
+    *,
+    min_s: int = 2,
+    max_s: int = 5,
+    max_t: int = 3,
+    min_k: int = 1,
+    max_k: int = 4,
+    missing: bool = True,
+    ragged: bool = True,
+    values=TIE_VALUES,
+) -> Case:
+    """Small tensors with many ties; optionally missing cells (NaN) and padding judges (all-NaN)."""
+    S = draw(st.integers(min_s, max_s))
+    T = draw(st.integers(1, max_t))
+    K = draw(st.integers(min_k, max_k))
+    X = draw(arrays(np.float64, (S, T, K), elements=st.sampled_from(values)))
+    if missing and draw(st.booleans()):
+        holes = draw(arrays(bool, (S, T, K), elements=st.sampled_from([False, False, False, True])))
+        X[holes] = np.nan
+    if ragged and K > 1 and draw(st.booleans()):
+        pad = draw(arrays(bool, (T, K), elements=st.booleans()))
+        X[:, pad] = np.nan
+    # every task needs at least one score (a task with no scores is bad input, tested separately)
+    for t in range(T):
+        if np.isnan(X[:, t, :]).all():
+            if missing:  # one score: the other systems are then missing on that judge
+                X[draw(st.integers(0, S - 1)), t, 0] = draw(st.sampled_from(values))
+            else:
+                X[:, t, 0] = draw(arrays(np.float64, (S,), elements=st.sampled_from(values)))
+    hib = draw(st.lists(st.booleans(), min_size=T, max_size=T))
+    return Case(X, hib)
+
+
+def continuous_case(seed: int, shape=(6, 4, 7), *, ragged: bool = False) -> Case:
+    """Normal scores: no ties and no near-ties (for comparisons up to summation order)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=shape) * rng.uniform(0.5, 20.0, size=(1, shape[1], 1))
+    if ragged:
+        for t in range(shape[1]):
+            X[:, t, shape[2] - t :] = np.nan
+    return Case(X, [bool(b) for b in rng.integers(0, 2, size=shape[1])])
+
+
+def tie_case(seed: int, shape=(6, 4, 7), *, n_values: int = 3, ragged: bool = False, holes: float = 0.0) -> Case:
+    """Scores drawn from a few distinct values (many ties), optional padding and holes."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, n_values, size=shape).astype(np.float64)
+    if ragged:
+        for t in range(shape[1]):
+            X[:, t, shape[2] - t :] = np.nan
+    if holes:
+        X[rng.random(shape) < holes] = np.nan
+        X[0, :, 0] = 1.0  # keep every task non-empty
+    return Case(X, [bool(b) for b in rng.integers(0, 2, size=shape[1])])
+
+
+# ---------------------------------------------------------------------------------------------
+# fixtures
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture
+def write(tmp_path):
+    """``write(name, text_or_bytes)`` -> path of a file in tmp_path."""
+
+    def _write(name: str, content) -> Path:
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            p.write_bytes(content)
+        else:
+            p.write_text(content, encoding="utf-8")
+        return p
+
+    return _write
+
+
+#: Colombo et al. (2022), Table 1: three systems, six tasks, LOWER is better; (rank) in brackets.
+COLOMBO_T1_VALUES = {
+    "A": [0.3, 5, 10, 0.02, 1.0, 0.4],
+    "B": [0.1, 4, 13, 0.01, 2.2, 0.3],
+    "C": [0.0, 3, 15, 0.03, 2.0, 0.2],
+}
+COLOMBO_T1_RANKS = {
+    "A": [3, 3, 1, 2, 1, 3],
+    "B": [2, 2, 2, 1, 3, 2],
+    "C": [1, 1, 3, 3, 2, 1],
+}
+COLOMBO_T1_SUM = {"A": 16.72, "B": 19.61, "C": 20.23}
+
+#: Rofin et al. (2023), Appendix A.1, Table 6: systems by rank position on tasks 1..5.
+VNR_TABLE6 = [
+    ["m_A", "m_A", "m_B", "m_C", "m_D"],  # rank 1
+    ["m_B", "m_C", "m_D", "m_B", "m_B"],  # rank 2
+    ["m_C", "m_D", "m_C", "m_D", "m_C"],  # rank 3
+    ["m_D", "m_B", "m_A", "m_A", "m_A"],  # rank 4
+]
+VNR_BORDA = {"m_A": 6, "m_B": 9, "m_C": 8, "m_D": 7}
+
+
+# ---------------------------------------------------------------------------------------------
+# bad input files shared by the loader and CLI tests
+# ---------------------------------------------------------------------------------------------
+#: (file name, content, regex the one-line error message must match)
+BAD_INPUTS = [
+    # (file name, content, regex the message must match)
+    ("empty.csv", b"", r"empty file"),
+    ("blank.csv", b" \n\n  \n", r"empty file"),
+    ("header_only.csv", b"system,t1,t2\n", r"no score rows"),
+    ("header_only_long.csv", b"system,task,instance,score\n", r"no score rows"),
+    ("only_system.csv", b"system\na\nb\n", r"system column and at least one task column"),
+    ("garbage.csv", bytes(range(256)) * 8, r"not a UTF-8 text file"),
+    ("nul.csv", b"system,t1\na,1\x00\nb,2\n", r"NUL"),
+    ("latin1.csv", "system,t1\nJos\xe9,1\nb,2\n".encode("latin-1"), r"not a UTF-8 text file"),
+    ("bad.csv.gz", b"this is not gzip", r"not a valid gzip file"),
+    ("truncated.csv.gz", gzip.compress(b"system,t1\na,1\nb,2\n" * 20)[:30], r"not a valid gzip file"),
+    ("garbage.csv.gz", gzip.compress(bytes(range(256)) * 4), r"not a UTF-8 text file"),
+    ("unbalanced_quote.csv", b'system,t1\n"a,1\nb,2\n', r"malformed CSV"),
+    ("long_row.csv", b"system,t1,t2\na,1,2\nb,1,2,3\n", r"malformed CSV"),
+    ("short_row.csv", b"system,t1,t2\na,1,2\nb,1\nc,2,3\n", r"malformed CSV.*line 3"),
+    # pandas would take the first column as the index and shift every name and score
+    ("extra_field_rows.csv", b"system,t1\na,1,2\nb,2,3\n", r"malformed CSV.*line 2"),
+    ("nonnumeric.csv", b"system,t1,t2\na,1,2\nb,x,3\n", r"line 3: .*'t1'.*'x' is not a number"),
+    (
+        "nonnumeric_long.csv",
+        b"system,task,instance,score\na,t,0,1\nb,t,0,abc\n",
+        r"line 3: score value 'abc' is not a number",
+    ),
+    ("comma_decimal.csv", b'system,t1\na,"0,5"\nb,1\n', r"'0,5' is not a number"),
+    (
+        "dup_rows.csv",
+        b"system,task,instance,score\na,t,0,1\nb,t,0,2\na,t,0,3\n",
+        r"line 4: duplicate entry .*'a'.*'t'.*'0'",
+    ),
+    ("dup_rows_noinst.csv", b"system,task,score\na,t,1\nb,t,2\na,t,3\n", r"duplicate entry .*'a'.*'t'"),
+    ("one_system.csv", b"system,t1,t2\na,1,2\n", r"at least two systems, found 1 \(a\)"),
+    ("one_system_long.csv", b"system,task,instance,score\na,t,0,1\na,t,1,2\n", r"at least two systems"),
+    ("empty_task.csv", b"system,t1,t2\na,1,\nb,2,NA\n", r"task 't2' has no scores"),
+    ("empty_task_long.csv", b"system,task,score\na,x,1\nb,x,2\na,y,\nb,y,nan\n", r"task 'y' has no scores"),
+    ("dup_column.csv", b"system,t1,t1\na,1,2\nb,2,3\n", r"duplicate column 't1'"),
+    ("dup_system.csv", b"system,t1,t2\na,1,2\nb,1,1\na,2,3\n", r"duplicate system 'a'"),
+    ("inf.csv", b"system,t1,t2\na,1,inf\nb,2,3\n", r"line 2: .*'inf' is not a finite number"),
+    ("neg_inf_long.csv", b"system,task,instance,score\na,t,0,1\nb,t,0,-Infinity\n", r"not a finite number"),
+    ("overflow.csv", b"system,t1\na,1e400\nb,2\n", r"'1e400' is not a finite number"),
+    ("empty_system.csv", b"system,t1\n,1\nb,2\n", r"line 2: empty system name"),
+    ("empty_task_name.csv", b"system,task,score\na,,1\nb,x,2\n", r"line 2: empty task name"),
+    ("unknown.xlsx", b"PK\x03\x04", r"unknown file type"),
+    ("bad.parquet", b"PAR1 not really", r"not a readable Parquet file"),
+]
+
+
+#: (tag, sidecar content, regex the error message must match); the data file itself is fine
+MALFORMED_SIDECARS = [
+    ("not_json", "{not json", r"cannot read sidecar"),
+    ("not_utf8", b"\xff\xfe\x00{", r"cannot read sidecar"),
+    ("a_list", "[1, 2]", r"sidecar must hold a JSON object"),
+    ("direction_not_bool", '{"higher_is_better": {"t1": "yes"}}', r"'higher_is_better' must map task names to true"),
+    ("directions_a_list", '{"higher_is_better": [true]}', r"'higher_is_better' must map"),
+    ("directions_unknown_tasks", '{"higher_is_better": {"zz": false}}', r"directions name none of the file's tasks"),
+]
