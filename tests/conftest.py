@@ -33,7 +33,9 @@ settings.load_profile("votebench")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
-PAPERS = Path("/work/shared/papers")
+#: the project's shared folder sits beside the repository (CI: a fresh clone with shared/ beside it)
+SHARED = next((p for p in (REPO.parent / "shared", Path("/work/shared")) if p.is_dir()), REPO.parent / "shared")
+PAPERS = SHARED / "papers"
 
 RULES = ("mean", "borda")
 LEVELS = ("task", "one", "two")
