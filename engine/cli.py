@@ -86,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--config", default=None, metavar="FILE",
                    help="TOML or JSON file with any of: rule, level, missing, within, across, groups, weights, "
                    "options (a table); command-line flags win")
+    r.add_argument("--meta", default=None, metavar="FILE",
+                   help="sidecar JSON with task directions and groups (default: <name>.meta.json beside INPUT)")
+    r.add_argument("--lower-is-better", default=None, metavar="TASKS",
+                   help="comma-separated tasks where lower scores are better (overrides the sidecar)")
     r.add_argument("--format", default="table", choices=FORMATS, help="output format (default: table)")
     r.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
     r.set_defaults(func=_cmd_rank)
@@ -280,7 +284,15 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     from .io import open_scores
 
     opts = rank_options(args)
-    scores = open_scores(args.input)
+    scores = open_scores(args.input, meta=args.meta)
+    if args.lower_is_better:
+        lower = [t.strip() for t in args.lower_is_better.split(",") if t.strip()]
+        tasks = [str(t) for t in scores["task"].values]
+        unknown = [t for t in lower if t not in tasks]
+        if unknown:
+            raise VotebenchError(f"--lower-is-better names unknown task(s): {', '.join(unknown)}")
+        hib = np.array([t not in lower for t in tasks]) & np.asarray(scores["higher_is_better"].values, dtype=bool)
+        scores = scores.assign_coords(higher_is_better=("task", hib))
     ds = rank(scores, **opts)
     if not isinstance(ds["score"].data, np.ndarray):
         import dask

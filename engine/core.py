@@ -190,10 +190,18 @@ def _check_options(rules: Sequence[Rule], options: Mapping[str, Any]) -> None:
 
 
 def _call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: Mapping[str, Any]) -> np.ndarray:
+    """Run a rule kernel on the systems that have a score somewhere; absent systems (e.g. dropped
+    by the listwise policy) get ``NaN`` and never reach the kernel."""
     names = _kernel_options(rule)
     opts = dict(options) if names is None else {k: v for k, v in options.items() if k in names}
+    X = np.asarray(X, dtype=np.float64)
+    absent = np.isnan(X).all(axis=tuple(range(X.ndim - 1))) if X.ndim > 1 else np.isnan(X)
     try:
-        return np.asarray(rule.kernel(X, weights=weights, **opts), dtype=np.float64)
+        if not absent.any():
+            return np.asarray(rule.kernel(X, weights=weights, **opts), dtype=np.float64)
+        out = np.full(X.shape[:-2] + X.shape[-1:], np.nan)
+        out[..., ~absent] = rule.kernel(X[..., ~absent], weights=weights, **opts)
+        return out
     except ValueError as exc:
         raise VotebenchError(f"rule {rule.name!r}: {exc}") from None
 
@@ -292,7 +300,9 @@ def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, 
             dask="parallelized",
             output_dtypes=[np.float64],
         )
-    xi = x.chunk({INSTANCE: -1, SYSTEM: -1}) if _is_dask(x) else x
+    # whole tasks in one block: kernels that draw random numbers per batch element (random_judge)
+    # then see the same batch index whatever the chunking
+    xi = x.chunk({TASK: -1, INSTANCE: -1, SYSTEM: -1}) if _is_dask(x) else x
     return xr.apply_ufunc(
         lambda a: _call_kernel(within, a, None, options),
         xi,

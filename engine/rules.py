@@ -31,6 +31,7 @@ from .errors import VotebenchError
 from .kernels import aggregate as K
 from .kernels import baselines as B
 from .kernels import kemeny as KE
+from .kernels import mcdm as M
 from .kernels import social as V
 from .kernels.ranking import borda_points
 
@@ -252,3 +253,14 @@ register_rule(Rule("pavao_copeland", B.pavao_copeland_across,
                    ties="a majority tie counts 0.5; missing pairs ignored", missing="pairwise", references=(_PAVAO,)))
 register_rule(Rule("random_judge", B.random_judge_across, "the ranking of one task drawn at random (option seed)",
                    ties="those of the drawn task", references=(_PAVAO,)))
+
+_XLLM = "Gjorgjevik et al. 2025 (xLLMBench), sections 3.2, 4.3-4.4, Appendix C"
+register_rule(Rule("promethee2", M.promethee2_net,
+                   "PROMETHEE II net flow; options preference (usual|quasi|vshape|level|linear_indifference|gaussian, "
+                   "or one per task), q, p, s, maximize",
+                   ties="equal differences give no preference (usual function); equal net flows share a rank",
+                   references=(_XLLM,)))
+register_rule(Rule("topsis", M.topsis, "TOPSIS relative closeness to the ideal (min-max normalisation)",
+                   ties="equal closeness shares a rank", references=(_XLLM,)))
+register_rule(Rule("vikor", M.vikor_score, "VIKOR compromise: -Q with v = 0.5 (option v)",
+                   ties="equal Q shares a rank", references=(_XLLM,)))
