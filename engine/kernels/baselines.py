@@ -40,6 +40,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .ranking import borda_points
+from .social import pairwise_counts
 
 __all__ = [
     "geometric_mean_across",
@@ -306,6 +307,9 @@ def _pairwise_sums(X: np.ndarray, w: np.ndarray, kind: str) -> tuple[np.ndarray,
     w2 = np.ascontiguousarray(w.reshape(B, T))
     present = (~np.isnan(X2)).astype(np.float64)
     den = np.matmul(np.swapaxes(present * w2[..., None], -1, -2), present)
+    if kind == "wins":  # the shared win-matrix kernel (integer block reduction when unweighted)
+        wins, _ = pairwise_counts(X, weights=None if np.all(w == 1.0) else w)
+        return wins, den.reshape(*batch, S, S)
     num = np.zeros((B, S, S))
     cells = S * S
     bstep = max(1, _PAIR_BLOCK // max(1, cells))
