@@ -52,12 +52,17 @@ def sum_pool(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 def task_weights(weights: np.ndarray | None, n_tasks: int) -> np.ndarray:
-    """Validated per-task weights (ones when ``weights`` is None), shape ``(..., T)``."""
+    """Validated per-task weights (ones when ``weights`` is None), shape ``(..., T)``.
+
+    Raises ``ValueError`` unless the last axis has ``n_tasks`` finite, non-negative entries.
+    """
     if weights is None:
         return np.ones(n_tasks)
     w = np.asarray(weights, dtype=np.float64)
-    if w.shape[-1] != n_tasks:
-        raise ValueError(f"expected {n_tasks} task weights, got shape {w.shape}")
+    if w.ndim == 0 or w.shape[-1] != n_tasks:
+        raise ValueError(f"expected {n_tasks} task weights on the last axis, got shape {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("task weights must be finite and non-negative")
     return w
 
 

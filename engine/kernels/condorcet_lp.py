@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .aggregate import task_weights
+
 from .kemeny import pairwise_preferences
 
 __all__ = ["majority_margins", "condorcet_winner", "max_condorcet_margin", "prospective_systems"]
@@ -36,14 +38,8 @@ _MARGIN_RTOL = 1e-12
 
 
 def _weights(weights: np.ndarray | None, n_tasks: int) -> np.ndarray:
-    if weights is None:
-        return np.ones(n_tasks)
-    w = np.asarray(weights, dtype=np.float64)
-    if w.ndim == 0 or w.shape[-1] != n_tasks:
-        raise ValueError(f"expected {n_tasks} task weights on the last axis, got shape {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("task weights must be finite and non-negative")
-    return w
+    """Validated task weights (ones by default), shape ``(..., T)``."""
+    return task_weights(weights, n_tasks)
 
 
 def majority_margins(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:

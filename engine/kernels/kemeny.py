@@ -50,6 +50,8 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
+from .aggregate import task_weights
+
 from .ranking import borda_points
 
 __all__ = [
@@ -74,14 +76,7 @@ _DP_MAX = 14  # "auto" method: subset DP up to this many systems, MILP beyond
 
 def _weights(weights: np.ndarray | None, n_tasks: int) -> np.ndarray:
     """Validated task weights (ones by default), shape ``(..., T)``."""
-    if weights is None:
-        return np.ones(n_tasks)
-    w = np.asarray(weights, dtype=np.float64)
-    if w.ndim == 0 or w.shape[-1] != n_tasks:
-        raise ValueError(f"expected {n_tasks} task weights on the last axis, got shape {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("task weights must be finite and non-negative")
-    return w
+    return task_weights(weights, n_tasks)
 
 
 def _as_scores(X: np.ndarray) -> np.ndarray:
