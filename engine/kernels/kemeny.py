@@ -51,7 +51,6 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from .aggregate import task_weights
-
 from .ranking import borda_points
 
 __all__ = [
