@@ -310,27 +310,25 @@ def _pairwise_sums(X: np.ndarray, w: np.ndarray, kind: str) -> tuple[np.ndarray,
     if kind == "wins":  # the shared win-matrix kernel (integer block reduction when unweighted)
         wins, _ = pairwise_counts(X, weights=None if np.all(w == 1.0) else w)
         return wins, den.reshape(*batch, S, S)
+    # reldiff: one task at a time into preallocated (S, S) buffers (no (tasks x S x S) temporaries)
     num = np.zeros((B, S, S))
-    cells = S * S
-    bstep = max(1, _PAIR_BLOCK // max(1, cells))
-    for b0 in range(0, B, bstep):
-        xb_all = X2[b0 : b0 + bstep]
-        wb_all = w2[b0 : b0 + bstep]
-        nb = xb_all.shape[0]
-        tstep = max(1, _PAIR_BLOCK // max(1, nb * cells))
-        for t0 in range(0, T, tstep):
-            xb = xb_all[:, t0 : t0 + tstep]
-            wb = wb_all[:, t0 : t0 + tstep]
-            tb = xb.shape[1]
-            a = xb[..., :, None]
-            c = xb[..., None, :]
-            if kind == "wins":
-                g = (a > c).astype(np.float64)
-            else:  # reldiff
-                ssum = a + c
-                g = np.zeros(ssum.shape)
-                np.divide(a - c, ssum, out=g, where=ssum > 0)
-            num[b0 : b0 + nb] += np.matmul(wb[:, None, :], g.reshape(nb, tb, cells)).reshape(nb, S, S)
+    diff = np.empty((S, S))
+    ssum = np.empty((S, S))
+    for b in range(B):
+        for t in range(T):
+            wt = w2[b, t]
+            if wt == 0.0:
+                continue
+            x = X2[b, t]
+            np.subtract.outer(x, x, out=diff)
+            np.add.outer(x, x, out=ssum)
+            # (a - b) / (a + b), 0 where a + b <= 0 (a = b = 0) or either score is NaN
+            ok = ssum > 0
+            np.divide(diff, ssum, out=diff, where=ok)
+            diff[~ok] = 0.0
+            if wt != 1.0:
+                diff *= wt
+            num[b] += diff
     return num.reshape(*batch, S, S), den.reshape(*batch, S, S)
 
 
