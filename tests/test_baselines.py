@@ -340,17 +340,17 @@ def test_batch_axes_stack_per_element_results(prof):
 
 
 def test_pairwise_blocks_match_single_block(monkeypatch):
-    """The blocked pairwise accumulation gives the same sums whatever the block size."""
-    import engine.kernels.baselines as mod
+    """The blocked win-matrix accumulation (shared kernel) gives the same sums whatever the block size."""
+    import engine.kernels.social as mod
 
     rng = np.random.default_rng(1)
     X = rng.integers(0, 4, size=(5, 7, 6)).astype(float)
     X[rng.random(X.shape) < 0.2] = np.nan
     w = rng.integers(0, 3, size=7).astype(float) + (np.arange(7) == 0)
-    full = {n: f(X, weights=w) for n, f in PAIRWISE.items()}
+    full = {(n, k): f(X, weights=ww) for n, f in PAIRWISE.items() for k, ww in (("w", w), ("1", None))}
     monkeypatch.setattr(mod, "_PAIR_BLOCK", 1)
-    for n, f in PAIRWISE.items():
-        np.testing.assert_allclose(f(X, weights=w), full[n], rtol=1e-12, err_msg=n)
+    for (n, k), ref in full.items():
+        np.testing.assert_allclose(PAIRWISE[n](X, weights=w if k == "w" else None), ref, rtol=1e-12, err_msg=n)
 
 
 def test_pavao_copeland_weighted_tie_despite_rounding():

@@ -53,8 +53,6 @@ __all__ = [
     "random_judge_across",
 ]
 
-_PAIR_BLOCK = 1 << 21  # cells of one (batch x tasks x S x S) comparison block
-
 
 # --------------------------------------------------------------------------- helpers
 def _scores(X: np.ndarray, rule: str) -> np.ndarray:
@@ -296,9 +294,11 @@ def _pairwise_sums(X: np.ndarray, w: np.ndarray, kind: str) -> tuple[np.ndarray,
     non-negative scores it is used on).  ``g`` is 0 when either score is
     ``NaN``, and zero-weight tasks contribute nothing.
 
-    The (tasks x S x S) comparison is processed in blocks of batch elements and
-    tasks (a documented loop over blocks, not over systems) to bound memory;
-    each block is reduced over its tasks by one batched matrix product.
+    Wins come from the shared win-matrix kernel
+    (:func:`engine.kernels.social.pairwise_counts`); relative differences are
+    accumulated one task at a time into preallocated ``(S, S)`` buffers (a
+    loop over batch elements and tasks, not over systems), so memory stays
+    O(S^2).
     """
     batch = X.shape[:-2]
     T, S = X.shape[-2:]
