@@ -274,8 +274,13 @@ def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, 
             dask="parallelized",
             output_dtypes=[np.float64],
         )
-        sums = values.sum(INSTANCE, skipna=True)
-        counts = values.notnull().sum(INSTANCE)
+        if not _is_dask(values) and not np.isnan(values.data).any():
+            # complete in-memory data: a plain sum, without skipna's masked copy
+            sums = values.sum(INSTANCE, skipna=False)
+            counts = xr.full_like(sums, values.sizes[INSTANCE], dtype=np.int64)
+        else:
+            sums = values.sum(INSTANCE, skipna=True)
+            counts = values.notnull().sum(INSTANCE)
         fn = stat.pool if lvl == "one" else stat.task
         if _is_dask(values):
             sums, counts = (p.chunk({TASK: -1, SYSTEM: -1}) for p in (sums, counts))
