@@ -22,6 +22,7 @@ __all__ = [
     "mean_across",
     "borda_across",
     "task_weights",
+    "as_profile",
 ]
 
 
@@ -49,6 +50,21 @@ def sum_task(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def sum_pool(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Totals over all judges of all tasks (one-level Borda), ``NaN`` for absent systems."""
     return np.where(counts.sum(axis=-2) > 0, sums.sum(axis=-2), np.nan)
+
+
+def as_profile(X: np.ndarray, rule: str, *, what: str = "task") -> np.ndarray:
+    """``X`` as float64 of shape ``(..., T, S)`` with at least one task and no infinite score.
+
+    Raises ``ValueError`` naming ``rule`` otherwise (``NaN`` is allowed here).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim < 2:
+        raise ValueError(f"{rule}: X must have shape (..., T, S), got shape {X.shape}")
+    if X.shape[-2] == 0:
+        raise ValueError(f"{rule}: X has no {what} (T = 0)")
+    if np.isinf(X).any():
+        raise ValueError(f"{rule}: X contains infinite scores")
+    return X
 
 
 def task_weights(weights: np.ndarray | None, n_tasks: int) -> np.ndarray:

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .aggregate import as_profile
 from .ranking import borda_points
 from .social import pairwise_counts
 
@@ -57,14 +58,7 @@ __all__ = [
 # --------------------------------------------------------------------------- helpers
 def _scores(X: np.ndarray, rule: str) -> np.ndarray:
     """``X`` as float64 with at least the (T, S) axes; at least one task."""
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim < 2:
-        raise ValueError(f"{rule}: X must have shape (..., T, S), got shape {X.shape}")
-    if X.shape[-2] == 0:
-        raise ValueError(f"{rule}: X has no task (T = 0)")
-    if np.isinf(X).any():
-        raise ValueError(f"{rule}: X contains infinite scores")
-    return X
+    return as_profile(X, rule)
 
 
 def _weights(weights: np.ndarray | None, X: np.ndarray, rule: str) -> np.ndarray:

@@ -100,6 +100,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .aggregate import as_profile
 from .ranking import min_rank, tie_groups
 
 __all__ = [
@@ -195,19 +196,13 @@ _ROW_CHUNK = 1 << 18
 # ---------------------------------------------------------------------------------------------
 def _matrix(X: np.ndarray, name: str) -> np.ndarray:
     """``X`` as float64 ``(..., T, S)``; complete and finite."""
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim < 2:
-        raise ValueError(f"{name}: X must have shape (..., T, S) (criteria, systems), got shape {X.shape}")
-    if X.shape[-2] == 0:
-        raise ValueError(f"{name}: X has no criteria (T = 0)")
+    X = as_profile(X, name, what="criteria")
     n_nan = int(np.isnan(X).sum())
     if n_nan:
         raise ValueError(
             f"{name} needs a complete score matrix but X contains {n_nan} NaN value(s); "
             "apply a missing-score policy (e.g. listwise deletion) first"
         )
-    if np.isinf(X).any():
-        raise ValueError(f"{name}: X contains infinite values")
     return X
 
 
