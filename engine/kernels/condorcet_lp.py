@@ -36,11 +36,6 @@ __all__ = ["majority_margins", "condorcet_winner", "max_condorcet_margin", "pros
 _MARGIN_RTOL = 1e-12
 
 
-def _weights(weights: np.ndarray | None, n_tasks: int) -> np.ndarray:
-    """Validated task weights (ones by default), shape ``(..., T)``."""
-    return task_weights(weights, n_tasks)
-
-
 def majority_margins(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
     """Weighted majority margins ``M[..., i, j] = sum_k w_k R(i, j, k)`` (Vote'n'Rank eq. 1-3).
 
@@ -65,7 +60,7 @@ def majority_margins(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.
            [-1.,  0.]])
     """
     X = np.asarray(X, dtype=np.float64)
-    w = _weights(weights, X.shape[-2])
+    w = task_weights(weights, X.shape[-2])
     P = pairwise_preferences(X, weights=w)
     return P - np.swapaxes(P, -1, -2)
 
@@ -101,7 +96,7 @@ def condorcet_winner(X: np.ndarray, *, weights: np.ndarray | None = None) -> int
     X = np.asarray(X, dtype=np.float64)
     if X.ndim < 2:
         raise ValueError(f"expected task-level scores of shape (..., T, S), got shape {X.shape}")
-    w = _weights(weights, X.shape[-2])
+    w = task_weights(weights, X.shape[-2])
     M = majority_margins(X, weights=w)
     S = X.shape[-1]
     tol = _MARGIN_RTOL * np.asarray(w.sum(axis=-1))[..., None, None]

@@ -52,6 +52,7 @@ import numpy as np
 
 from .aggregate import task_weights
 from .ranking import borda_points
+from .social import pairwise_counts
 
 __all__ = [
     "pairwise_preferences",
@@ -73,11 +74,6 @@ _DP_MAX = 14  # "auto" method: subset DP up to this many systems, MILP beyond
 # --------------------------------------------------------------------------- helpers
 
 
-def _weights(weights: np.ndarray | None, n_tasks: int) -> np.ndarray:
-    """Validated task weights (ones by default), shape ``(..., T)``."""
-    return task_weights(weights, n_tasks)
-
-
 def _as_scores(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     if X.ndim < 2:
@@ -89,27 +85,16 @@ def _pair_counts(X: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Weighted strict-win and tie masses of every ordered pair of systems.
 
     ``W[..., i, j] = sum_t w_t [x_ti > x_tj]`` and ``E[..., i, j] = sum_t w_t
-    [x_ti == x_tj]`` over the tasks where both are present (comparisons with
-    ``NaN`` are false); ``E`` has a zero diagonal.  Tasks are processed in
-    blocks so the temporary ``(..., tasks, S, S)`` array stays bounded.
+    [x_ti == x_tj]`` over the tasks where both are present; ``E`` has a zero
+    diagonal.  The shared win-matrix kernel
+    (:func:`engine.kernels.social.pairwise_counts`) after broadcasting the batch
+    axes of ``X`` and ``w`` together.
     """
     T, S = X.shape[-2:]
     batch = np.broadcast_shapes(X.shape[:-2], w.shape[:-1])
     X = np.broadcast_to(X, batch + (T, S))
     w = np.broadcast_to(w, batch + (T,))
-    W = np.zeros(batch + (S, S))
-    E = np.zeros(batch + (S, S))
-    step = max(1, _BLOCK // max(1, S * S * prod(batch)))
-    for t0 in range(0, T, step):
-        xb = X[..., t0 : t0 + step, :]
-        wb = w[..., t0 : t0 + step, None, None]
-        a = xb[..., :, :, None]
-        b = xb[..., :, None, :]
-        W += np.where(a > b, wb, 0.0).sum(axis=-3)
-        E += np.where(a == b, wb, 0.0).sum(axis=-3)
-    idx = np.arange(S)
-    E[..., idx, idx] = 0.0
-    return W, E
+    return pairwise_counts(X, weights=None if np.all(w == 1.0) else w)
 
 
 def _pair_signs(a: np.ndarray) -> np.ndarray:
@@ -166,7 +151,7 @@ def pairwise_preferences(X: np.ndarray, *, weights: np.ndarray | None = None) ->
            [0. , 0.5, 0. ]])
     """
     X = _as_scores(X)
-    W, E = _pair_counts(X, _weights(weights, X.shape[-2]))
+    W, E = _pair_counts(X, task_weights(weights, X.shape[-2]))
     return W + 0.5 * E
 
 
@@ -597,7 +582,7 @@ def kemeny_consensus(
     _check_method(method, ties)
     X = _as_scores(X)
     T, S = X.shape[-2:]
-    w = _weights(weights, T)
+    w = task_weights(weights, T)
     batch = np.broadcast_shapes(X.shape[:-2], w.shape[:-1])
     if S == 0 or prod(batch) == 0:
         return np.full(batch + (S,), np.nan)
@@ -669,7 +654,7 @@ def kemeny_order(
     if X.ndim != 2:
         raise ValueError(f"kemeny_order takes one profile of shape (T, S), got {X.shape}")
     T, S = X.shape
-    w = _weights(weights, T)
+    w = task_weights(weights, T)
     if w.ndim != 1:
         raise ValueError("kemeny_order takes weights of shape (T,)")
     pat = ~np.isnan(X).all(axis=0)
@@ -756,7 +741,7 @@ def consensus_dispersion(
     """
     X = _as_scores(X)
     T = X.shape[-2]
-    w = _weights(weights, T)
+    w = task_weights(weights, T)
     W, E = _pair_counts(X, w)
     c = np.asarray(consensus, dtype=np.float64)
     sc = _pair_signs(c)
@@ -817,7 +802,7 @@ def pairwise_dispersion(
     """
     X = _as_scores(X)
     T = X.shape[-2]
-    w = _weights(weights, T)
+    w = task_weights(weights, T)
     W, E = _pair_counts(X, w)
     Wt = np.swapaxes(W, -1, -2)
     d = (W * Wt + float(tie_penalty) * (W + Wt) * E).sum(axis=(-2, -1))
