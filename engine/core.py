@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ from .io import validate_scores
 from .kernels.ranking import min_rank, tied_count
 from .rules import LEVELS, Rule, get_rule, get_within
 
-__all__ = ["MISSING_POLICIES", "orient", "missing_report", "aggregate", "rank", "resolve_level", "tied_groups", "task_scores"]
+__all__ = ["MISSING_POLICIES", "Plan", "prepare", "orient", "missing_report", "aggregate", "rank", "resolve_level", "tied_groups", "task_scores"]
 
 #: policies for missing scores of rules that need one
 MISSING_POLICIES = ("error", "listwise", "drop-judges")
@@ -241,8 +242,8 @@ def _finalize(
         per_group = []
         for gi in range(len(names)):
             sel = np.flatnonzero(g_idx == gi)
-            w = None if weights is None else weights[sel]
-            if w is not None and w.sum() == 0:
+            w = None if weights is None else weights[..., sel]
+            if w is not None and not (w.sum(axis=-1) > 0).all():
                 continue
             per_group.append(_call_kernel(within, X[..., sel, :], w, options))
         score = _call_kernel(across, np.stack(per_group, axis=-2), None, options)
@@ -318,6 +319,94 @@ def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, 
     )
 
 
+@dataclass(frozen=True)
+class Plan:
+    """A validated aggregation request and its lazily prepared inputs (see :func:`prepare`).
+
+    ``x`` is the oriented score tensor after the missing-score policy, ``miss``
+    the missing-score counts (task, system) before the policy, ``judged`` the
+    number of judges per task after it.
+    """
+
+    x: xr.DataArray
+    miss: xr.DataArray
+    judged: xr.DataArray
+    within: Rule
+    across: Rule
+    level: str
+    missing: str
+    weights: np.ndarray | None
+    groups: list[str] | None
+    options: dict[str, Any]
+    systems: list[str]
+    tasks: list[str]
+
+    @property
+    def pooled(self) -> bool:
+        """Level ``one``: the within statistic pools every judge (no across step)."""
+        return self.level == "one"
+
+    @property
+    def needs_policy(self) -> bool:
+        involved = [self.across] + ([self.within] if self.level != "task" or self.groups is not None else [])
+        return any(r.missing == "policy" for r in involved)
+
+    @property
+    def rule_label(self) -> str:
+        return self.across.name if self.within.name == self.across.name else f"{self.within.name}>{self.across.name}"
+
+    def finalize_kwargs(self, **changes: Any) -> dict[str, Any]:
+        """Keyword arguments of :func:`_finalize` for this plan (``changes`` override them)."""
+        kw = dict(within=self.within, across=self.across, pooled=self.pooled, policy=self.missing,
+                  needs_policy=self.needs_policy, weights=self.weights, groups=self.groups, options=self.options,
+                  systems=self.systems, tasks=self.tasks)
+        kw.update(changes)
+        return kw
+
+
+def prepare(
+    scores: xr.DataArray,
+    *,
+    rule: str = "borda",
+    level: str | None = None,
+    missing: str = "error",
+    weights: Mapping[str, float] | Sequence[float] | xr.DataArray | str | None = None,
+    within: str | None = None,
+    across: str | None = None,
+    groups: bool | Mapping[str, str] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> Plan:
+    """Validate an aggregation request (options as :func:`aggregate`) and prepare its inputs lazily."""
+    validate_scores(scores)
+    r_within = get_rule(within or rule)
+    r_across = get_rule(across or rule)
+    lvl = resolve_level(scores, level)
+    if missing not in MISSING_POLICIES:
+        raise VotebenchError(f"unknown missing-score policy {missing!r}; choose one of {', '.join(MISSING_POLICIES)}")
+    if lvl == "one" and (r_within.name != r_across.name or groups):
+        raise VotebenchError("level 'one' pools every judge under one rule: it takes no within/across rules or groups")
+    systems = [str(s) for s in scores[SYSTEM].values]
+    tasks = [str(t) for t in scores[TASK].values]
+    if _is_dask(scores) and len(scores.chunksizes.get(SYSTEM, (0,))) > 1:
+        raise VotebenchError("the system dimension must not be chunked; use scores.chunk({'system': -1})")
+    group_labels = _group_labels(scores, groups)
+    if weights == "groups" and group_labels is None:
+        group_labels_for_weights = [str(g) for g in scores["group"].values]
+    else:
+        group_labels_for_weights = group_labels or []
+    w = _weights_vector(weights, tasks, group_labels_for_weights)
+    if lvl == "one" and w is not None:
+        raise VotebenchError("task weights apply to levels 'task' and 'two', not 'one'")
+    opts = dict(options or {})
+    _check_options([r_within, r_across], opts)
+    x = orient(scores)
+    miss = missing_report(x).transpose(TASK, SYSTEM)
+    x = _apply_missing_policy(x, missing)
+    judged = _judge_present(x).sum(INSTANCE)
+    return Plan(x=x, miss=miss, judged=judged, within=r_within, across=r_across, level=lvl, missing=missing,
+                weights=w, groups=group_labels, options=opts, systems=systems, tasks=tasks)
+
+
 def aggregate(
     scores: xr.DataArray,
     *,
@@ -373,66 +462,27 @@ def aggregate(
     >>> engine.aggregate(s, rule="borda").values.tolist()
     [2.0, 1.0, 3.0]
     """
-    validate_scores(scores)
-    r_within = get_rule(within or rule)
-    r_across = get_rule(across or rule)
-    lvl = resolve_level(scores, level)
-    if missing not in MISSING_POLICIES:
-        raise VotebenchError(f"unknown missing-score policy {missing!r}; choose one of {', '.join(MISSING_POLICIES)}")
-    if lvl == "one" and (r_within.name != r_across.name or groups):
-        raise VotebenchError("level 'one' pools every judge under one rule: it takes no within/across rules or groups")
-    systems = [str(s) for s in scores[SYSTEM].values]
-    tasks = [str(t) for t in scores[TASK].values]
-    if _is_dask(scores) and len(scores.chunksizes.get(SYSTEM, (0,))) > 1:
-        raise VotebenchError("the system dimension must not be chunked; use scores.chunk({'system': -1})")
-    group_labels = _group_labels(scores, groups)
-    if weights == "groups" and group_labels is None:
-        group_labels_for_weights = [str(g) for g in scores["group"].values]
-    else:
-        group_labels_for_weights = group_labels or []
-    w = _weights_vector(weights, tasks, group_labels_for_weights)
-    if lvl == "one" and w is not None:
-        raise VotebenchError("task weights apply to levels 'task' and 'two', not 'one'")
-    opts = dict(options or {})
-    _check_options([r_within, r_across], opts)
-
-    x = orient(scores)
-    miss = missing_report(x).transpose(TASK, SYSTEM)
-    x = _apply_missing_policy(x, missing)
-    judged = _judge_present(x).sum(INSTANCE)
-    X = _within_step(x, r_within, lvl, opts)
-    pooled = lvl == "one"
+    plan = prepare(scores, rule=rule, level=level, missing=missing, weights=weights, within=within, across=across,
+                   groups=groups, options=options)
+    X = _within_step(plan.x, plan.within, plan.level, plan.options)
+    judged, miss = plan.judged, plan.miss
     if _is_dask(X):
         X = X.chunk({d: -1 for d in X.dims})
         miss = miss.chunk({TASK: -1, SYSTEM: -1})
         judged = judged.chunk({TASK: -1})
-    involved = [r_across] + ([r_within] if lvl != "task" or group_labels is not None else [])
-    needs_policy = any(r.missing == "policy" for r in involved)
     score = xr.apply_ufunc(
         _finalize,
         X,
         judged,
         miss,
-        input_core_dims=[[SYSTEM] if pooled else [TASK, SYSTEM], [TASK], [TASK, SYSTEM]],
+        input_core_dims=[[SYSTEM] if plan.pooled else [TASK, SYSTEM], [TASK], [TASK, SYSTEM]],
         output_core_dims=[[SYSTEM]],
         dask="parallelized",
         output_dtypes=[np.float64],
-        kwargs=dict(
-            within=r_within,
-            across=r_across,
-            pooled=pooled,
-            policy=missing,
-            needs_policy=needs_policy,
-            weights=w,
-            groups=group_labels,
-            options=opts,
-            systems=systems,
-            tasks=tasks,
-        ),
+        kwargs=plan.finalize_kwargs(),
     )
     score.name = "score"
-    score.attrs = {"rule": r_across.name if r_within.name == r_across.name else f"{r_within.name}>{r_across.name}",
-                   "level": lvl, "missing": missing}
+    score.attrs = {"rule": plan.rule_label, "level": plan.level, "missing": plan.missing}
     return score
 
 

@@ -103,6 +103,14 @@ class Rule:
         ``"pairwise"``: the kernel itself ignores missing pairs.
     references : tuple of str
         Where the rule is defined.
+    resample : {"index", "weights", "loop"}
+        How a task (judge) bootstrap evaluates the kernel on a block of
+        replicates: ``"weights"``: integer task weights act exactly as task
+        multiplicities, so the replicates are one call with the resample counts
+        as a ``(B, T)`` weight stack (pairwise rules then compare once and take
+        matrix products); ``"index"``: one batched call on the resampled
+        profiles ``(B, T, S)``; ``"loop"``: one call per replicate (kernels whose
+        batch elements are not independent of their position, e.g. seeded draws).
     """
 
     name: str
@@ -112,6 +120,7 @@ class Rule:
     ties: str = ""
     missing: str = "policy"
     references: tuple[str, ...] = field(default_factory=tuple)
+    resample: str = "index"
 
     @property
     def levels(self) -> tuple[str, ...]:
@@ -148,6 +157,8 @@ def register_rule(rule: Rule) -> Rule:
     """
     if rule.name in RULES:
         raise ValueError(f"rule {rule.name!r} is already registered")
+    if rule.resample not in ("index", "weights", "loop"):
+        raise ValueError(f"rule {rule.name!r}: resample must be 'index', 'weights' or 'loop', got {rule.resample!r}")
     if rule.within is not None and rule.within not in WITHIN:
         raise ValueError(f"rule {rule.name!r} names unknown within statistic {rule.within!r}")
     RULES[rule.name] = rule
@@ -187,7 +198,7 @@ register_rule(
         "arithmetic mean over tasks of the per-task mean over instances (sigma_mean)",
         within="mean",
         ties="systems with equal means share a rank",
-        references=("Colombo et al. 2022, section 2.1",),
+        references=("Colombo et al. 2022, section 2.1",), resample="weights"
     )
 )
 register_rule(
@@ -197,7 +208,7 @@ register_rule(
         "Borda count: points = systems beaten + 0.5 x systems tied, summed over judges",
         within="borda",
         ties="tied systems share the points of their positions (0.5 per tie), independent of input order",
-        references=("Colombo et al. 2022, section 3.2-3.3", "Rofin et al. 2023, section 2.2"),
+        references=("Colombo et al. 2022, section 3.2-3.3", "Rofin et al. 2023, section 2.2"), resample="weights"
     )
 )
 
@@ -212,26 +223,26 @@ _SHARED = "tied systems share the mean of the points of the positions they occup
 _PAIRWISE = "a pair with equal scores counts for neither system; pairs with a missing score are ignored"
 
 register_rule(Rule("plurality", V.plurality_across, "tasks won: scoring vector (1, 0, ..., 0)", within="plurality",
-                   ties="k systems tied for first get 1/k each", references=(_VNR,)))
+                   ties="k systems tied for first get 1/k each", references=(_VNR,), resample="weights"))
 register_rule(Rule("dowdall", V.dowdall_across, "scoring vector (1, 1/2, ..., 1/|M|)", within="dowdall",
-                   ties=_SHARED, references=(_VNR,)))
+                   ties=_SHARED, references=(_VNR,), resample="weights"))
 register_rule(Rule("scoring", V.scoring_vector_across, "generic positional rule with option vector=[c1, c2, ...]",
                    ties=_SHARED, references=(_VNR,)))
 register_rule(Rule("threshold", V.threshold_across,
                    "fewest last places, then fewest in the last two, ... (c = (1,..,1,0), then (1,..,1,0,0), ...)",
                    ties="positions shared equally; systems equal under every vector tie", references=(_VNR,)))
 register_rule(Rule("baldwin", V.baldwin_across, "iterative Borda elimination; score = elimination round",
-                   ties="all systems with the minimum Borda score leave together and tie", references=(_VNR,)))
+                   ties="all systems with the minimum Borda score leave together and tie", references=(_VNR,), resample="weights"))
 register_rule(Rule("condorcet", V.condorcet_across, "1 for the Condorcet winner, 0 for everyone else (all 0: no winner)",
-                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,)))
+                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,), resample="weights"))
 register_rule(Rule("copeland", V.copeland_across, "majority wins minus majority losses, u = |L| - |U|",
-                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,)))
+                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,), resample="weights"))
 register_rule(Rule("minimax", V.minimax_across, "minus the largest majority defeat, -max_B s(B, m)",
-                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,)))
+                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,), resample="weights"))
 register_rule(Rule("kemeny", KE.kemeny_across,
                    "exact Kemeny consensus (minimum total Kendall distance) up to 12 systems, Borda count beyond",
                    ties="a tied pair costs 0.5 either way; systems that optimal orders rank both ways share their mean position",
-                   references=("Colombo et al. 2022, sections 3.1-3.2",)))
+                   references=("Colombo et al. 2022, sections 3.1-3.2",), resample="weights"))
 
 _PAVAO = "Pavao, Vaccaro, Guyon 2021 (ESANN), section 2.1"
 register_rule(Rule("geometric_mean", B.geometric_mean_across, "weighted geometric mean over tasks (sigma_gm); scores > 0",
@@ -244,22 +255,22 @@ register_rule(Rule("optimality_gap", B.optimality_gap_across,
 register_rule(Rule("average_rank", B.average_rank_across, "minus the mean per-task rank (ties get the average rank)",
                    ties="average ranks", references=(_PAVAO,)))
 register_rule(Rule("success_rate", B.success_rate_across, "mean share of tasks won against each opponent",
-                   ties="a tie wins nothing; missing pairs ignored", missing="pairwise", references=(_PAVAO,)))
+                   ties="a tie wins nothing; missing pairs ignored", missing="pairwise", references=(_PAVAO,), resample="weights"))
 register_rule(Rule("relative_difference", B.relative_difference_across,
                    "mean relative difference (u - v) / (u + v) against each opponent (scores >= 0)",
-                   ties="both 0 counts 0; missing pairs ignored", missing="pairwise", references=(_PAVAO,)))
+                   ties="both 0 counts 0; missing pairs ignored", missing="pairwise", references=(_PAVAO,), resample="weights"))
 register_rule(Rule("pavao_copeland", B.pavao_copeland_across,
                    "pairwise Copeland of Pavao: 1 / 0.5 / 0 per opponent by majority of tasks, averaged",
-                   ties="a majority tie counts 0.5; missing pairs ignored", missing="pairwise", references=(_PAVAO,)))
+                   ties="a majority tie counts 0.5; missing pairs ignored", missing="pairwise", references=(_PAVAO,), resample="weights"))
 register_rule(Rule("random_judge", B.random_judge_across, "the ranking of one task drawn at random (option seed)",
-                   ties="those of the drawn task", references=(_PAVAO,)))
+                   ties="those of the drawn task", references=(_PAVAO,), resample="loop"))
 
 _XLLM = "Gjorgjevik et al. 2025 (xLLMBench), sections 3.2, 4.3-4.4, Appendix C"
 register_rule(Rule("promethee2", M.promethee2_net,
                    "PROMETHEE II net flow; options preference (usual|quasi|vshape|level|linear_indifference|gaussian, "
                    "or one per task), q, p, s, maximize",
                    ties="equal differences give no preference (usual function); equal net flows share a rank",
-                   references=(_XLLM,)))
+                   references=(_XLLM,), resample="weights"))
 register_rule(Rule("topsis", M.topsis, "TOPSIS relative closeness to the ideal (min-max normalisation)",
                    ties="equal closeness shares a rank", references=(_XLLM,)))
 register_rule(Rule("vikor", M.vikor_score, "VIKOR compromise: -Q with v = 0.5 (option v)",

@@ -41,7 +41,7 @@ import numpy as np
 
 from .aggregate import as_profile
 from .ranking import borda_points
-from .social import pairwise_counts
+from .social import pairwise_counts, task_pair_sums
 
 __all__ = [
     "geometric_mean_across",
@@ -62,7 +62,11 @@ def _scores(X: np.ndarray, rule: str) -> np.ndarray:
 
 
 def _weights(weights: np.ndarray | None, X: np.ndarray, rule: str) -> np.ndarray:
-    """Validated task weights broadcast to ``X.shape[:-1]`` (ones when None)."""
+    """Validated task weights broadcast against ``X.shape[:-1]`` (ones when None).
+
+    Weights may carry more leading axes than ``X`` (many weight vectors for one
+    profile, e.g. bootstrap multiplicities); the result then has their shape.
+    """
     batch_t = X.shape[:-1]
     if weights is None:
         return np.ones(batch_t)
@@ -70,7 +74,7 @@ def _weights(weights: np.ndarray | None, X: np.ndarray, rule: str) -> np.ndarray
     if w.ndim == 0 or w.shape[-1] != X.shape[-2]:
         raise ValueError(f"{rule}: expected {X.shape[-2]} task weights (shape (T,) or (..., T)), got shape {w.shape}")
     try:
-        w = np.broadcast_to(w, batch_t)
+        w = np.broadcast_to(w, np.broadcast_shapes(batch_t, w.shape))
     except ValueError:
         raise ValueError(f"{rule}: weights of shape {w.shape} do not broadcast to {batch_t}") from None
     if not np.isfinite(w).all() or (w < 0).any():
@@ -294,6 +298,10 @@ def _pairwise_sums(X: np.ndarray, w: np.ndarray, kind: str) -> tuple[np.ndarray,
     loop over batch elements and tasks, not over systems), so memory stays
     O(S^2).
     """
+    if X.ndim == 2 and w.ndim > 1:
+        # one profile under many weight vectors: per-task pairwise terms once, then matrix products
+        sums = task_pair_sums(X, w, ("wins" if kind == "wins" else "reldiff", "pairs"))
+        return sums["wins" if kind == "wins" else "reldiff"], sums["pairs"]
     batch = X.shape[:-2]
     T, S = X.shape[-2:]
     B = int(np.prod(batch, dtype=np.int64))
@@ -434,7 +442,7 @@ def relative_difference_across(X: np.ndarray, *, weights: np.ndarray | None = No
     X = _scores(X, rule)
     w = _weights(weights, X, rule)
     used = (w > 0)[..., None] & ~np.isnan(X)
-    if (X[used] < 0).any():
+    if (np.broadcast_to(X, used.shape)[used] < 0).any():
         raise ValueError(
             f"{rule}: relative difference (u - v) / (u + v) needs non-negative scores, but X has "
             "negative scores on tasks of positive weight (negated lower-is-better metrics must be "

@@ -222,7 +222,7 @@ def _weights(weights: np.ndarray | None, X: np.ndarray, name: str) -> np.ndarray
             raise ValueError(f"{name}: the weights of the criteria sum to 0")
         w = w / total
     try:
-        return np.broadcast_to(w, X.shape[:-1])
+        return np.broadcast_to(w, np.broadcast_shapes(X.shape[:-1], w.shape))
     except ValueError:
         raise ValueError(f"{name}: weights of shape {w.shape} do not broadcast to {X.shape[:-1]}") from None
 

@@ -24,6 +24,7 @@ from .ranking import tie_groups
 
 __all__ = [
     "pairwise_counts",
+    "task_pair_sums",
     "majority_margin",
     "scoring_points",
     "plurality_across",
@@ -41,6 +42,61 @@ __all__ = [
 ]
 
 _PAIR_BLOCK = 1 << 22  # cells of the (tasks x S x S) comparison processed at once
+
+
+def task_pair_sums(
+    X: np.ndarray, weights: np.ndarray, kinds: Sequence[str] = ("wins", "pairs")
+) -> dict[str, np.ndarray]:
+    """Pairwise sums over the tasks of one profile under many weight vectors, as matrix products.
+
+    For one profile ``X`` (T, S) and a stack of task weights ``W`` (..., T)
+    (e.g. the multiplicities of bootstrap replicates), every requested sum is
+    ``W @ G`` with ``G`` the per-task pairwise indicator (T, S*S), built once
+    per block of tasks: the comparisons are made once, not once per weight vector.
+
+    Parameters
+    ----------
+    X : ndarray, shape (T, S)
+        Oriented scores; ``NaN`` = missing (a pair with a ``NaN`` contributes nothing).
+    weights : ndarray, shape (..., T)
+    kinds : sequence of {"wins", "pairs", "reldiff"}
+        ``wins[i, j] = sum_t w_t [X_ti > X_tj]``; ``pairs[i, j] = sum_t w_t``
+        over the tasks where both are present (diagonal: where ``i`` is);
+        ``reldiff[i, j] = sum_t w_t (X_ti - X_tj) / (X_ti + X_tj)`` (0 when
+        the sum is not positive).
+
+    Returns
+    -------
+    dict of ndarray, each of shape (..., S, S)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"task_pair_sums takes one (T, S) profile, got shape {X.shape}")
+    n_t, n_s = X.shape
+    W = np.asarray(weights, dtype=np.float64)
+    if W.ndim == 0 or W.shape[-1] != n_t:
+        raise ValueError(f"expected {n_t} task weights on the last axis, got shape {W.shape}")
+    W2 = W.reshape(-1, n_t)
+    out = {k: np.zeros((W2.shape[0], n_s * n_s)) for k in kinds}
+    present = ~np.isnan(X)
+    step = max(1, _PAIR_BLOCK // max(1, n_s * n_s))
+    for t0 in range(0, n_t, step):
+        xb = X[t0 : t0 + step]
+        wb = W2[:, t0 : t0 + step]
+        for k in kinds:
+            if k == "wins":
+                g = xb[:, :, None] > xb[:, None, :]
+            elif k == "pairs":
+                pb = present[t0 : t0 + step]
+                g = pb[:, :, None] & pb[:, None, :]
+            elif k == "reldiff":
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    ssum = xb[:, :, None] + xb[:, None, :]
+                    g = np.where(ssum > 0, (xb[:, :, None] - xb[:, None, :]) / np.where(ssum > 0, ssum, 1.0), 0.0)
+            else:
+                raise ValueError(f"unknown pairwise sum {k!r}")
+            out[k] += wb @ g.reshape(g.shape[0], n_s * n_s).astype(np.float64)
+    return {k: v.reshape(*W.shape[:-1], n_s, n_s) for k, v in out.items()}
 
 
 def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -69,6 +125,15 @@ def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tupl
     """
     X = np.asarray(X, dtype=np.float64)
     *batch, n_t, n_s = X.shape
+    if weights is not None and X.ndim == 2 and np.ndim(weights) > 1:
+        # one profile, many weight vectors (bootstrap multiplicities): compare once, then matrix products
+        sums = task_pair_sums(X, task_weights(weights, n_t), ("wins", "pairs"))
+        wins = sums["wins"]
+        ties = sums["pairs"] - wins - np.swapaxes(wins, -1, -2)
+        idx = np.arange(n_s)
+        ties[..., idx, idx] = 0.0
+        np.maximum(ties, 0.0, out=ties)
+        return wins, ties
     present = ~np.isnan(X)
     if weights is None:
         w = None
