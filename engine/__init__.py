@@ -4,13 +4,17 @@ Public API (data first, keyword-only options):
 
 * :func:`open_scores`, :func:`scores_from_array`, :func:`to_zarr`: the score tensor;
 * :func:`aggregate`, :func:`rank`: aggregation rules (:data:`RULES`);
-* :func:`orient`, :func:`missing_report`: orientation and missing scores.
+* :func:`orient`, :func:`missing_report`: orientation and missing scores;
+* :func:`bootstrap`, :func:`summarize`: bootstrap rankings over tasks, systems or
+  instances, rank intervals and stability (:mod:`engine.metrics` for the metrics,
+  :mod:`engine.robustness` and :mod:`engine.synthetic` for the papers' experiments).
 """
 
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from .bootstrap import bootstrap, summarize
 from .core import aggregate, missing_report, orient, rank, tied_groups
 from .errors import VotebenchError
 from .io import open_scores, scores_from_array, validate_scores
@@ -28,6 +32,7 @@ __all__ = [
     "Rule",
     "VotebenchError",
     "aggregate",
+    "bootstrap",
     "get_rule",
     "missing_report",
     "open_scores",
@@ -36,6 +41,7 @@ __all__ = [
     "register_rule",
     "rule_names",
     "scores_from_array",
+    "summarize",
     "to_zarr",
     "tied_groups",
     "validate_scores",

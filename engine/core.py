@@ -34,7 +34,10 @@ from .io import validate_scores
 from .kernels.ranking import min_rank, tied_count
 from .rules import LEVELS, Rule, get_rule, get_within
 
-__all__ = ["MISSING_POLICIES", "Plan", "prepare", "orient", "missing_report", "aggregate", "rank", "resolve_level", "tied_groups", "task_scores"]
+__all__ = [
+    "MISSING_POLICIES", "Plan", "prepare", "orient", "missing_report", "aggregate", "rank", "resolve_level", "tied_groups",
+    "task_scores",
+]
 
 #: policies for missing scores of rules that need one
 MISSING_POLICIES = ("error", "listwise", "drop-judges")
@@ -200,8 +203,9 @@ def _call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options:
     try:
         if not absent.any():
             return np.asarray(rule.kernel(X, weights=weights, **opts), dtype=np.float64)
-        out = np.full(X.shape[:-2] + X.shape[-1:], np.nan)
-        out[..., ~absent] = rule.kernel(X[..., ~absent], weights=weights, **opts)
+        res = np.asarray(rule.kernel(X[..., ~absent], weights=weights, **opts), dtype=np.float64)
+        out = np.full(res.shape[:-1] + X.shape[-1:], np.nan)
+        out[..., ~absent] = res
         return out
     except ValueError as exc:
         raise VotebenchError(f"rule {rule.name!r}: {exc}") from None
@@ -390,7 +394,7 @@ def prepare(
     if _is_dask(scores) and len(scores.chunksizes.get(SYSTEM, (0,))) > 1:
         raise VotebenchError("the system dimension must not be chunked; use scores.chunk({'system': -1})")
     group_labels = _group_labels(scores, groups)
-    if weights == "groups" and group_labels is None:
+    if isinstance(weights, str) and weights == "groups" and group_labels is None:
         group_labels_for_weights = [str(g) for g in scores["group"].values]
     else:
         group_labels_for_weights = group_labels or []

@@ -159,10 +159,11 @@ def instance_counts(
 
     Parameters
     ----------
-    present : bool array, shape (T, K)
-        Which (task, instance) judges exist (all tasks, indexed by ``tasks``).
+    present : bool array, shape (T', K)
+        Which (task, instance) judges exist, one row per task drawn.
     tasks : array of int, optional
-        Which tasks to draw (default all).
+        Global indices of the tasks of the rows of ``present`` (default
+        ``0 .. T'-1``); they key the random streams.
     start, stop : int
         Instance range to return (default the whole axis).
 
@@ -175,10 +176,12 @@ def instance_counts(
     present = np.asarray(present, dtype=bool)
     width = present.shape[-1]
     tasks = np.arange(present.shape[0]) if tasks is None else np.asarray(tasks, dtype=np.int64)
+    if tasks.size != present.shape[0]:
+        raise ValueError(f"got {tasks.size} task indices for {present.shape[0]} rows of present")
     stop = width if stop is None else stop
     ids = replicate_ids(replicates)
     out = np.zeros((ids.size, tasks.size, stop - start), dtype=dtype)
-    positions = [np.flatnonzero(present[t]) for t in tasks]
+    positions = [np.flatnonzero(row) for row in present]
     for i, b in enumerate(ids):
         for j, t in enumerate(tasks):
             pos = positions[j]

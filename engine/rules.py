@@ -261,7 +261,8 @@ register_rule(Rule("relative_difference", B.relative_difference_across,
                    ties="both 0 counts 0; missing pairs ignored", missing="pairwise", references=(_PAVAO,), resample="weights"))
 register_rule(Rule("pavao_copeland", B.pavao_copeland_across,
                    "pairwise Copeland of Pavao: 1 / 0.5 / 0 per opponent by majority of tasks, averaged",
-                   ties="a majority tie counts 0.5; missing pairs ignored", missing="pairwise", references=(_PAVAO,), resample="weights"))
+                   ties="a majority tie counts 0.5; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
+                   resample="weights"))
 register_rule(Rule("random_judge", B.random_judge_across, "the ranking of one task drawn at random (option seed)",
                    ties="those of the drawn task", references=(_PAVAO,), resample="loop"))
 

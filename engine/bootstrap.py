@@ -1,0 +1,550 @@
+"""Bootstrap a ranking over tasks (judges), systems (candidates) or instances.
+
+:func:`bootstrap` returns the full-data ranking (the point estimate, never a
+bootstrap median) with ``replicate_score`` / ``replicate_rank`` of shape
+``(replicate, system)``; :func:`summarize` turns them into rank intervals,
+``P(i above j)``, the systems tied with the leader and the stability of the
+ranking (Pavao et al. 2021, section 2.3).
+
+Replicate ``b`` resamples with ``SeedSequence(seed, spawn_key=(axis, b))``
+(:mod:`engine.resample`), so results are identical for any block size, any
+chunking of the data and any number of workers, and one replicate can be
+recomputed alone (:func:`resampled_scores`).
+
+How a block of replicates is evaluated (no per-replicate pass over the data
+for the rules that have a product form):
+
+``over="tasks"``
+    The task-level matrix ``X`` (T, S) is computed once.  Rules registered with
+    ``resample="weights"`` take the resample counts as a ``(B, T)`` stack of
+    task weights (pairwise rules compare once and take matrix products, Borda
+    weights per-task points); ``"index"`` rules get the batch of resampled
+    matrices ``(B, T, S)``; ``"loop"`` rules one call per replicate.
+``over="systems"``
+    Batched kernel on the resampled columns ``X[:, idx]`` (a drawn system's
+    copies tie with each other).  At levels ``one``/``two`` the within-task
+    Borda points among the drawn systems are rows of the per-task pairwise
+    matrix (wins + ties / 2 over the task's instances, one pass over the data)
+    times the candidate counts.
+``over="instances"``
+    For rules with a decomposable within-task statistic the per-judge values
+    ``J`` (T, K, S) meet the instance resample counts ``C`` (B, T, K) in one
+    product per chunk, ``sums = C @ J``, summed over instance chunks.
+
+Everything else (e.g. Copeland within tasks over instances, plurality points
+among resampled systems, two-step group aggregation) falls back to evaluating
+each replicate on its resampled tensor, one dask task per block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import dask.array as da
+import numpy as np
+import xarray as xr
+
+from . import metrics
+from .core import Plan, _finalize, _is_dask, _within_step, aggregate, prepare
+from .dims import INSTANCE, OPPONENT, REPLICATE, SYSTEM, TASK
+from .errors import VotebenchError
+from .kernels.ranking import min_rank
+from .kernels.social import pairwise_counts
+from .resample import counts_from_indices, instance_counts, replicate_ids, resample_indices
+from .rules import get_within
+
+__all__ = ["OVER", "bootstrap", "summarize", "resampled_scores", "replicate_scores_reference", "stability"]
+
+#: axes a bootstrap can resample
+OVER = ("tasks", "systems", "instances")
+_CELLS = 1 << 22  # target number of float64 cells of a replicate block's largest temporary
+
+
+def _check_over(over: str) -> None:
+    if over not in OVER:
+        raise VotebenchError(f"unknown resampling axis {over!r}; choose one of {', '.join(OVER)}")
+
+
+def _block_size(n: int, cells_per_replicate: int, block: int | None) -> int:
+    if block is not None:
+        if block < 1:
+            raise VotebenchError(f"block size must be >= 1, got {block}")
+        return int(block)
+    return int(max(1, min(max(n, 1), _CELLS // max(1, cells_per_replicate))))
+
+
+# ------------------------------------------------------------------------------------ reference
+def resampled_scores(scores: xr.DataArray, *, over: str, replicate: int, seed: int) -> xr.DataArray:
+    """The score tensor of one bootstrap replicate (eager numpy), labels made unique.
+
+    Resampled tasks are named ``"<task>#<position>"`` and resampled systems
+    ``"<system>#<position>"``; resampled instances of a task fill its first
+    positions (the rest is padding).  This is the definition the fast paths of
+    :func:`bootstrap` are tested against.
+    """
+    _check_over(over)
+    x = scores.transpose(SYSTEM, TASK, INSTANCE)
+    vals = np.asarray(x.values, dtype=np.float64)
+    if over == "tasks":
+        idx = resample_indices(x.sizes[TASK], seed=seed, replicates=[replicate], stream="tasks")[0]
+        out = x.isel({TASK: idx})
+        labels = [f"{t}#{i}" for i, t in enumerate(out[TASK].values)]
+        return out.copy(data=vals[:, idx]).assign_coords({TASK: np.array(labels, dtype=object)})
+    if over == "systems":
+        idx = resample_indices(x.sizes[SYSTEM], seed=seed, replicates=[replicate], stream="systems")[0]
+        out = x.isel({SYSTEM: idx})
+        labels = [f"{s}#{i}" for i, s in enumerate(out[SYSTEM].values)]
+        return out.copy(data=vals[idx]).assign_coords({SYSTEM: np.array(labels, dtype=object)})
+    present = ~np.isnan(vals).all(axis=0)  # (T, K) judges that exist
+    counts = instance_counts(present, seed=seed, replicates=[replicate], dtype=np.int64)[0]
+    new = np.full_like(vals, np.nan)
+    for t in range(vals.shape[1]):
+        pos = np.repeat(np.arange(vals.shape[2]), counts[t])
+        new[:, t, : pos.size] = vals[:, t, pos]
+    return x.copy(data=new)
+
+
+def _task_vector(plan: Plan, values: Sequence[Any] | np.ndarray | None, idx: np.ndarray) -> list[Any] | None:
+    return None if values is None else [values[i] for i in idx]
+
+
+def _reference_one(plan: Plan, over: str, b: int, seed: int) -> np.ndarray:
+    """Scores of replicate ``b`` by aggregating its resampled tensor (the brute-force definition)."""
+    r = resampled_scores(plan.x, over=over, replicate=b, seed=seed)
+    kw: dict[str, Any] = dict(rule=plan.within.name, level=plan.level, missing=plan.missing, options=plan.options)
+    if plan.across.name != plan.within.name:
+        kw.update(within=plan.within.name, across=plan.across.name)
+    groups, weights = plan.groups, plan.weights
+    if over == "tasks":
+        idx = resample_indices(len(plan.tasks), seed=seed, replicates=[b], stream="tasks")[0]
+        groups = _task_vector(plan, groups, idx)
+        weights = None if weights is None else np.asarray(weights)[idx]
+    if groups is not None:
+        kw["groups"] = dict(zip([str(t) for t in r[TASK].values], groups))
+    if weights is not None:
+        kw["weights"] = weights
+    s = np.asarray(aggregate(r, **kw).values, dtype=np.float64)
+    if over != "systems":
+        return s
+    idx = resample_indices(len(plan.systems), seed=seed, replicates=[b], stream="systems")[0]
+    out = np.full(len(plan.systems), np.nan)
+    out[idx] = s
+    return out
+
+
+def replicate_scores_reference(
+    scores: xr.DataArray, *, over: str, replicates: int | Sequence[int], seed: int, **options: Any
+) -> np.ndarray:
+    """``(B, S)`` replicate scores, one :func:`engine.aggregate` call per replicate (slow; for tests).
+
+    ``options`` are those of :func:`engine.aggregate`; a system absent from a
+    candidate resample gets ``NaN``.
+    """
+    plan = prepare(scores.compute(), **options)
+    return np.stack([_reference_one(plan, over, int(b), seed) for b in replicate_ids(replicates)])
+
+
+# ------------------------------------------------------------------------------------ numpy blocks
+def _row(weights: Any, i: int) -> Any:
+    return weights if weights is None or np.ndim(weights) == 1 else weights[i]
+
+
+def _across(Xb: np.ndarray, judged: np.ndarray, miss: np.ndarray, fin: Mapping[str, Any], weights: Any) -> np.ndarray:
+    """The across-task step on a batch of task-level matrices ``(B, T, S)`` (or one matrix with a weight stack)."""
+    if "loop" in (fin["across"].resample, fin["within"].resample):
+        return np.stack([_finalize(Xb[i], judged, miss, **{**fin, "weights": _row(weights, i)}) for i in range(Xb.shape[0])])
+    return np.asarray(_finalize(Xb, judged, miss, **{**fin, "weights": weights}), dtype=np.float64)
+
+
+def _tasks_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.ndarray, *, seed: int,
+                 fin: Mapping[str, Any], pooled: Any = None) -> np.ndarray:
+    """Replicate scores ``(B, S)`` of a task bootstrap from the task-level matrix ``X`` (T, S)."""
+    ids = np.asarray(ids).reshape(-1)
+    T = X.shape[-2]
+    idx = resample_indices(T, seed=seed, replicates=ids, stream="tasks")
+    w = fin["weights"]
+    if pooled is not None:  # level one: X holds per-task sums, `pooled` = (stat, counts)
+        stat, counts = pooled
+        return np.asarray(stat.pool(X[idx], counts[idx]), dtype=np.float64)
+    rule = fin["across"]
+    if rule.resample == "weights" and fin["groups"] is None:
+        mult = counts_from_indices(idx, T).astype(np.float64)
+        return _across(X, judged, miss, fin, mult if w is None else mult * w)
+    wb = None if w is None else w[idx]
+    if fin["groups"] is not None:
+        g = np.asarray(fin["groups"], dtype=object)
+        return np.stack([
+            _finalize(X[idx[i]], judged, miss, **{**fin, "weights": None if wb is None else wb[i], "groups": list(g[idx[i]])})
+            for i in range(idx.shape[0])
+        ])
+    return _across(X[idx], judged, miss, fin, wb)
+
+
+def _scatter_systems(res: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
+    out = np.full((idx.shape[0], n), np.nan)
+    np.put_along_axis(out, idx, res, axis=-1)  # copies of a system share its score
+    return out
+
+
+def _systems_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.ndarray, *, seed: int,
+                   fin: Mapping[str, Any], pooled: Any = None) -> np.ndarray:
+    """Replicate scores of a candidate bootstrap from a task-level matrix (statistic independent of the others)."""
+    ids = np.asarray(ids).reshape(-1)
+    S = X.shape[-1]
+    idx = resample_indices(S, seed=seed, replicates=ids, stream="systems")
+    if pooled is not None:
+        stat, counts = pooled
+        res = np.asarray(stat.pool(np.moveaxis(X[:, idx], 1, 0), np.moveaxis(counts[:, idx], 1, 0)), dtype=np.float64)
+    else:
+        res = _across(np.moveaxis(X[:, idx], 1, 0), judged, miss, fin, fin["weights"])
+    return _scatter_systems(res, idx, S)
+
+
+def _borda_pairs_block(ids: np.ndarray, M: np.ndarray, present: np.ndarray, judged: np.ndarray, miss: np.ndarray, *,
+                       seed: int, fin: Mapping[str, Any], pooled: bool) -> np.ndarray:
+    """Candidate bootstrap of the within-task Borda statistic from per-task pair sums ``M`` (T, S, S).
+
+    ``M[t, i, j]`` = wins + ties / 2 of ``i`` against ``j`` over the instances of
+    task ``t`` (diagonal: half the instances where ``i`` is present, the value
+    of a pair of copies), so the points of a drawn column are its row of ``M``
+    times the candidate counts minus the copy itself.
+    """
+    ids = np.asarray(ids).reshape(-1)
+    S = M.shape[-1]
+    idx = resample_indices(S, seed=seed, replicates=ids, stream="systems")
+    counts = counts_from_indices(idx, S).astype(np.float64)  # (B, S)
+    full = np.einsum("tij,bj->bti", M, counts)  # (B, T, S): points of one copy of i among the drawn set
+    diag = np.diagonal(M, axis1=-2, axis2=-1)  # (T, S)
+    pts = np.take_along_axis(full, idx[:, None, :], axis=-1) - diag[:, idx].transpose(1, 0, 2)
+    cnt = present[:, idx].transpose(1, 0, 2)
+    stat = get_within("borda")
+    if pooled:
+        res = np.asarray(stat.pool(pts, cnt), dtype=np.float64)
+    else:
+        res = _across(np.asarray(stat.task(pts, cnt), dtype=np.float64), judged, miss, fin, fin["weights"])
+    return _scatter_systems(res, idx, S)
+
+
+def _instance_partial(ids: np.ndarray, tpos: np.ndarray, kpos: np.ndarray, J0: np.ndarray, ok: np.ndarray,
+                      present: np.ndarray, *, seed: int) -> np.ndarray:
+    """Resampled sums and counts of judge values over one (task, instance) chunk: ``(B, Tc, 1, S, 2)``.
+
+    ``J0`` holds the judge values with ``NaN`` replaced by 0, ``ok`` where they
+    exist (float), ``present`` the whole rows of the chunk's tasks (for the draws).
+    """
+    ids = np.asarray(ids).reshape(-1)
+    tpos = np.asarray(tpos).reshape(-1)
+    kpos = np.asarray(kpos).reshape(-1)
+    c = instance_counts(present, seed=seed, replicates=ids, tasks=tpos, start=int(kpos[0]), stop=int(kpos[-1]) + 1)
+    out = np.empty((c.shape[0], c.shape[1], 1, J0.shape[-1], 2))
+    out[:, :, 0, :, 0] = np.einsum("btk,tks->bts", c, J0, optimize=True)
+    if ok.min(initial=1.0) == 1.0:  # complete chunk: the counts are the drawn instances
+        out[:, :, 0, :, 1] = c.sum(axis=-1)[..., None]
+    else:
+        out[:, :, 0, :, 1] = np.einsum("btk,tks->bts", c, ok, optimize=True)
+    return out
+
+
+def _instance_finish(sums: np.ndarray, cnts: np.ndarray, judged: np.ndarray, miss: np.ndarray, *, stat: Any,
+                     fin: Mapping[str, Any], pooled: bool) -> np.ndarray:
+    if pooled:
+        return np.asarray(stat.pool(sums, cnts), dtype=np.float64)
+    return _across(np.asarray(stat.task(sums, cnts), dtype=np.float64), judged, miss, fin, fin["weights"])
+
+
+def _reference_block(ids: np.ndarray, plan: Plan, over: str, seed: int) -> np.ndarray:
+    return np.stack([_reference_one(plan, over, int(b), seed) for b in np.asarray(ids).reshape(-1)])
+
+
+# ------------------------------------------------------------------------------------ graph
+def _meta() -> np.ndarray:
+    return np.empty((0, 0), dtype=np.float64)
+
+
+def _ids_array(ids: np.ndarray, block: int, lazy: bool) -> Any:
+    return da.from_array(ids, chunks=block) if lazy else ids
+
+
+def _map_blocks(fn: Any, ids: np.ndarray, block: int, lazy: bool, S: int, *args: Any, **kwargs: Any) -> Any:
+    """Apply ``fn(ids_block, *args, **kwargs) -> (B, S)`` to every block of replicates.
+
+    Eager: a numpy array.  Lazy: a dask array (replicate, system), one task per
+    block of replicates, each receiving the (small) arguments whole.
+    """
+    values = [a.data if isinstance(a, xr.DataArray) else a for a in args]
+    if not lazy:
+        parts = [fn(ids[i : i + block], *[np.asarray(v) for v in values], **kwargs) for i in range(0, ids.size, block)]
+        return np.concatenate(parts, axis=0) if parts else np.empty((0, S))
+    pool = iter("abcdefghijklmnopqstuvwxy")
+    pairs: list[Any] = [da.from_array(ids, chunks=block), "r"]
+    for v in values:
+        arr = v.rechunk(-1) if isinstance(v, da.Array) else da.from_array(np.asarray(v), chunks=-1)
+        pairs += [arr, "".join(next(pool) for _ in range(arr.ndim))]
+    return da.blockwise(fn, "rz", *pairs, new_axes={"z": S}, concatenate=True, dtype=np.float64, meta=_meta(), **kwargs)
+
+
+def _plan_for(scores: xr.DataArray, over: str, kw: Mapping[str, Any]) -> Plan:
+    plan = prepare(scores, **kw)
+    if over == "instances" and scores.sizes[INSTANCE] < 2:
+        raise VotebenchError("an instance bootstrap needs instance-level scores; these have one instance per task")
+    opts_per_task = [k for k, v in plan.options.items() if isinstance(v, (list, tuple)) and len(v) == len(plan.tasks)]
+    if over == "tasks" and opts_per_task and plan.across.resample != "weights":
+        raise VotebenchError(
+            f"per-task option(s) {', '.join(opts_per_task)} cannot follow resampled tasks for rule {plan.across.name!r}"
+        )
+    return plan
+
+
+def _replicate_scores(plan: Plan, over: str, ids: np.ndarray, seed: int, block: int | None) -> tuple[Any, str]:
+    """Replicate scores (replicate, system) as a dask or numpy array, and the evaluation method used."""
+    lazy = _is_dask(plan.x)
+    S, T, K = len(plan.systems), len(plan.tasks), plan.x.sizes[INSTANCE]
+    fin = plan.finalize_kwargs()
+    lvl = plan.level
+    stat_name = "mean" if lvl == "task" else plan.within.within
+    stat = get_within(stat_name) if stat_name is not None else None
+    judged, miss = plan.judged.transpose(TASK), plan.miss.transpose(TASK, SYSTEM)
+
+    def task_inputs() -> tuple[xr.DataArray, Any]:
+        """Task-level matrix (or per-task sums and counts at level one) of a decomposable statistic."""
+        if not plan.pooled:
+            return _within_step(plan.x, plan.within, lvl, plan.options).transpose(TASK, SYSTEM), None
+        values = xr.apply_ufunc(stat.judge, plan.x, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]],
+                                dask="parallelized", output_dtypes=[np.float64])
+        sums = values.sum(INSTANCE, skipna=True).transpose(TASK, SYSTEM)
+        cnts = values.notnull().sum(INSTANCE).transpose(TASK, SYSTEM)
+        return sums, cnts
+
+    position_draws = plan.within.within is None and "loop" in (plan.within.resample, plan.across.resample) and lvl == "two"
+    if over == "tasks" and (not plan.pooled or stat is not None) and not position_draws:
+        X, cnts = task_inputs()
+        b = _block_size(ids.size, T * S, block)
+        if cnts is None:
+            method = {"weights": "task weights", "index": "batched kernel", "loop": "per-replicate kernel"}[plan.across.resample]
+            return _map_blocks(_tasks_block, ids, b, lazy, S, X, judged, miss, seed=seed, fin=fin), method
+        return _map_blocks(lambda i, Xs, c, j, m, **kw: _tasks_block(i, Xs, j, m, pooled=(stat, c), **kw), ids, b, lazy, S,
+                           X, cnts, judged, miss, seed=seed, fin=fin), "batched pooling"
+    if over == "systems" and stat is not None and stat.name == "mean":
+        X, cnts = task_inputs()
+        b = _block_size(ids.size, T * S, block)
+        if cnts is None:
+            return _map_blocks(_systems_block, ids, b, lazy, S, X, judged, miss, seed=seed, fin=fin), "batched kernel"
+        return _map_blocks(lambda i, Xs, c, j, m, **kw: _systems_block(i, Xs, j, m, pooled=(stat, c), **kw), ids, b, lazy,
+                           S, X, cnts, judged, miss, seed=seed, fin=fin), "batched pooling"
+    if over == "systems" and stat is not None and stat.name == "borda" and lvl in ("one", "two"):
+        M, present = _pair_sums(plan.x)
+        b = _block_size(ids.size, T * S, block)
+        return _map_blocks(_borda_pairs_block, ids, b, lazy, S, M, present, judged, miss, seed=seed, fin=fin,
+                           pooled=plan.pooled), "pairwise matrix x candidate counts"
+    if over == "instances" and stat is not None:
+        return _instance_scores(plan, stat, ids, seed, block, fin), "instance counts x judge values"
+    b = block if block is not None else max(1, min(8, _block_size(ids.size, T * S * K, None)))
+    template = plan.x.transpose(SYSTEM, TASK, INSTANCE)
+    coords = {k: (v.dims, np.asarray(v.values)) for k, v in template.coords.items()
+              if k not in template.dims and isinstance(v.data, np.ndarray)}
+
+    def fallback(ids_b: np.ndarray, values: np.ndarray, j: np.ndarray, m: np.ndarray) -> np.ndarray:
+        x = xr.DataArray(np.asarray(values), dims=template.dims,
+                         coords={**{d: template[d].values for d in template.dims}, **coords}, name=template.name)
+        local = Plan(**{**plan.__dict__, "x": x, "judged": xr.DataArray(j, dims=TASK),
+                        "miss": xr.DataArray(m, dims=(TASK, SYSTEM))})
+        return _reference_block(ids_b, local, over, seed)
+
+    return _map_blocks(fallback, ids, b, lazy, S, template, judged, miss), "per-replicate evaluation"
+
+
+def _pair_sums(x: xr.DataArray) -> tuple[Any, Any]:
+    """Per-task ``wins + ties / 2`` over instances (T, S, S) with half-presence on the diagonal, and presence counts (T, S)."""
+
+    def pairs(block: np.ndarray) -> np.ndarray:  # (Tc, Kc, S) -> (Tc, 1, S, S)
+        block = np.asarray(block, dtype=np.float64)
+        wins, ties = pairwise_counts(block)
+        out = wins + 0.5 * ties
+        n = (~np.isnan(block)).sum(axis=-2).astype(np.float64)
+        idx = np.arange(block.shape[-1])
+        out[..., idx, idx] = 0.5 * n
+        return out[:, None]
+
+    xl = x.transpose(TASK, INSTANCE, SYSTEM)
+    present = xl.notnull().sum(INSTANCE).transpose(TASK, SYSTEM)
+    if not _is_dask(xl):
+        return pairs(np.asarray(xl.values))[:, 0], np.asarray(present.values, dtype=np.float64)
+    arr = xl.data
+    part = da.blockwise(pairs, "tkso", arr, "tks", new_axes={"o": arr.shape[-1]}, adjust_chunks={"k": 1},
+                        dtype=np.float64, meta=np.empty((0, 0, 0, 0)))
+    return part.sum(axis=1), present.data.astype(np.float64)
+
+
+def _instance_scores(plan: Plan, stat: Any, ids: np.ndarray, seed: int, block: int | None, fin: Mapping[str, Any]) -> Any:
+    xl = plan.x.transpose(TASK, INSTANCE, SYSTEM)
+    T, K, S = xl.shape
+    present = xl.notnull().any(SYSTEM)  # (T, K)
+    judged, miss = plan.judged.transpose(TASK), plan.miss.transpose(TASK, SYSTEM)
+    finish = dict(stat=stat, fin=fin, pooled=plan.pooled)
+    values = xr.apply_ufunc(stat.judge, xl, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]],
+                            dask="parallelized", output_dtypes=[np.float64])
+    if not _is_dask(xl):
+        J = np.asarray(values.values, dtype=np.float64)
+        ok = ~np.isnan(J)
+        J0 = np.ascontiguousarray(np.where(ok, J, 0.0))  # BLAS needs C-contiguous stacks
+        okf = np.ascontiguousarray(ok, dtype=np.float64)
+        pres = np.asarray(present.values)
+        b = _block_size(ids.size, T * K * 4, block)
+        parts = []
+        for i in range(0, ids.size, b):
+            p = _instance_partial(ids[i : i + b], np.arange(T), np.arange(K), J0, okf, pres, seed=seed)[:, :, 0]
+            parts.append(_instance_finish(p[..., 0], p[..., 1], np.asarray(judged.values), np.asarray(miss.values), **finish))
+        return np.concatenate(parts, axis=0) if parts else np.empty((0, S))
+    J = values.data
+    J0 = da.where(da.isnan(J), 0.0, J)
+    okf = (~da.isnan(J)).astype(np.float64)
+    tchunks, kchunks = J.chunks[0], J.chunks[1]
+    b = _block_size(ids.size, max(tchunks) * max(kchunks) * 4, block)
+    rid = da.from_array(ids, chunks=b)
+    tpos = da.arange(T, chunks=(tchunks,))
+    kpos = da.arange(K, chunks=(kchunks,))
+    pres = present.data.rechunk((tchunks, -1))
+    part = da.blockwise(
+        _instance_partial, "rtksv", rid, "r", tpos, "t", kpos, "k", J0, "tks", okf, "tks", pres, "tj",
+        new_axes={"v": 2}, adjust_chunks={"k": 1}, concatenate=True, dtype=np.float64,
+        meta=np.empty((0, 0, 0, 0, 0)), seed=seed,
+    )
+    total = part.sum(axis=2).rechunk({0: b, 1: -1, 2: -1, 3: -1})  # (R, T, S, 2)
+    jd = judged.data.rechunk(-1) if isinstance(judged.data, da.Array) else da.from_array(np.asarray(judged.values))
+    md = miss.data.rechunk(-1) if isinstance(miss.data, da.Array) else da.from_array(np.asarray(miss.values))
+    return da.blockwise(
+        lambda tot, j, m: _instance_finish(tot[..., 0], tot[..., 1], j, m, **finish),
+        "rs", total, "rtsv", jd, "t", md, "ts", concatenate=True, dtype=np.float64, meta=_meta(),
+    )
+
+
+# ------------------------------------------------------------------------------------ public
+def bootstrap(
+    scores: xr.DataArray,
+    *,
+    rule: str = "borda",
+    over: str = "tasks",
+    replicates: int | Sequence[int] = 200,
+    seed: int = 0,
+    level: str | None = None,
+    missing: str = "error",
+    weights: Mapping[str, float] | Sequence[float] | str | None = None,
+    within: str | None = None,
+    across: str | None = None,
+    groups: bool | Mapping[str, str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    block: int | None = None,
+) -> xr.Dataset:
+    """Bootstrap a ranking: the full-data ranking plus one ranking per replicate.
+
+    Parameters
+    ----------
+    scores : xarray.DataArray
+        Canonical score tensor (numpy or dask backed).
+    rule, level, missing, weights, within, across, groups, options
+        As :func:`engine.aggregate`.  The missing-score policy is applied to
+        the full data before resampling.
+    over : {"tasks", "systems", "instances"}
+        Axis resampled with replacement: judges (tasks, with their instances),
+        candidates (systems; a system drawn several times ties with its copies,
+        one never drawn gets ``NaN``) or the instances within every task.
+    replicates : int or sequence of int
+        Number of replicates (indices ``0 .. B-1``) or explicit replicate indices.
+    seed : int
+        Non-negative seed; replicate ``b`` depends only on ``seed``, ``over`` and ``b``.
+    block : int, optional
+        Replicates per block (dask task); default from the data size.  Results
+        do not depend on it.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``score``, ``rank`` (system): the full-data ranking; ``replicate_score``,
+        ``replicate_rank`` (replicate, system): competition ranks within each
+        replicate (``NaN`` for a system not drawn).  Lazy (dask) when ``scores``
+        is; attrs record rule, over, replicates, seed, level, missing and the
+        evaluation method.
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> s = engine.scores_from_array(np.array([[1.0, 9, 3], [2, 8, 4], [3, 7, 5]]), systems=["a", "b", "c"])
+    >>> ds = engine.bootstrap(s, rule="borda", over="tasks", replicates=50, seed=1)
+    >>> ds["replicate_rank"].shape
+    (50, 3)
+    """
+    _check_over(over)
+    kw = dict(rule=rule, level=level, missing=missing, weights=weights, within=within, across=across, groups=groups,
+              options=options)
+    plan = _plan_for(scores, over, kw)
+    ids = replicate_ids(replicates)
+    if seed is None or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise VotebenchError(f"seed must be a non-negative integer, got {seed!r}")
+    point = _point(scores, kw)
+    R, method = _replicate_scores(plan, over, ids, int(seed), block)
+    rep = xr.DataArray(R, dims=(REPLICATE, SYSTEM), coords={REPLICATE: ids, SYSTEM: point[SYSTEM].values},
+                       name="replicate_score")
+    ranks = xr.apply_ufunc(min_rank, rep, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]], dask="parallelized",
+                           output_dtypes=[np.float64])
+    ds = xr.Dataset({"score": point["score"], "rank": point["rank"], "replicate_score": rep, "replicate_rank": ranks})
+    ds.attrs = {"rule": plan.rule_label, "over": over, "replicates": int(ids.size), "seed": int(seed),
+                "level": plan.level, "missing": plan.missing, "method": method}
+    return ds
+
+
+def _point(scores: xr.DataArray, kw: Mapping[str, Any]) -> xr.Dataset:
+    from .core import rank
+
+    return rank(scores, **kw)
+
+
+def stability(ds: xr.Dataset, *, method: str = "spearman") -> float:
+    """Pavao's stability of a bootstrap: mean rank correlation over pairs of replicates (common systems only)."""
+    R = np.asarray(ds["replicate_score"].values, dtype=np.float64)
+    return float(metrics.concordance(R, method=method))
+
+
+def summarize(ds: xr.Dataset, *, level: float = 0.95) -> xr.Dataset:
+    """Rank intervals, pairwise superiority and stability of a computed or lazy bootstrap.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``score``, ``rank`` (full data), ``rank_low``/``rank_high`` (system): the
+        ``(1 - level) / 2`` and ``(1 + level) / 2`` percentiles of the replicate
+        ranks; ``prob_above`` (system, opponent): share of replicates (where both
+        appear) ranking the system strictly above the opponent; ``tied_with_leader``
+        (system): the leader(s) and every system the leader does not beat in at
+        least ``level`` of the replicates; scalars ``kendall_w`` (concordance of
+        the replicate rankings over the systems present in all of them),
+        ``mean_spearman`` and ``mean_kendall`` (Pavao's stability).
+    """
+    if not 0 < level < 1:
+        raise VotebenchError(f"interval level must be in (0, 1), got {level}")
+    ds = ds.compute()
+    R = np.asarray(ds["replicate_score"].values, dtype=np.float64)
+    ranks = np.asarray(ds["replicate_rank"].values, dtype=np.float64)
+    low, high = metrics.rank_intervals(ranks, level=level)
+    prob = metrics.prob_above(R)
+    point = np.asarray(ds["score"].values, dtype=np.float64)
+    tied = metrics.tied_with_leader(point, prob, level=level)
+    everywhere = ~np.isnan(R).any(axis=0)
+    w = metrics.kendall_w(R[:, everywhere]) if everywhere.sum() >= 2 and R.shape[0] >= 2 else np.nan
+    systems = ds[SYSTEM].values
+    out = xr.Dataset(
+        {
+            "score": ds["score"],
+            "rank": ds["rank"],
+            "rank_low": (SYSTEM, low),
+            "rank_high": (SYSTEM, high),
+            "prob_above": ((SYSTEM, OPPONENT), prob),
+            "tied_with_leader": (SYSTEM, tied),
+            "kendall_w": float(w),
+            "mean_spearman": float(metrics.concordance(R, method="spearman")) if R.shape[0] >= 2 else np.nan,
+            "mean_kendall": float(metrics.concordance(R, method="kendall")) if R.shape[0] >= 2 else np.nan,
+        },
+        coords={SYSTEM: systems, OPPONENT: systems},
+    )
+    out.attrs = {**ds.attrs, "interval_level": level}
+    return out
