@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
+import xarray as xr
 
+from .bootstrap import OVER
 from .core import MISSING_POLICIES
 from .errors import VotebenchError
 from .rules import LEVELS, RULES, rule_names
@@ -37,25 +39,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``votebench`` argument parser (sub-commands ``rank`` and ``rules``)."""
-    from . import __version__
-
-    p = _Parser(
-        prog="votebench",
-        description="Rank ML systems from benchmark scores with social-choice rules, and measure how sure the ranking is.",
-        epilog="Example: votebench rank data/colombo_tac08.csv.gz --level two",
-    )
-    p.add_argument("--version", action="version", version=f"votebench {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
-
-    r = sub.add_parser(
-        "rank",
-        help="rank the systems of a score table or store",
-        description="Aggregate scores (CSV wide or long, .csv.gz, Parquet, zarr store) into a ranking.",
-    )
-    r.add_argument("input", metavar="INPUT", help="score file or zarr store (a <name>.meta.json sidecar is read when present)")
+def _add_rank_options(r: argparse.ArgumentParser) -> None:
+    """The aggregation options shared by ``rank``, ``bootstrap``."""
     r.add_argument("--rule", default="borda", choices=rule_names(), help="aggregation rule (default: borda)")
     r.add_argument(
         "--level",
@@ -90,6 +75,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sidecar JSON with task directions and groups (default: <name>.meta.json beside INPUT)")
     r.add_argument("--lower-is-better", default=None, metavar="TASKS",
                    help="comma-separated tasks where lower scores are better (overrides the sidecar)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``votebench`` argument parser (sub-commands ``rank`` and ``rules``)."""
+    from . import __version__
+
+    p = _Parser(
+        prog="votebench",
+        description="Rank ML systems from benchmark scores with social-choice rules, and measure how sure the ranking is.",
+        epilog="Example: votebench rank data/colombo_tac08.csv.gz --level two",
+    )
+    p.add_argument("--version", action="version", version=f"votebench {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    r = sub.add_parser(
+        "rank",
+        help="rank the systems of a score table or store",
+        description="Aggregate scores (CSV wide or long, .csv.gz, Parquet, zarr store) into a ranking.",
+    )
+    r.add_argument("input", metavar="INPUT", help="score file or zarr store (a <name>.meta.json sidecar is read when present)")
+    _add_rank_options(r)
     r.add_argument("--format", default="table", choices=FORMATS, help="output format (default: table)")
     r.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
     r.set_defaults(func=_cmd_rank)
@@ -109,6 +116,44 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", default="table", choices=("table", "json"), help="output format (default: table)")
     c.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
     c.set_defaults(func=_cmd_condorcet)
+
+    bt = sub.add_parser(
+        "bootstrap",
+        help="rank with bootstrap rank intervals and stability",
+        description="Resample tasks (judges), systems (candidates) or the instances of every task with replacement, "
+        "re-rank every replicate, and report the full-data ranking with the 2.5-97.5%% percentiles of the replicate "
+        "ranks and the stability of the ranking (Pavao et al. 2021).",
+    )
+    bt.add_argument("input", metavar="INPUT", help="score file or zarr store")
+    _add_rank_options(bt)
+    bt.add_argument("--over", default="tasks", choices=OVER, help="axis to resample (default: tasks)")
+    bt.add_argument("--replicates", type=int, default=200, metavar="B", help="number of replicates (default: 200)")
+    bt.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default: 0); same seed, same replicates")
+    bt.add_argument("--interval", type=float, default=0.95, metavar="LEVEL",
+                    help="rank interval level (default: 0.95, i.e. 2.5%% and 97.5%% percentiles)")
+    bt.add_argument("--block", type=int, default=50, metavar="N", help="replicates per task and store chunk (default: 50)")
+    bt.add_argument("--store", default=None, metavar="PATH",
+                    help="also write the replicates to a results store (zarr, same format as `votebench sweep`)")
+    bt.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="dask scheduler address (default: DASK_SCHEDULER_ADDRESS, else in-process)")
+    bt.add_argument("--format", default="table", choices=FORMATS, help="output format (default: table)")
+    bt.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
+    bt.set_defaults(func=_cmd_bootstrap)
+
+    sw = sub.add_parser(
+        "sweep",
+        help="run a sweep file (rules x perturbations) into a resumable results store",
+        description="Compile a TOML/YAML sweep (inputs, rules with options, bootstraps, task subsets, parameter grids, "
+        "seed, store) into dask tasks; blocks are written to the zarr store as they finish and a re-run computes only "
+        "what is missing.",
+    )
+    sw.add_argument("config", metavar="CONFIG", help="sweep file (.toml, .yaml)")
+    sw.add_argument("--store", default=None, metavar="PATH", help="results store (overrides the file's store)")
+    sw.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                    help="dask scheduler address (default: DASK_SCHEDULER_ADDRESS, else in-process)")
+    sw.add_argument("--overwrite", action="store_true", help="start from an empty store")
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sw.set_defaults(func=_cmd_sweep)
 
     ls = sub.add_parser("rules", help="list the registered aggregation rules")
     ls.set_defaults(func=_cmd_rules)
@@ -279,11 +324,9 @@ def rank_options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
-def _cmd_rank(args: argparse.Namespace) -> int:
-    from .core import rank
+def _load_scores(args: argparse.Namespace) -> Any:
     from .io import open_scores
 
-    opts = rank_options(args)
     scores = open_scores(args.input, meta=args.meta)
     if args.lower_is_better:
         lower = [t.strip() for t in args.lower_is_better.split(",") if t.strip()]
@@ -293,6 +336,14 @@ def _cmd_rank(args: argparse.Namespace) -> int:
             raise VotebenchError(f"--lower-is-better names unknown task(s): {', '.join(unknown)}")
         hib = np.array([t not in lower for t in tasks]) & np.asarray(scores["higher_is_better"].values, dtype=bool)
         scores = scores.assign_coords(higher_is_better=("task", hib))
+    return scores
+
+
+def _cmd_rank(args: argparse.Namespace) -> int:
+    from .core import rank
+
+    opts = rank_options(args)
+    scores = _load_scores(args)
     ds = rank(scores, **opts)
     if not isinstance(ds["score"].data, np.ndarray):
         import dask
@@ -358,6 +409,142 @@ def _cmd_condorcet(args: argparse.Namespace) -> int:
                 lines.append(f"{r['system']:<{width}}  yes  {shown}")
         text = "\n".join(lines) + "\n"
     write_output(text, args.output)
+    return 0
+
+
+def _json_float(v: float) -> float | None:
+    return None if v is None or math.isnan(v) else float(v)
+
+
+def _cmd_bootstrap(args: argparse.Namespace) -> int:
+    from .bootstrap import bootstrap, summarize
+
+    if args.replicates < 2:
+        raise VotebenchError(f"--replicates must be at least 2, got {args.replicates}")
+    if args.seed < 0:
+        raise VotebenchError(f"--seed must be a non-negative integer, got {args.seed}")
+    if args.block < 1:
+        raise VotebenchError(f"--block must be at least 1, got {args.block}")
+    if not 0 < args.interval < 1:
+        raise VotebenchError(f"--interval must be between 0 and 1, got {args.interval}")
+    opts = rank_options(args)
+    scores = _load_scores(args)
+    if args.store:
+        from .sweep import open_results, parse_config, run_sweep
+
+        inp = {"path": str(Path(args.input).resolve()), "name": Path(args.input).name.split(".")[0]}
+        if args.meta:
+            inp["meta"] = str(Path(args.meta).resolve())
+        for k in ("level", "missing", "weights", "groups", "within", "across"):
+            if opts.get(k) not in (None, False):
+                inp[k] = opts[k]
+        if args.lower_is_better:
+            raise VotebenchError("--store cannot record --lower-is-better; put the directions in a sidecar (--meta)")
+        raw = {"input": inp, "rules": [{"name": opts["rule"], "options": opts["options"]}], "seed": args.seed,
+               "store": str(Path(args.store).resolve()),
+               "perturbations": [{"kind": "bootstrap", "over": args.over, "replicates": args.replicates,
+                                  "block": args.block}]}
+        cfg = parse_config(raw, where="bootstrap")
+        path = run_sweep(cfg, scheduler=args.scheduler, progress=sys.stderr.isatty())
+        stored = open_results(path, f"{inp['name']}/bootstrap-{args.over}").isel(rule=0).compute()
+        from .kernels.ranking import min_rank
+
+        ds = xr.Dataset({"score": stored["score"], "rank": stored["rank"], "replicate_score": stored["replicate_score"],
+                         "replicate_rank": (stored["replicate_score"].dims, min_rank(stored["replicate_score"].values))})
+        ds.attrs = {"rule": opts["rule"], "over": args.over, "replicates": args.replicates, "seed": args.seed}
+    else:
+        ds = bootstrap(scores, over=args.over, replicates=args.replicates, seed=args.seed, block=args.block, **opts)
+        ds = _compute(ds, args.scheduler)
+    summ = summarize(ds, level=args.interval)
+    systems = [str(s) for s in summ["system"].values]
+    rows = []
+    for i, name in enumerate(systems):
+        sc = float(summ["score"].values[i])
+        if math.isnan(sc):
+            continue
+        rows.append({"system": name, "score": sc, "rank": int(summ["rank"].values[i]),
+                     "rank_low": _json_float(float(summ["rank_low"].values[i])),
+                     "rank_high": _json_float(float(summ["rank_high"].values[i])),
+                     "tied_with_leader": bool(summ["tied_with_leader"].values[i])})
+    rows.sort(key=lambda d: (d["rank"], d["system"]))
+    stab = {"kendall_w": _json_float(float(summ["kendall_w"])), "mean_spearman": _json_float(float(summ["mean_spearman"])),
+            "mean_kendall": _json_float(float(summ["mean_kendall"]))}
+    result = {"rule": ds.attrs["rule"], "over": args.over, "replicates": args.replicates, "seed": args.seed,
+              "ranking": rows, "stability": stab}
+    write_output(_render_bootstrap(result, fmt=args.format, level=args.interval), args.output)
+    return 0
+
+
+def _compute(ds: Any, scheduler: str | None) -> Any:
+    if all(isinstance(v.data, np.ndarray) for v in ds.data_vars.values()):
+        return ds
+    import dask
+
+    address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
+    if address:
+        from distributed import Client
+
+        try:
+            client = Client(address, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise VotebenchError(f"cannot connect to dask scheduler {address!r} ({exc})") from None
+        with client:
+            print(f"votebench: dask dashboard: {client.dashboard_link}", file=sys.stderr)
+            return ds.compute()
+    with dask.config.set(scheduler="threads"):
+        return ds.compute()
+
+
+def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
+    rows = result["ranking"]
+    if fmt == "json":
+        return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    pct = (100 * (1 - level) / 2, 100 * (1 + level) / 2)
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["rank", "system", "score", "rank_low", "rank_high", "tied_with_leader"])
+        for d in rows:
+            w.writerow([d["rank"], d["system"], repr(d["score"]), d["rank_low"], d["rank_high"], d["tied_with_leader"]])
+        return buf.getvalue()
+
+    def iv(d: dict[str, Any]) -> str:
+        lo, hi = d["rank_low"], d["rank_high"]
+        return "n/a" if lo is None else f"{lo:g}-{hi:g}"
+
+    scores = [_fmt_score(d["score"]) for d in rows]
+    ivs = [iv(d) for d in rows]
+    wr = max(4, *(len(str(d["rank"])) for d in rows))
+    ws = max(6, *(len(d["system"]) for d in rows))
+    wsc = max(5, *(len(x) for x in scores))
+    wi = max(len("interval"), *(len(x) for x in ivs))
+    st = result["stability"]
+    fmt3 = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+    lines = [
+        f"# rule {result['rule']}, bootstrap over {result['over']}: {result['replicates']} replicates, seed {result['seed']}",
+        f"# rank interval = {pct[0]:g}-{pct[1]:g}% percentiles of the replicate ranks; * = statistically tied with the leader",
+        f"{'rank':>{wr}}  {'system':<{ws}}  {'score':>{wsc}}  {'interval':>{wi}}",
+        f"{'-' * wr}  {'-' * ws}  {'-' * wsc}  {'-' * wi}",
+    ]
+    for d, sc, v in zip(rows, scores, ivs):
+        mark = "*" if d["tied_with_leader"] else " "
+        lines.append(f"{d['rank']:>{wr}}{mark} {d['system']:<{ws}}  {sc:>{wsc}}  {v:>{wi}}")
+    lines.append(f"# stability: Kendall W {fmt3(st['kendall_w'])}, mean Spearman {fmt3(st['mean_spearman'])}, "
+                 f"mean Kendall tau-b {fmt3(st['mean_kendall'])}")
+    return "\n".join(lines) + "\n"
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import load_config, open_results, run_sweep
+
+    cfg = load_config(args.config, store=args.store)
+    path = run_sweep(cfg, scheduler=args.scheduler, overwrite=args.overwrite, progress=not args.no_progress)
+    groups = open_results(path)
+    lines = [f"# results store {path}"]
+    for name, ds in groups.items():
+        done = ds["done"].values
+        lines.append(f"{name}: {dict(ds.sizes)}; blocks done {int(done.sum())}/{done.size}")
+    print("\n".join(lines))
     return 0
 
 
