@@ -50,7 +50,7 @@ from .core import Plan, _finalize, _is_dask, _within_step, aggregate, prepare
 from .dims import INSTANCE, OPPONENT, REPLICATE, SYSTEM, TASK
 from .errors import VotebenchError
 from .kernels.ranking import min_rank
-from .kernels.social import pairwise_counts
+from .kernels.social import pairwise_counts, task_pair_sums
 from .resample import counts_from_indices, instance_counts, replicate_ids, resample_indices
 from .rules import get_within
 
@@ -201,6 +201,28 @@ def _systems_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.
     return _scatter_systems(res, idx, S)
 
 
+def _full_pair_sums(X: np.ndarray, *, kinds: Sequence[str], weights: np.ndarray | None) -> np.ndarray:
+    """Full-data pairwise sums over tasks, stacked ``(len(kinds), S, S)``."""
+    T = X.shape[0]
+    w = np.ones((1, T)) if weights is None else np.asarray(weights, dtype=np.float64)[None, :]
+    full = task_pair_sums(np.asarray(X, dtype=np.float64), w, kinds)
+    return np.stack([full[k][0] for k in kinds])
+
+
+def _pair_gather_block(ids: np.ndarray, P: np.ndarray, *, seed: int, rule: Any, n_tasks: int) -> np.ndarray:
+    """Candidate bootstrap of a pairwise rule: drawn rows and columns of the full-data pairwise sums ``P``."""
+    ids = np.asarray(ids).reshape(-1)
+    S = P.shape[-1]
+    idx = resample_indices(S, seed=seed, replicates=ids, stream="systems")
+    sums: dict[str, Any] = {k: P[i][idx[:, :, None], idx[:, None, :]] for i, k in enumerate(rule.sums)}
+    sums["n_tasks"] = n_tasks
+    try:
+        res = np.asarray(rule.from_sums(sums), dtype=np.float64)
+    except ValueError as exc:
+        raise VotebenchError(f"rule {rule.name!r}: {exc}") from None
+    return _scatter_systems(res, idx, S)
+
+
 def _borda_pairs_block(ids: np.ndarray, M: np.ndarray, present: np.ndarray, judged: np.ndarray, miss: np.ndarray, *,
                        seed: int, fin: Mapping[str, Any], pooled: bool) -> np.ndarray:
     """Candidate bootstrap of the within-task Borda statistic from per-task pair sums ``M`` (T, S, S).
@@ -325,6 +347,21 @@ def _replicate_scores(plan: Plan, over: str, ids: np.ndarray, seed: int, block: 
             return _map_blocks(_tasks_block, ids, b, lazy, S, X, judged, miss, seed=seed, fin=fin), method
         return _map_blocks(lambda i, Xs, c, j, m, **kw: _tasks_block(i, Xs, j, m, pooled=(stat, c), **kw), ids, b, lazy, S,
                            X, cnts, judged, miss, seed=seed, fin=fin), "batched pooling"
+    across = plan.across
+    w = plan.weights
+    if (over == "systems" and stat is not None and stat.name == "mean" and not plan.pooled and across.from_sums is not None
+            and plan.groups is None and (w is None or (w > 0).all())):
+        X, _ = task_inputs()
+        pk = dict(kinds=across.sums, weights=w)
+        if lazy:
+            Xd = X.data.rechunk(-1)
+            P = Xd.map_blocks(_full_pair_sums, new_axis=0, chunks=((len(across.sums),), (S,), (S,)), dtype=np.float64,
+                              meta=np.empty((0, 0, 0)), **pk)
+        else:
+            P = _full_pair_sums(np.asarray(X.values), **pk)
+        b = _block_size(ids.size, S * S * 8, block)
+        return _map_blocks(_pair_gather_block, ids, b, lazy, S, P, seed=seed, rule=across, n_tasks=T), \
+            "pairwise matrix gather"
     if over == "systems" and stat is not None and stat.name == "mean":
         X, cnts = task_inputs()
         b = _block_size(ids.size, T * S, block)

@@ -121,6 +121,8 @@ class Rule:
     missing: str = "policy"
     references: tuple[str, ...] = field(default_factory=tuple)
     resample: str = "index"
+    from_sums: Callable[[dict[str, np.ndarray]], np.ndarray] | None = None
+    sums: tuple[str, ...] = ()
 
     @property
     def levels(self) -> tuple[str, ...]:
@@ -234,11 +236,14 @@ register_rule(Rule("threshold", V.threshold_across,
 register_rule(Rule("baldwin", V.baldwin_across, "iterative Borda elimination; score = elimination round",
                    ties="all systems with the minimum Borda score leave together and tie", references=(_VNR,), resample="weights"))
 register_rule(Rule("condorcet", V.condorcet_across, "1 for the Condorcet winner, 0 for everyone else (all 0: no winner)",
-                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,), resample="weights"))
+                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,),
+                   resample="weights", from_sums=V.condorcet_from_sums, sums=('wins', 'pairs')))
 register_rule(Rule("copeland", V.copeland_across, "majority wins minus majority losses, u = |L| - |U|",
-                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,), resample="weights"))
+                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,),
+                   resample="weights", from_sums=V.copeland_from_sums, sums=('wins', 'pairs')))
 register_rule(Rule("minimax", V.minimax_across, "minus the largest majority defeat, -max_B s(B, m)",
-                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,), resample="weights"))
+                   ties=_PAIRWISE, missing="pairwise", references=(_VNR,),
+                   resample="weights", from_sums=V.minimax_from_sums, sums=('wins', 'pairs')))
 register_rule(Rule("kemeny", KE.kemeny_across,
                    "exact Kemeny consensus (minimum total Kendall distance) up to 12 systems, Borda count beyond",
                    ties="a tied pair costs 0.5 either way; systems that optimal orders rank both ways share their mean position",
@@ -255,14 +260,16 @@ register_rule(Rule("optimality_gap", B.optimality_gap_across,
 register_rule(Rule("average_rank", B.average_rank_across, "minus the mean per-task rank (ties get the average rank)",
                    ties="average ranks", references=(_PAVAO,)))
 register_rule(Rule("success_rate", B.success_rate_across, "mean share of tasks won against each opponent",
-                   ties="a tie wins nothing; missing pairs ignored", missing="pairwise", references=(_PAVAO,), resample="weights"))
+                   ties="a tie wins nothing; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
+                   resample="weights", from_sums=B.success_rate_from_sums, sums=('wins', 'pairs')))
 register_rule(Rule("relative_difference", B.relative_difference_across,
                    "mean relative difference (u - v) / (u + v) against each opponent (scores >= 0)",
-                   ties="both 0 counts 0; missing pairs ignored", missing="pairwise", references=(_PAVAO,), resample="weights"))
+                   ties="both 0 counts 0; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
+                   resample="weights", from_sums=B.relative_difference_from_sums, sums=('reldiff', 'pairs')))
 register_rule(Rule("pavao_copeland", B.pavao_copeland_across,
                    "pairwise Copeland of Pavao: 1 / 0.5 / 0 per opponent by majority of tasks, averaged",
                    ties="a majority tie counts 0.5; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
-                   resample="weights"))
+                   resample="weights", from_sums=B.pavao_copeland_from_sums, sums=('wins', 'pairs')))
 register_rule(Rule("random_judge", B.random_judge_across, "the ranking of one task drawn at random (option seed)",
                    ties="those of the drawn task", references=(_PAVAO,), resample="loop"))
 

@@ -52,6 +52,9 @@ __all__ = [
     "relative_difference_across",
     "pavao_copeland_across",
     "random_judge_across",
+    "success_rate_from_sums",
+    "relative_difference_from_sums",
+    "pavao_copeland_from_sums",
 ]
 
 
@@ -334,19 +337,46 @@ def _pairwise_sums(X: np.ndarray, w: np.ndarray, kind: str) -> tuple[np.ndarray,
     return num.reshape(*batch, S, S), den.reshape(*batch, S, S)
 
 
-def _pairwise_average(pair_w: np.ndarray, X: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _pairwise_average(pair_w: np.ndarray, present: np.ndarray) -> np.ndarray:
     """``f_i = 1/(n-1) sum_{j != i, j present} pair_w[i, j]``; NaN for absent systems.
 
     A system is *present* when it has a score on some task of positive weight;
     ``n`` counts the present systems of each batch element.  A lone present
     system scores 0 (empty sum).
     """
-    present = (~np.isnan(X) & (w > 0)[..., None]).any(axis=-2)  # (..., S)
-    S = X.shape[-1]
+    S = present.shape[-1]
     mask = present[..., :, None] & present[..., None, :] & ~np.eye(S, dtype=bool)
     total = np.where(mask, pair_w, 0.0).sum(axis=-1)
     n = present.sum(axis=-1)[..., None]
     return np.where(present, total / np.maximum(n - 1, 1), np.nan)
+
+
+def _present_pairs(pairs: np.ndarray) -> np.ndarray:
+    """Systems present on some task of positive weight: the diagonal of the pair-weight matrix."""
+    return np.diagonal(pairs, axis1=-2, axis2=-1) > 0
+
+
+def success_rate_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
+    """Success Rate from summed pairwise matrices ``wins`` and ``pairs`` (..., S, S) (see :func:`success_rate_across`)."""
+    num, den = sums["wins"], sums["pairs"]
+    pair_w = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+    return _pairwise_average(pair_w, _present_pairs(den))
+
+
+def relative_difference_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
+    """Relative Difference from summed ``reldiff`` and ``pairs`` matrices (see :func:`relative_difference_across`)."""
+    num, den = sums["reldiff"], sums["pairs"]
+    pair_w = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+    return _pairwise_average(pair_w, _present_pairs(den))
+
+
+def pavao_copeland_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
+    """Pavao's Copeland from summed ``wins`` and ``pairs`` matrices and ``n_tasks`` (see :func:`pavao_copeland_across`)."""
+    wins, den = sums["wins"], sums["pairs"]
+    margin = wins - np.swapaxes(wins, -1, -2)
+    tol = 4.0 * float(sums["n_tasks"]) * np.finfo(np.float64).eps * den
+    pair_w = np.where(margin > tol, 1.0, np.where(margin < -tol, 0.0, 0.5))
+    return _pairwise_average(pair_w, _present_pairs(den))
 
 
 def success_rate_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
@@ -390,8 +420,7 @@ def success_rate_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> 
     X = _scores(X, rule)
     w = _weights(weights, X, rule)
     num, den = _pairwise_sums(X, w, "wins")
-    pair_w = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-    return _pairwise_average(pair_w, X, w)
+    return success_rate_from_sums({"wins": num, "pairs": den})
 
 
 def relative_difference_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
@@ -449,8 +478,7 @@ def relative_difference_across(X: np.ndarray, *, weights: np.ndarray | None = No
             "mapped to non-negative higher-is-better scores first)"
         )
     num, den = _pairwise_sums(X, w, "reldiff")
-    pair_w = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-    return _pairwise_average(pair_w, X, w)
+    return relative_difference_from_sums({"reldiff": num, "pairs": den})
 
 
 def pavao_copeland_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
@@ -497,10 +525,7 @@ def pavao_copeland_across(X: np.ndarray, *, weights: np.ndarray | None = None) -
     X = _scores(X, rule)
     w = _weights(weights, X, rule)
     wins, den = _pairwise_sums(X, w, "wins")
-    margin = wins - np.swapaxes(wins, -1, -2)
-    tol = 4.0 * X.shape[-2] * np.finfo(np.float64).eps * den
-    pair_w = np.where(margin > tol, 1.0, np.where(margin < -tol, 0.0, 0.5))
-    return _pairwise_average(pair_w, X, w)
+    return pavao_copeland_from_sums({"wins": wins, "pairs": den, "n_tasks": X.shape[-2]})
 
 
 # --------------------------------------------------------------------------- random judge

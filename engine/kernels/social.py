@@ -39,6 +39,9 @@ __all__ = [
     "copeland_from_wins",
     "minimax_from_wins",
     "baldwin_from_counts",
+    "condorcet_from_sums",
+    "copeland_from_sums",
+    "minimax_from_sums",
 ]
 
 _PAIR_BLOCK = 1 << 22  # cells of the (tasks x S x S) comparison processed at once
@@ -77,6 +80,8 @@ def task_pair_sums(
     if W.ndim == 0 or W.shape[-1] != n_t:
         raise ValueError(f"expected {n_t} task weights on the last axis, got shape {W.shape}")
     W2 = W.reshape(-1, n_t)
+    # integer weights (bootstrap multiplicities): 0/1 indicators times integers are exact in float32 below 2**24
+    exact32 = bool(np.all(W2 == np.round(W2)) and np.abs(W2).sum(axis=-1).max(initial=0.0) < 2**24)
     out = {k: np.zeros((W2.shape[0], n_s * n_s)) for k in kinds}
     present = ~np.isnan(X)
     step = max(1, _PAIR_BLOCK // max(1, n_s * n_s))
@@ -95,7 +100,10 @@ def task_pair_sums(
                     g = np.where(ssum > 0, (xb[:, :, None] - xb[:, None, :]) / np.where(ssum > 0, ssum, 1.0), 0.0)
             else:
                 raise ValueError(f"unknown pairwise sum {k!r}")
-            out[k] += wb @ g.reshape(g.shape[0], n_s * n_s).astype(np.float64)
+            if exact32 and k != "reldiff":
+                out[k] += wb.astype(np.float32) @ g.reshape(g.shape[0], n_s * n_s).astype(np.float32)
+            else:
+                out[k] += wb @ g.reshape(g.shape[0], n_s * n_s).astype(np.float64)
     return {k: v.reshape(*W.shape[:-1], n_s, n_s) for k, v in out.items()}
 
 
@@ -400,6 +408,25 @@ def minimax_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
     s = np.where((margin > 0) & present[..., :, None], wins, 0.0)  # s[B, m]
     worst = s.max(axis=-2)
     return np.where(present, 0.0 - worst + 0.0, np.nan)
+
+
+def _present_from_pairs(pairs: np.ndarray) -> np.ndarray:
+    return np.diagonal(pairs, axis1=-2, axis2=-1) > 0
+
+
+def condorcet_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
+    """Condorcet scores from summed ``wins`` and ``pairs`` matrices (diagonal of ``pairs``: presence)."""
+    return condorcet_from_wins(sums["wins"], _present_from_pairs(sums["pairs"]))
+
+
+def copeland_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
+    """Copeland scores from summed ``wins`` and ``pairs`` matrices."""
+    return copeland_from_wins(sums["wins"], _present_from_pairs(sums["pairs"]))
+
+
+def minimax_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
+    """Minimax scores from summed ``wins`` and ``pairs`` matrices."""
+    return minimax_from_wins(sums["wins"], _present_from_pairs(sums["pairs"]))
 
 
 def condorcet_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
