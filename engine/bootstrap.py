@@ -47,14 +47,14 @@ import xarray as xr
 
 from . import metrics
 from .core import Plan, _finalize, _is_dask, _within_step, aggregate, prepare
-from .dims import INSTANCE, OPPONENT, REPLICATE, SYSTEM, TASK
+from .dims import INSTANCE, OPPONENT, REPLICATE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
 from .kernels.ranking import min_rank
 from .kernels.social import pairwise_counts, task_pair_sums
 from .resample import counts_from_indices, instance_counts, replicate_ids, resample_indices
-from .rules import get_within
+from .rules import get_rule, get_within
 
-__all__ = ["OVER", "bootstrap", "summarize", "resampled_scores", "replicate_scores_reference", "stability"]
+__all__ = ["OVER", "bootstrap", "summarize", "pavao_criteria", "resampled_scores", "replicate_scores_reference", "stability"]
 
 #: axes a bootstrap can resample
 OVER = ("tasks", "systems", "instances")
@@ -585,3 +585,85 @@ def summarize(ds: xr.Dataset, *, level: float = 0.95) -> xr.Dataset:
     )
     out.attrs = {**ds.attrs, "interval_level": level}
     return out
+
+
+# ------------------------------------------------------------------------------------ Pavao's criteria
+def _trial_block(X: np.ndarray, ids: np.ndarray, *, rule: Any, options: Mapping[str, Any], seed: int,
+                 method: str) -> np.ndarray:
+    """Winner's normalised average rank, Condorcet-first flag and generalization of a block of trials ``(B, 3)``."""
+    from .core import _call_kernel
+
+    T, S = X.shape
+    tidx = resample_indices(T, seed=seed, replicates=ids, stream="tasks")
+    sidx = resample_indices(S, seed=seed, replicates=ids, stream="systems")
+    Xb = X[tidx[:, :, None], sidx[:, None, :]]  # (B, T, S): judges and candidates drawn with replacement
+    if rule.resample == "loop":
+        score = np.stack([_call_kernel(rule, Xb[i], None, options) for i in range(Xb.shape[0])])
+    else:
+        score = _call_kernel(rule, Xb, None, options)
+    war = metrics.winner_average_rank(Xb, score)
+    cw = metrics.condorcet_winner_index(Xb)
+    has = cw >= 0
+    top = np.nanmax(score, axis=-1)
+    first = np.where(has, np.take_along_axis(score, np.maximum(cw, 0)[:, None], axis=-1)[:, 0] == top, False)
+    oob = counts_from_indices(tidx, T) == 0  # (B, T) judges left out of the trial
+    X_out = X[:, sidx].transpose(1, 0, 2)  # (B, T, S): every judge on the trial's candidates; mask keeps out-of-bag
+    gen = metrics.generalization(score, X_out, method=method, mask_out=oob)
+    return np.stack([war, np.where(has, first.astype(float), np.nan), np.asarray(gen, dtype=float)], axis=-1)
+
+
+def pavao_criteria(
+    scores: xr.DataArray,
+    *,
+    rules: Sequence[str],
+    trials: int = 10_000,
+    seed: int = 0,
+    missing: str = "error",
+    method: str = "spearman",
+    options: Mapping[str, Any] | None = None,
+) -> xr.Dataset:
+    """Pavao et al. (2021) empirical criteria estimated by bootstrap trials, per rule.
+
+    Every trial draws judges (tasks) and candidates (systems) with replacement
+    (streams ``tasks`` and ``systems`` of :mod:`engine.resample`, trial = replicate)
+    and ranks the candidates with the rule on the resampled task-level matrix.
+
+    Returns
+    -------
+    xarray.Dataset
+        Per ``rule``: ``winner_average_rank`` (``1 - (r - 1) / (m - 1)`` with ``r``
+        the winner's average rank over the trial's judges), ``condorcet_rate``
+        (share of trials with a Condorcet winner in which it is ranked first) and
+        ``generalization`` (mean rank correlation between the trial's ranking and
+        each out-of-bag judge), each the mean over trials, plus the per-trial
+        values (rule, replicate).
+    """
+    from .core import task_scores
+
+    if trials < 1:
+        raise VotebenchError(f"trials must be >= 1, got {trials}")
+    X = np.asarray(task_scores(scores, missing=missing).values, dtype=np.float64)  # (T, S)
+    X = X[:, ~np.isnan(X).all(axis=0)]
+    opts = dict(options or {})
+    ids = np.arange(trials)
+    b = _block_size(trials, X.size * 4, None)
+    per = []
+    for name in rules:
+        rule = get_rule(name)
+        per.append(np.concatenate([_trial_block(X, ids[i : i + b], rule=rule, options=opts, seed=seed, method=method)
+                                   for i in range(0, trials, b)]))
+    V = np.stack(per)  # (rule, trial, 3)
+    with np.errstate(invalid="ignore"):
+        means = np.nanmean(V, axis=1)
+    coords = {RULE: np.array(list(rules), dtype=object), REPLICATE: ids}
+    ds = xr.Dataset(
+        {
+            "winner_average_rank": (RULE, means[:, 0]),
+            "condorcet_rate": (RULE, means[:, 1]),
+            "generalization": (RULE, means[:, 2]),
+            "trial_values": ((RULE, REPLICATE, "criterion"), V),
+        },
+        coords={**coords, "criterion": ["winner_average_rank", "condorcet_first", "generalization"]},
+        attrs={"trials": trials, "seed": seed, "method": method},
+    )
+    return ds

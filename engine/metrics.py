@@ -591,17 +591,17 @@ def condorcet_winner_index(X: np.ndarray) -> np.ndarray:
     -------
     ndarray of intp, shape (...)
         The system ``c`` that beats every other present system ``d`` (a system
-        with at least one score) on a strict majority of the judges where both
-        are present: ``#{x_c > x_d} > n_cd / 2``, ties counting against.  A pair
-        never compared blocks both systems.  At most one system qualifies.
-        ``-1`` when none does or fewer than two systems are present.
+        with at least one score) by majority: more judges rank ``c`` above ``d``
+        than ``d`` above ``c`` (tied judges count for neither; Vote'n'Rank
+        eq. 3, the relation of the registered ``condorcet`` rule).  A pair never
+        compared blocks both systems.  At most one system qualifies.  ``-1``
+        when none does or fewer than two systems are present.
     """
     X = _as_float(X, "X", 2)
-    wins, ties = pairwise_counts(X)
-    n_pair = wins + np.swapaxes(wins, -1, -2) + ties
+    wins, _ = pairwise_counts(X)
     present = ~np.isnan(X).all(axis=-2)  # (..., S)
     S = X.shape[-1]
-    beats = 2.0 * wins > n_pair
+    beats = wins > np.swapaxes(wins, -1, -2)
     ok = beats | ~present[..., None, :]
     ok[..., np.arange(S), np.arange(S)] = True
     winner = present & ok.all(axis=-1) & (present.sum(axis=-1, keepdims=True) >= 2)

@@ -205,7 +205,8 @@ def bf_condorcet(X) -> int:
                 continue
             both = [row for row in X if present(row[c]) and present(row[d])]
             wins = sum(1 for row in both if row[c] > row[d])
-            if not wins > len(both) / 2:
+            losses = sum(1 for row in both if row[c] < row[d])
+            if not wins > losses:  # majority relation: tied judges count for neither
                 ok = False
         if ok:
             return c
@@ -562,8 +563,8 @@ def test_condorcet_hand():
     assert int(M.condorcet_winner_index(cycle)) == -1
     split = np.array([[2.0, 1.0], [1.0, 2.0]])  # 1-1: no strict majority
     assert int(M.condorcet_winner_index(split)) == -1
-    ties = np.array([[2.0, 1.0], [1.0, 1.0], [1.0, 1.0]])  # 1 win out of 3 comparisons
-    assert int(M.condorcet_winner_index(ties)) == -1
+    ties = np.array([[2.0, 1.0], [1.0, 1.0], [1.0, 1.0]])  # 1 win, 0 losses, 2 ties: a majority win
+    assert int(M.condorcet_winner_index(ties)) == 0
     batch = np.stack([X, cycle])
     assert M.condorcet_winner_index(batch).tolist() == [0, -1]
     assert M.condorcet_rate(batch, np.array([[5.0, 1.0, 0.0], [0.0, 0.0, 0.0]])) == 1.0
