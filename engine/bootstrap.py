@@ -58,7 +58,20 @@ __all__ = ["OVER", "bootstrap", "summarize", "pavao_criteria", "resampled_scores
 
 #: axes a bootstrap can resample
 OVER = ("tasks", "systems", "instances")
+_MIN_ROWS = 8  # replicate blocks are padded to this many rows in matrix products
 _CELLS = 1 << 22  # target number of float64 cells of a replicate block's largest temporary
+
+
+def draw_systems(present: np.ndarray, *, seed: int, replicates: Any) -> np.ndarray:
+    """Candidate resamples ``(B, n)``: ``n`` draws with replacement among the ``n`` systems that have a score.
+
+    A system without any score (e.g. removed by the listwise policy) is not a
+    candidate; the draw depends only on the seed, the replicate and ``n``.
+    """
+    pos = np.flatnonzero(np.asarray(present, dtype=bool))
+    if pos.size == 0:
+        raise VotebenchError("no system has a score to resample")
+    return pos[resample_indices(pos.size, seed=seed, replicates=replicates, stream="systems")]
 
 
 def _check_over(over: str) -> None:
@@ -92,7 +105,7 @@ def resampled_scores(scores: xr.DataArray, *, over: str, replicate: int, seed: i
         labels = [f"{t}#{i}" for i, t in enumerate(out[TASK].values)]
         return out.copy(data=vals[:, idx]).assign_coords({TASK: np.array(labels, dtype=object)})
     if over == "systems":
-        idx = resample_indices(x.sizes[SYSTEM], seed=seed, replicates=[replicate], stream="systems")[0]
+        idx = draw_systems(~np.isnan(vals).all(axis=(1, 2)), seed=seed, replicates=[replicate])[0]
         out = x.isel({SYSTEM: idx})
         labels = [f"{s}#{i}" for i, s in enumerate(out[SYSTEM].values)]
         return out.copy(data=vals[idx]).assign_coords({SYSTEM: np.array(labels, dtype=object)})
@@ -127,7 +140,8 @@ def _reference_one(plan: Plan, over: str, b: int, seed: int) -> np.ndarray:
     s = np.asarray(aggregate(r, **kw).values, dtype=np.float64)
     if over != "systems":
         return s
-    idx = resample_indices(len(plan.systems), seed=seed, replicates=[b], stream="systems")[0]
+    present = ~np.isnan(np.asarray(plan.x.transpose(SYSTEM, TASK, INSTANCE).values, dtype=np.float64)).all(axis=(1, 2))
+    idx = draw_systems(present, seed=seed, replicates=[b])[0]
     out = np.full(len(plan.systems), np.nan)
     out[idx] = s
     return out
@@ -192,11 +206,12 @@ def _systems_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.
     """Replicate scores of a candidate bootstrap from a task-level matrix (statistic independent of the others)."""
     ids = np.asarray(ids).reshape(-1)
     S = X.shape[-1]
-    idx = resample_indices(S, seed=seed, replicates=ids, stream="systems")
     if pooled is not None:
         stat, counts = pooled
+        idx = draw_systems(np.asarray(counts).sum(axis=0) > 0, seed=seed, replicates=ids)
         res = np.asarray(stat.pool(np.moveaxis(X[:, idx], 1, 0), np.moveaxis(counts[:, idx], 1, 0)), dtype=np.float64)
     else:
+        idx = draw_systems(~np.isnan(X).all(axis=0), seed=seed, replicates=ids)
         res = _across(np.moveaxis(X[:, idx], 1, 0), judged, miss, fin, fin["weights"])
     return _scatter_systems(res, idx, S)
 
@@ -213,7 +228,7 @@ def _pair_gather_block(ids: np.ndarray, P: np.ndarray, *, seed: int, rule: Any, 
     """Candidate bootstrap of a pairwise rule: drawn rows and columns of the full-data pairwise sums ``P``."""
     ids = np.asarray(ids).reshape(-1)
     S = P.shape[-1]
-    idx = resample_indices(S, seed=seed, replicates=ids, stream="systems")
+    idx = draw_systems(np.diagonal(P[list(rule.sums).index("pairs")]) > 0, seed=seed, replicates=ids)
     sums: dict[str, Any] = {k: P[i][idx[:, :, None], idx[:, None, :]] for i, k in enumerate(rule.sums)}
     sums["n_tasks"] = n_tasks
     try:
@@ -234,7 +249,7 @@ def _borda_pairs_block(ids: np.ndarray, M: np.ndarray, present: np.ndarray, judg
     """
     ids = np.asarray(ids).reshape(-1)
     S = M.shape[-1]
-    idx = resample_indices(S, seed=seed, replicates=ids, stream="systems")
+    idx = draw_systems(np.asarray(present).sum(axis=0) > 0, seed=seed, replicates=ids)
     counts = counts_from_indices(idx, S).astype(np.float64)  # (B, S)
     full = np.einsum("tij,bj->bti", M, counts)  # (B, T, S): points of one copy of i among the drawn set
     diag = np.diagonal(M, axis1=-2, axis2=-1)  # (T, S)
@@ -259,12 +274,17 @@ def _instance_partial(ids: np.ndarray, tpos: np.ndarray, kpos: np.ndarray, J0: n
     tpos = np.asarray(tpos).reshape(-1)
     kpos = np.asarray(kpos).reshape(-1)
     c = instance_counts(present, seed=seed, replicates=ids, tasks=tpos, start=int(kpos[0]), stop=int(kpos[-1]) + 1)
-    out = np.empty((c.shape[0], c.shape[1], 1, J0.shape[-1], 2))
-    out[:, :, 0, :, 0] = np.einsum("btk,tks->bts", c, J0, optimize=True)
-    if ok.min(initial=1.0) == 1.0:  # complete chunk: the counts are the drawn instances
-        out[:, :, 0, :, 1] = c.sum(axis=-1)[..., None]
-    else:
-        out[:, :, 0, :, 1] = np.einsum("btk,tks->bts", c, ok, optimize=True)
+    B = c.shape[0]
+    if B < _MIN_ROWS:  # same BLAS kernel (gemm, not gemv) whatever the block size: identical rounding
+        c = np.concatenate([c, np.zeros((_MIN_ROWS - B, *c.shape[1:]))])
+    out = np.empty((B, c.shape[1], 1, J0.shape[-1], 2))
+    complete = ok.min(initial=1.0) == 1.0
+    for t in range(c.shape[1]):
+        out[:, t, 0, :, 0] = (c[:, t, :] @ J0[t])[:B]
+        if complete:  # the counts are the drawn instances
+            out[:, t, 0, :, 1] = c[:B, t, :].sum(axis=-1)[:, None]
+        else:
+            out[:, t, 0, :, 1] = (c[:, t, :] @ ok[t])[:B]
     return out
 
 

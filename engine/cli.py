@@ -451,7 +451,10 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
 
         ds = xr.Dataset({"score": stored["score"], "rank": stored["rank"], "replicate_score": stored["replicate_score"],
                          "replicate_rank": (stored["replicate_score"].dims, min_rank(stored["replicate_score"].values))})
-        ds.attrs = {"rule": opts["rule"], "over": args.over, "replicates": args.replicates, "seed": args.seed}
+        from .core import prepare
+
+        label = prepare(scores, **opts).rule_label
+        ds.attrs = {"rule": label, "over": args.over, "replicates": args.replicates, "seed": args.seed}
     else:
         ds = bootstrap(scores, over=args.over, replicates=args.replicates, seed=args.seed, block=args.block, **opts)
         ds = _compute(ds, args.scheduler)

@@ -91,7 +91,12 @@ def _fail(where: str, msg: str) -> VotebenchError:
 
 
 def load_config(path: str | os.PathLike[str], *, store: str | None = None) -> SweepConfig:
-    """Read a TOML (``.toml``) or YAML (``.yaml``/``.yml``) sweep file; relative paths are relative to it."""
+    """Read a TOML (``.toml``) or YAML (``.yaml``/``.yml``) sweep file.
+
+    A relative input path is looked up from the working directory first, then
+    from the sweep file's folder; a relative store path is relative to the
+    working directory.
+    """
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -199,7 +204,7 @@ def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os
     if len(set(pnames)) != len(pnames):
         raise _fail(where, f"perturbation names must be unique (add name = ...), got {pnames}")
     seed = raw.get("seed", 0)
-    if not isinstance(seed, int) or seed < 0:
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise _fail(where, f"seed must be a non-negative integer, got {seed!r}")
     if "store" not in raw:
         raise _fail(where, "no output store: add store = \"results/NAME.zarr\" (or pass --store)")
@@ -310,8 +315,11 @@ def plan_sweep(cfg: SweepConfig) -> tuple[dict[str, xr.Dataset], list[Block], di
                     coords={RULE: np.array(labels, dtype=object), REPLICATE: np.arange(n), SYSTEM: systems},
                     attrs={"kind": "bootstrap", "over": pert["over"], "replicates": n, "block": b, "seed": cfg.seed},
                 )
+                from .bootstrap import _plan_for
+
                 for ri, r in enumerate(cfg.rules):
                     opts = _agg_options(inp, r)
+                    _plan_for(scores, pert["over"], opts)  # fail before any store is written
                     for bi in range(nb):
                         ids = np.arange(bi * b, min(n, (bi + 1) * b))
                         fn = _boot_fn(bootstrap, scores, opts, pert["over"], ids, cfg.seed)
@@ -384,9 +392,18 @@ def _grid_fn(scores: xr.DataArray, opts: Mapping[str, Any]) -> Callable[[], np.n
 def _open_root(path: Path, attrs: Mapping[str, Any], skeletons: Mapping[str, xr.Dataset], overwrite: bool) -> Any:
     import zarr
 
+    if path.exists() and not path.is_dir():
+        raise VotebenchError(f"{path}: exists and is not a votebench results store (a file); choose another store path")
     if path.exists() and overwrite:
         import shutil
 
+        meta = path / "zarr.json"
+        try:
+            ours = meta.is_file() and "engine_version" in json.loads(meta.read_text()).get("attributes", {})
+        except (OSError, ValueError):
+            ours = False
+        if not ours and any(path.iterdir()):
+            raise VotebenchError(f"{path}: not a votebench results store; --overwrite only replaces results stores")
         shutil.rmtree(path)
     if path.exists():
         try:
@@ -498,10 +515,13 @@ def run_sweep(
     client, owned = _client(scheduler)
     bar = _progress(len(blocks), len(blocks) - len(_pending(root, blocks)), enabled=progress)
     try:
-        futures = {client.submit(b.compute, pure=False): b for b in todo}
+        futures = {client.submit(_run_block, b.compute, pure=False): b for b in todo}
         for fut in as_completed(futures):
             blk = futures[fut]
-            _write(root, blk, fut.result())
+            value = fut.result()
+            if isinstance(value, str):  # a user-facing error inside the block: one line, no worker traceback
+                raise VotebenchError(f"{blk.group}: {value}")
+            _write(root, blk, value)
             bar.update(1)
             if on_block is not None:
                 on_block(blk)
@@ -510,6 +530,14 @@ def run_sweep(
         if owned:
             client.close()
     return path
+
+
+def _run_block(fn: Callable[[], np.ndarray]) -> np.ndarray | str:
+    """Run a block; a :class:`VotebenchError` comes back as its message instead of a worker failure."""
+    try:
+        return fn()
+    except VotebenchError as exc:
+        return str(exc)
 
 
 def _resolve_store(cfg: SweepConfig) -> Path:

@@ -1,0 +1,420 @@
+"""``votebench bootstrap``: JSON contract, values against engine.bootstrap / numpy / plain loops, --store, formats, errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import DATA, TIE_VALUES, bf_borda_across, bf_min_rank
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import engine
+from engine import metrics
+from engine.cli import main
+from engine.resample import resample_indices
+from engine.sweep import open_results
+
+AUTOML = DATA / "esann_automl.csv"  # 17 systems x 30 tasks, complete
+SUPERGLUE = DATA / "vnr_superglue.csv"  # 24 systems x 14 tasks, 12 missing scores
+TAC08 = DATA / "colombo_tac08.csv.gz"  # 62 systems x 15 tasks x 48 instances
+
+TOP_KEYS = {"rule", "over", "replicates", "seed", "ranking", "stability"}
+ROW_KEYS = {"system", "score", "rank", "rank_low", "rank_high"}
+
+
+def cli(capsys, *argv):
+    """Run ``main(argv)``; returns (exit code, stdout, stderr).  argparse errors exit via SystemExit."""
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code, out, err, *fragments):
+    assert code == 2, (code, err)
+    assert out == ""
+    assert err.endswith("\n") and err.count("\n") == 1, repr(err)
+    assert err.startswith("votebench") and "error: " in err and "Traceback" not in err
+    for f in fragments:
+        assert f in err, (f, err)
+
+
+def as_float(v):
+    return math.nan if v is None else v
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON contract and values against the engine
+# ---------------------------------------------------------------------------------------------
+CASES = {
+    "automl-tasks-borda": (AUTOML, "tasks", {"rule": "borda"}),
+    "automl-systems-mean": (AUTOML, "systems", {"rule": "mean"}),
+    "superglue-tasks-copeland-listwise": (SUPERGLUE, "tasks", {"rule": "copeland", "missing": "listwise"}),
+    "superglue-systems-borda-dropjudges": (SUPERGLUE, "systems", {"rule": "borda", "missing": "drop-judges"}),
+    "tac08-instances-borda-one": (TAC08, "instances", {"rule": "borda", "level": "one"}),
+}
+
+
+def flags(opts):
+    return [x for k, v in opts.items() for x in (f"--{k}", v)]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_json_matches_engine(capsys, case):
+    path, over, opts = CASES[case]
+    B, seed = 20, 7
+    code, out, err = cli(capsys, "bootstrap", path, "--over", over, "--replicates", B, "--seed", seed, *flags(opts),
+                         "--format", "json")
+    assert code == 0, err
+    obj = json.loads(out)
+    assert set(obj) == TOP_KEYS
+    assert (obj["rule"], obj["over"], obj["replicates"], obj["seed"]) == (opts["rule"], over, B, seed)
+    assert set(obj["stability"]) == {"kendall_w", "mean_spearman", "mean_kendall"}
+    rows = obj["ranking"]
+    for row in rows:
+        assert ROW_KEYS <= set(row), row
+        assert isinstance(row["system"], str) and isinstance(row["score"], float) and type(row["rank"]) is int
+        assert type(row["tied_with_leader"]) is bool
+        assert row["rank_low"] <= row["rank_high"]  # rank itself may fall outside: it is the full-data ranking
+
+    # score and rank: exactly those of `votebench rank` with the same options, same order
+    code, ranked, err = cli(capsys, "rank", path, *flags(opts), "--format", "json")
+    assert code == 0
+    assert [(r["system"], r["score"], r["rank"]) for r in rows] == [
+        (r["system"], r["score"], r["rank"]) for r in json.loads(ranked)["ranking"]
+    ]
+
+    # intervals and stability from engine.bootstrap's replicate scores, recomputed with numpy / the metrics
+    scores = engine.open_scores(path)
+    ds = engine.bootstrap(scores, over=over, replicates=B, seed=seed, **opts)
+    R = ds["replicate_score"].values
+    ranks = bf_min_rank(R)
+    systems = [str(s) for s in scores["system"].values]
+    by_name = {r["system"]: r for r in rows}
+    assert set(by_name) == {s for s, v in zip(systems, ds["score"].values) if not np.isnan(v)}
+    for j, name in enumerate(systems):
+        if name not in by_name:
+            continue
+        present = ranks[~np.isnan(ranks[:, j]), j]
+        low, high = np.percentile(present, [2.5, 97.5], method="linear")
+        # same interpolation as numpy's "linear" method, up to the last bit of the arithmetic
+        assert by_name[name]["rank_low"] == pytest.approx(low, rel=1e-14, abs=0), name
+        assert by_name[name]["rank_high"] == pytest.approx(high, rel=1e-14, abs=0), name
+    stab = obj["stability"]
+    assert as_float(stab["mean_spearman"]) == pytest.approx(float(metrics.concordance(R, method="spearman")), rel=0,
+                                                            abs=0, nan_ok=True)
+    assert as_float(stab["mean_kendall"]) == pytest.approx(float(metrics.concordance(R, method="kendall")), rel=0,
+                                                           abs=0, nan_ok=True)
+    everywhere = ~np.isnan(R).any(axis=0)
+    w = float(metrics.kendall_w(R[:, everywhere])) if everywhere.sum() >= 2 else math.nan
+    assert as_float(stab["kendall_w"]) == pytest.approx(w, rel=0, abs=0, nan_ok=True)
+    tied = metrics.tied_with_leader(ds["score"].values, metrics.prob_above(R), level=0.95)
+    assert {r["system"] for r in rows if r["tied_with_leader"]} == {s for s, t in zip(systems, tied) if t}
+    if over == "systems":  # 20 replicates of 17+ drawn systems: no system is in every one, W is undefined -> null
+        assert not everywhere.all()
+
+
+def test_interval_level_and_output_file(capsys, tmp_path):
+    out_file = tmp_path / "b.json"
+    args = ["bootstrap", AUTOML, "--replicates", 15, "--seed", 2, "--interval", 0.5, "--format", "json"]
+    code, out, err = cli(capsys, *args, "--output", out_file)
+    assert code == 0 and out == "" and err == ""
+    code, printed, _ = cli(capsys, *args)
+    assert out_file.read_text(encoding="utf-8") == printed
+    obj = json.loads(printed)
+    ranks = bf_min_rank(engine.bootstrap(engine.open_scores(AUTOML), replicates=15, seed=2)["replicate_score"].values)
+    systems = list(engine.open_scores(AUTOML)["system"].values)
+    for row in obj["ranking"]:
+        col = ranks[:, systems.index(row["system"])]
+        assert [row["rank_low"], row["rank_high"]] == pytest.approx(np.percentile(col, [25, 75]), rel=1e-14, abs=0)
+
+
+def test_same_seed_same_output(capsys):
+    args = ["bootstrap", SUPERGLUE, "--missing", "listwise", "--replicates", 12, "--format", "json"]
+    first = cli(capsys, *args, "--seed", 11)
+    second = cli(capsys, *args, "--seed", 11)
+    other = cli(capsys, *args, "--seed", 12)
+    assert first[0] == second[0] == other[0] == 0
+    assert first[1] == second[1]
+    assert json.loads(first[1])["stability"] != json.loads(other[1])["stability"]
+
+
+# ---------------------------------------------------------------------------------------------
+# brute force on small random tables
+# ---------------------------------------------------------------------------------------------
+def bf_percentile(values, q):
+    v = sorted(values)
+    pos = q / 100 * (len(v) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (pos - lo) * (v[hi] - v[lo])
+
+
+def bf_average_ranks(values):
+    out = []
+    for x in values:
+        below = sum(1 for y in values if y < x)
+        same = sum(1 for y in values if y == x)
+        out.append(below + (same + 1) / 2)
+    return out
+
+
+def bf_spearman(x, y):
+    rx, ry = bf_average_ranks(x), bf_average_ranks(y)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    return math.nan if sxx == 0 or syy == 0 else sxy / math.sqrt(sxx * syy)
+
+
+def bf_kendall_b(x, y):
+    n = len(x)
+    nc = nd = tx = ty = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            a, b = x[i] - x[j], y[i] - y[j]
+            if a == 0:
+                tx += 1
+            if b == 0:
+                ty += 1
+            if a * b > 0:
+                nc += 1
+            elif a * b < 0:
+                nd += 1
+    n0 = n * (n - 1) / 2
+    den = math.sqrt((n0 - tx) * (n0 - ty))
+    return math.nan if den == 0 else (nc - nd) / den
+
+
+def bf_stability(R, corr):
+    vals = []
+    for i in range(len(R)):
+        for j in range(i + 1, len(R)):
+            common = [s for s in range(len(R[i])) if not math.isnan(R[i][s]) and not math.isnan(R[j][s])]
+            if len(common) < 2:
+                continue
+            c = corr([R[i][s] for s in common], [R[j][s] for s in common])
+            if not math.isnan(c):
+                vals.append(c)
+    return sum(vals) / len(vals) if vals else math.nan
+
+
+def bf_kendall_w(R):
+    cols = [s for s in range(len(R[0])) if all(not math.isnan(row[s]) for row in R)]
+    J, n = len(R), len(cols)
+    if n < 2 or J < 2:
+        return math.nan
+    sums = [0.0] * n
+    ties = 0
+    for row in R:
+        vals = [row[s] for s in cols]
+        for k, r in enumerate(bf_average_ranks(vals)):
+            sums[k] += r
+        for v in set(vals):
+            t = vals.count(v)
+            ties += t**3 - t
+    dev = sum((r - J * (n + 1) / 2) ** 2 for r in sums)
+    den = J**2 * (n**3 - n) - J * ties
+    return math.nan if den == 0 else 12 * dev / den
+
+
+def bf_replicates(X, over, B, seed):
+    """(B, S) Borda replicate scores of a (T, S) matrix, by resampling with the engine's index streams."""
+    T, S = X.shape
+    out = []
+    for b in range(B):
+        if over == "tasks":
+            idx = resample_indices(T, seed=seed, replicates=[b], stream="tasks")[0]
+            out.append(list(bf_borda_across(X[idx])))
+        else:
+            idx = resample_indices(S, seed=seed, replicates=[b], stream="systems")[0]
+            copies = bf_borda_across(X[:, idx])
+            row = [math.nan] * S
+            for k, s in enumerate(idx):
+                row[s] = copies[k]
+            out.append(row)
+    return out
+
+
+@given(
+    data=st.data(),
+    over=st.sampled_from(["tasks", "systems"]),
+    seed=st.integers(0, 10_000),
+)
+@settings(max_examples=15, deadline=None)
+def test_borda_bootstrap_against_plain_loops(data, over, seed):
+    S = data.draw(st.integers(2, 5), label="systems")
+    T = data.draw(st.integers(1, 4), label="tasks")
+    X = np.array(data.draw(st.lists(st.sampled_from(TIE_VALUES), min_size=T * S, max_size=T * S))).reshape(T, S)
+    names = ["s0", "s1", "s2", "s3", "s4"][:S]
+    B = 6
+    with tempfile.TemporaryDirectory() as d:
+        table = Path(d) / "t.csv"
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["system", *[f"t{t}" for t in range(T)]])
+        for s in range(S):
+            w.writerow([names[s], *[repr(float(X[t, s])) for t in range(T)]])
+        table.write_text(buf.getvalue(), encoding="utf-8")
+        out = Path(d) / "out.json"
+        assert main(["bootstrap", str(table), "--over", over, "--replicates", str(B), "--seed", str(seed),
+                     "--format", "json", "--output", str(out)]) == 0
+        obj = json.loads(out.read_text(encoding="utf-8"))
+    point = bf_borda_across(X)
+    rank = bf_min_rank(point)
+    R = bf_replicates(X, over, B, seed)
+    ranks = bf_min_rank(np.array(R))
+    rows = {r["system"]: r for r in obj["ranking"]}
+    assert sorted(rows) == names
+    leaders = [s for s in range(S) if point[s] == max(point)]
+    for s, name in enumerate(names):
+        row = rows[name]
+        assert (row["score"], row["rank"]) == (point[s], rank[s])
+        col = [ranks[b][s] for b in range(B) if not math.isnan(ranks[b][s])]
+        if col:
+            assert row["rank_low"] == pytest.approx(bf_percentile(col, 2.5), abs=1e-12)
+            assert row["rank_high"] == pytest.approx(bf_percentile(col, 97.5), abs=1e-12)
+        else:
+            assert row["rank_low"] is None and row["rank_high"] is None
+        tied = s in leaders
+        for lead in leaders:
+            both = [b for b in range(B) if not math.isnan(R[b][lead]) and not math.isnan(R[b][s])]
+            p = sum(R[b][lead] > R[b][s] for b in both) / len(both) if both else math.nan
+            tied = tied or not p >= 0.95
+        assert row["tied_with_leader"] == tied, name
+    stab = obj["stability"]
+    for key, want in (("mean_spearman", bf_stability(R, bf_spearman)), ("mean_kendall", bf_stability(R, bf_kendall_b)),
+                      ("kendall_w", bf_kendall_w(R))):
+        if math.isnan(want):
+            assert stab[key] is None, key
+        else:
+            assert stab[key] == pytest.approx(want, abs=1e-12), key
+
+
+# ---------------------------------------------------------------------------------------------
+# --store
+# ---------------------------------------------------------------------------------------------
+def test_store_holds_the_replicates(capsys, tmp_path):
+    store = tmp_path / "res" / "boot.zarr"
+    args = ["bootstrap", AUTOML, "--replicates", 6, "--seed", 4, "--block", 4, "--format", "json"]
+    code, stored_out, err = cli(capsys, *args, "--store", store)
+    assert code == 0, err
+    code, plain_out, _ = cli(capsys, *args)
+    assert stored_out == plain_out  # the ranking read back from the store is the one computed in memory
+    ds = open_results(store, "esann_automl/bootstrap-tasks").compute()
+    assert list(ds["rule"].values) == ["borda"] and ds["done"].values.all()
+    ref = engine.bootstrap(engine.open_scores(AUTOML), replicates=6, seed=4)
+    np.testing.assert_array_equal(ds["replicate_score"].values[0], ref["replicate_score"].values)
+    np.testing.assert_array_equal(ds["score"].values[0], ref["score"].values)
+    assert ds.attrs["seed"] == 4 and ds.attrs["over"] == "tasks" and ds.attrs["block"] == 4
+    # the same command again reads the complete store; other options on the same store are refused
+    assert cli(capsys, *args, "--store", store)[1] == stored_out
+    code, out, err = cli(capsys, *args[:-2], "--replicates", 8, "--format", "json", "--store", store)
+    assert_one_line_error(code, out, err, "config differs", "--overwrite")
+
+
+def test_store_keeps_the_two_step_rule_label(capsys, tmp_path):
+    args = ["bootstrap", AUTOML, "--within", "borda", "--across", "mean", "--replicates", 4, "--format", "json"]
+    code, plain, _ = cli(capsys, *args)
+    assert code == 0 and json.loads(plain)["rule"] == "borda>mean"
+    code, stored, err = cli(capsys, *args, "--store", tmp_path / "s.zarr")
+    assert code == 0, err
+    assert stored == plain
+
+
+# ---------------------------------------------------------------------------------------------
+# formats
+# ---------------------------------------------------------------------------------------------
+def test_table_and_csv_render_the_json(capsys):
+    args = ["bootstrap", SUPERGLUE, "--missing", "listwise", "--replicates", 10, "--seed", 3]
+    obj = json.loads(cli(capsys, *args, "--format", "json")[1])
+    rows = obj["ranking"]
+    code, table, _ = cli(capsys, *args, "--format", "table")
+    assert code == 0
+    lines = table.splitlines()
+    assert lines[0] == "# rule borda, bootstrap over tasks: 10 replicates, seed 3"
+    assert lines[1].startswith("# rank interval = 2.5-97.5% percentiles")
+    assert lines[2].split() == ["rank", "system", "score", "interval"]
+    assert set(lines[3]) <= {"-", " "}
+    body = lines[4:-1]
+    assert len(body) == len(rows)
+    for line, row in zip(body, rows):
+        assert line.lstrip().startswith(f"{row['rank']}{'*' if row['tied_with_leader'] else ' '}")
+        assert row["system"] in line and line.endswith(f"{row['rank_low']:g}-{row['rank_high']:g}")
+    s = obj["stability"]
+    assert lines[-1] == (f"# stability: Kendall W {s['kendall_w']:.3f}, mean Spearman {s['mean_spearman']:.3f}, "
+                         f"mean Kendall tau-b {s['mean_kendall']:.3f}")
+
+    code, text, _ = cli(capsys, *args, "--format", "csv")
+    assert code == 0
+    parsed = list(csv.reader(io.StringIO(text)))
+    assert parsed[0] == ["rank", "system", "score", "rank_low", "rank_high", "tied_with_leader"]
+    assert [[int(r[0]), r[1], float(r[2]), float(r[3]), float(r[4]), r[5] == "True"] for r in parsed[1:]] == [
+        [r["rank"], r["system"], r["score"], r["rank_low"], r["rank_high"], r["tied_with_leader"]] for r in rows
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# bad input: exit 2, one line, nothing written
+# ---------------------------------------------------------------------------------------------
+BAD = [
+    (AUTOML, ["--replicates", "1"], "--replicates must be at least 2"),
+    (AUTOML, ["--replicates", "0"], "--replicates must be at least 2"),
+    (AUTOML, ["--replicates", "many"], "invalid int value"),
+    (AUTOML, ["--seed", "-1"], "--seed must be a non-negative integer"),
+    (AUTOML, ["--rule", "nosuch"], "invalid choice: 'nosuch'"),
+    (AUTOML, ["--over", "rows"], "invalid choice: 'rows'"),
+    (AUTOML, ["--level", "three"], "invalid choice: 'three'"),
+    (AUTOML, ["--missing", "ignore"], "invalid choice: 'ignore'"),
+    (AUTOML, ["--block", "0"], "--block must be at least 1"),
+    (AUTOML, ["--interval", "1"], "--interval must be between 0 and 1"),
+    (AUTOML, ["--over", "instances"], "instance-level scores"),
+    (SUPERGLUE, [], "missing"),  # missing scores with the default policy 'error'
+    (DATA / "nosuch.csv", [], "nosuch.csv"),
+]
+
+
+@pytest.mark.parametrize("path,extra,fragment", BAD, ids=[f"{Path(b[0]).stem}{' '.join(b[1])}" for b in BAD])
+def test_bad_input_exits_2_and_writes_nothing(capsys, tmp_path, path, extra, fragment):
+    out_file = tmp_path / "out.json"
+    code, out, err = cli(capsys, "bootstrap", path, *extra, "--format", "json", "--output", out_file)
+    assert_one_line_error(code, out, err, fragment)
+    assert os.listdir(tmp_path) == []  # neither the output nor a temporary file
+
+
+def test_listwise_systems_bootstrap_with_a_complete_matrix_rule(capsys):
+    code, out, err = cli(capsys, "bootstrap", SUPERGLUE, "--missing", "listwise", "--over", "systems", "--rule", "topsis",
+                         "--replicates", 5, "--format", "json")
+    assert code == 0, err
+
+
+def _console_script():
+    exe = shutil.which("votebench", path=os.path.dirname(sys.executable)) or shutil.which("votebench")
+    if exe is None:
+        pytest.skip("votebench console script not installed")
+    return exe
+
+
+def test_store_with_an_invalid_bootstrap_is_one_line_and_leaves_nothing(tmp_path):
+    run = subprocess.run(
+        [_console_script(), "bootstrap", str(AUTOML), "--over", "instances", "--replicates", "4",
+         "--store", str(tmp_path / "s.zarr"), "--output", str(tmp_path / "out.json")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 2 and run.stdout == "" and "instance-level scores" in run.stderr
+    assert run.stderr.count("\n") == 1, run.stderr
+    assert os.listdir(tmp_path) == []

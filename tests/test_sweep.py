@@ -1,0 +1,685 @@
+"""Sweeps (engine.sweep): config validation, results against the engine's own functions, resumable zarr stores, CLI.
+
+Every ``run_sweep`` that has blocks to compute starts an in-process dask
+``Client`` (about a second), so the expensive runs are module fixtures shared
+by several tests; ``max_blocks=0`` creates a store (skeletons and provenance)
+without starting one.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import xarray as xr
+import yaml
+from conftest import DATA, bf_aggregate
+
+import engine
+from engine.bootstrap import replicate_scores_reference
+from engine.cli import main
+from engine.errors import VotebenchError
+from engine.resample import resample_indices
+from engine.robustness import task_subset_curve
+from engine.sweep import load_config, open_results, parse_config, plan_sweep, run_sweep
+
+AUTOML = DATA / "esann_automl.csv"  # 17 systems x 30 tasks, complete, higher is better
+TAC08 = DATA / "colombo_tac08.csv.gz"  # 62 systems x 15 tasks x 48 instances
+PROM = {"preference": "linear_indifference", "q": 0.01, "p": 0.2}
+
+TOML_SWEEP = """\
+seed = 3
+store = "{store}"
+
+[input]
+path = "{path}"
+
+[[rules]]
+name = "borda"
+
+[[rules]]
+name = "promethee2"
+label = "prom-lin"
+options = {{ preference = "linear_indifference", q = 0.01, p = 0.2 }}
+
+[[perturbations]]
+kind = "bootstrap"
+over = "tasks"
+replicates = 7
+block = 3
+
+[[perturbations]]
+kind = "bootstrap"
+over = "systems"
+replicates = 5
+block = 2
+
+[[perturbations]]
+kind = "subsets"
+sizes = [2, 5]
+repeats = 5
+block = 2
+
+[[perturbations]]
+kind = "grid"
+rule = "promethee2"
+params = {{ q = [0.0, 0.05], p = [0.1, 0.3] }}
+
+[[perturbations]]
+kind = "grid"
+name = "gap"
+rule = "optimality_gap"
+params = {{ gamma = [0.8, 0.9] }}
+"""
+#: blocks of TOML_SWEEP: 2 rules x 3 blocks (tasks) + 2 x 3 (systems) + 2 rules x 2 sizes x 3 (subsets) + 4 + 2 grid points
+TOML_BLOCKS = 6 + 6 + 12 + 4 + 2
+
+YAML_SWEEP = """\
+seed: 5
+store: {store}
+inputs:
+  - path: {path}
+  - {{path: {path}, name: tac08_task, level: task}}
+rules:
+  - borda
+  - {{name: borda, label: borda-one, level: one}}
+  - mean
+perturbations:
+  - {{kind: bootstrap, over: instances, replicates: 4, block: 2}}
+  - {{kind: subsets, sizes: [2, 7], repeats: 3, block: 2}}
+  - {{kind: grid, rule: optimality_gap, params: {{gamma: [0.3, 0.5]}}}}
+"""
+
+
+def write_sweep(directory, name, template, *, store, path):
+    p = directory / name
+    p.write_text(template.format(store=store, path=path), encoding="utf-8")
+    return p
+
+
+def load_all(store):
+    return {g: ds.compute() for g, ds in open_results(store).items()}
+
+
+def block_key(blk):
+    return (blk.group, blk.var, blk.done_index)
+
+
+def cli(capsys, *argv):
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code, out, err, *fragments):
+    assert code == 2, (code, err)
+    assert out == ""
+    assert err.startswith("votebench: error: ") and err.endswith("\n") and err.count("\n") == 1, repr(err)
+    for f in fragments:
+        assert f in err, (f, err)
+
+
+# ---------------------------------------------------------------------------------------------
+# module fixtures: the expensive runs
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def automl():
+    return engine.open_scores(AUTOML)
+
+
+@pytest.fixture(scope="module")
+def tac08():
+    return engine.open_scores(TAC08)
+
+
+@pytest.fixture(scope="module")
+def toml_full(tmp_path_factory):
+    """The TOML sweep run once, uninterrupted."""
+    d = tmp_path_factory.mktemp("full")
+    cfg = load_config(write_sweep(d, "sweep.toml", TOML_SWEEP, store=d / "full.zarr", path=AUTOML))
+    seen = []
+    path = run_sweep(cfg, progress=False, on_block=seen.append)
+    return cfg, path, load_all(path), seen
+
+
+@pytest.fixture(scope="module")
+def toml_resumed(tmp_path_factory):
+    """The TOML sweep in another directory: cut short by max_blocks, then by an exception, then resumed."""
+    d = tmp_path_factory.mktemp("resumed")
+    cfg = load_config(write_sweep(d, "sweep.toml", TOML_SWEEP, store=d / "resumed.zarr", path=AUTOML))
+    first, second, third = [], [], []
+    path = run_sweep(cfg, progress=False, max_blocks=5, on_block=first.append)
+    after_first = load_all(path)
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_three(blk):
+        second.append(blk)
+        if len(second) == 3:
+            raise Stop
+
+    with pytest.raises(Stop):
+        run_sweep(cfg, progress=False, on_block=stop_after_three)
+    # a block interrupted between its data write and its `done` flag: garbage in the region, flag unset
+    import zarr
+
+    root = zarr.open_group(str(path), mode="r+")
+    done = np.asarray(root["esann_automl/subsets/done"][...])
+    pending = np.argwhere(~done)
+    assert pending.size, "the interrupted sweep left no subsets block pending"
+    r, s, b = pending[-1]
+    block = int(root["esann_automl/subsets"].attrs["block"])
+    root["esann_automl/subsets/tau"][r, s, b * block : (b + 1) * block] = 12345.0
+    path2 = run_sweep(cfg, progress=False, on_block=third.append)
+    assert path2 == path
+    fourth = []
+    run_sweep(cfg, progress=False, on_block=fourth.append)
+    return cfg, path, load_all(path), after_first, (first, second, third, fourth), (int(r), int(s), int(b))
+
+
+@pytest.fixture(scope="module")
+def yaml_full(tmp_path_factory):
+    d = tmp_path_factory.mktemp("yaml")
+    cfg = load_config(write_sweep(d, "sweep.yaml", YAML_SWEEP, store=d / "tac.zarr", path=TAC08))
+    path = run_sweep(cfg, progress=False)
+    return cfg, path, load_all(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# results equal the engine's own functions
+# ---------------------------------------------------------------------------------------------
+def test_toml_groups_and_layout(toml_full):
+    cfg, _, res, seen = toml_full
+    assert sorted(res) == ["esann_automl/bootstrap-systems", "esann_automl/bootstrap-tasks", "esann_automl/gap",
+                           "esann_automl/grid-promethee2", "esann_automl/subsets"]
+    assert len(seen) == TOML_BLOCKS and len({block_key(b) for b in seen}) == TOML_BLOCKS
+    for name, ds in res.items():
+        assert ds["done"].values.all(), name
+    boot = res["esann_automl/bootstrap-tasks"]
+    assert boot["replicate_score"].dims == ("rule", "replicate", "system")
+    assert list(boot["rule"].values) == ["borda", "prom-lin"]
+    assert list(boot["replicate"].values) == list(range(7))
+    assert boot["done"].shape == (2, 3)  # ceil(7 / 3) blocks per rule
+    assert (boot.attrs["kind"], boot.attrs["over"], boot.attrs["replicates"], boot.attrs["block"]) == ("bootstrap", "tasks", 7, 3)
+    sub = res["esann_automl/subsets"]
+    assert sub["tau"].dims == ("rule", "subset_size", "replicate") and list(sub["subset_size"].values) == [2, 5]
+    assert not np.isnan(sub["tau"].values).any()
+
+
+@pytest.mark.parametrize("over,n", [("tasks", 7), ("systems", 5)])
+def test_toml_bootstrap_equals_engine_bootstrap(toml_full, automl, over, n):
+    _, _, res, _ = toml_full
+    ds = res[f"esann_automl/bootstrap-{over}"]
+    assert list(ds["system"].values) == [str(s) for s in automl["system"].values]
+    for i, (rule, options) in enumerate([("borda", {}), ("promethee2", PROM)]):
+        ref = engine.bootstrap(automl, rule=rule, over=over, replicates=n, seed=3, options=options)
+        np.testing.assert_array_equal(ds["replicate_score"].values[i], ref["replicate_score"].values)
+        np.testing.assert_array_equal(ds["score"].values[i], ref["score"].values)
+        np.testing.assert_array_equal(ds["rank"].values[i], ref["rank"].values)
+    if over == "systems":  # a system never drawn has no score in that replicate
+        assert np.isnan(ds["replicate_score"].values).any()
+
+
+def test_toml_task_bootstrap_against_plain_loops(toml_full, automl):
+    """Borda replicates from the drawn task indices, aggregated by the brute-force reference."""
+    _, _, res, _ = toml_full
+    got = res["esann_automl/bootstrap-tasks"]["replicate_score"].values[0]
+    values = np.asarray(automl.transpose("system", "task", "instance").values)
+    hib = [bool(v) for v in automl["higher_is_better"].values]
+    for b in range(7):
+        idx = resample_indices(values.shape[1], seed=3, replicates=[b], stream="tasks")[0]
+        want = bf_aggregate(values[:, idx], [hib[t] for t in idx], rule="borda", level="task")
+        np.testing.assert_allclose(got[b], want, rtol=0, atol=1e-9)
+
+
+def test_toml_subsets_equal_task_subset_curve(toml_full, automl):
+    _, _, res, _ = toml_full
+    tau = res["esann_automl/subsets"]["tau"].values
+    ref = task_subset_curve(automl, rules=["borda"], sizes=[2, 5], repeats=5, seed=3)
+    np.testing.assert_array_equal(tau[0], ref["tau"].values[0])
+    ref = task_subset_curve(automl, rules=["promethee2"], sizes=[2, 5], repeats=5, seed=3, options=PROM)
+    np.testing.assert_array_equal(tau[1], ref["tau"].values[0])
+
+
+def test_toml_grid_points_equal_rank(toml_full, automl):
+    _, _, res, _ = toml_full
+    grid = res["esann_automl/grid-promethee2"]
+    # sorted parameter names, then the product of their values; the rule's own options are kept under the grid's
+    points = [{"p": p, "q": q} for p in (0.1, 0.3) for q in (0.0, 0.05)]
+    assert list(grid["point"].values) == [json.dumps(pt, sort_keys=True) for pt in points]
+    for i, pt in enumerate(points):
+        ref = engine.rank(automl, rule="promethee2", options={**PROM, **pt})
+        np.testing.assert_array_equal(grid["score"].values[i], ref["score"].values)
+        np.testing.assert_array_equal(grid["rank"].values[i], ref["rank"].values)
+    usual = engine.rank(automl, rule="promethee2", options={"p": 0.1, "q": 0.0})["score"].values
+    assert not np.array_equal(grid["score"].values[0], usual)  # the preference of rule 'prom-lin' was applied
+    gap = res["esann_automl/gap"]
+    assert gap.attrs["rule"] == "optimality_gap" and json.loads(gap.attrs["params"]) == {"gamma": [0.8, 0.9]}
+    for i, gamma in enumerate((0.8, 0.9)):
+        ref = engine.rank(automl, rule="optimality_gap", options={"gamma": gamma})
+        np.testing.assert_array_equal(gap["score"].values[i], ref["score"].values)
+        np.testing.assert_array_equal(gap["rank"].values[i], ref["rank"].values)
+
+
+YAML_RULES = {"borda": ("borda", {}), "borda-one": ("borda", {"level": "one"}), "mean": ("mean", {})}
+
+
+@pytest.mark.parametrize("name,input_level", [("colombo_tac08", {}), ("tac08_task", {"level": "task"})])
+def test_yaml_instance_sweep_equals_engine(yaml_full, tac08, name, input_level):
+    _, _, res = yaml_full
+    assert sorted(res) == sorted(f"{n}/{p}" for n in ("colombo_tac08", "tac08_task")
+                                 for p in ("bootstrap-instances", "subsets", "grid-optimality_gap"))
+    boot, sub, grid = (res[f"{name}/{p}"] for p in ("bootstrap-instances", "subsets", "grid-optimality_gap"))
+    assert list(boot["rule"].values) == list(YAML_RULES)
+    for i, (rule, rule_level) in enumerate(YAML_RULES.values()):
+        kw = {**input_level, **rule_level}  # a rule's level wins over the input's
+        ref = engine.bootstrap(tac08, rule=rule, over="instances", replicates=4, seed=5, **kw)
+        np.testing.assert_array_equal(boot["replicate_score"].values[i], ref["replicate_score"].values)
+        np.testing.assert_array_equal(boot["score"].values[i], ref["score"].values)
+        curve = task_subset_curve(tac08, rules=[rule], sizes=[2, 7], repeats=3, seed=5, **kw)
+        np.testing.assert_array_equal(sub["tau"].values[i], curve["tau"].values[0])
+    # level one differs from level two on these data, so the rule's level did reach the computation
+    assert not np.array_equal(boot["replicate_score"].values[0], boot["replicate_score"].values[1])
+    for i, gamma in enumerate((0.3, 0.5)):
+        ref = engine.rank(tac08, rule="optimality_gap", options={"gamma": gamma}, **input_level)
+        np.testing.assert_array_equal(grid["score"].values[i], ref["score"].values)
+
+
+def test_instance_sweep_with_a_one_replicate_block(tmp_path, tac08):
+    cfg = parse_config({"seed": 5, "store": str(tmp_path / "d.zarr"), "input": str(TAC08), "rules": ["dowdall"],
+                        "perturbations": [{"kind": "bootstrap", "over": "instances", "replicates": 3, "block": 1}]})
+    path = run_sweep(cfg, progress=False)
+    got = open_results(path, "colombo_tac08/bootstrap-instances")["replicate_score"].values[0]
+    want = replicate_scores_reference(tac08, rule="dowdall", over="instances", replicates=3, seed=5)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# resumability
+# ---------------------------------------------------------------------------------------------
+def test_interrupted_then_resumed_equals_uninterrupted(toml_full, toml_resumed):
+    _, _, full, _ = toml_full
+    _, _, resumed, _, _, _ = toml_resumed
+    assert sorted(resumed) == sorted(full)
+    for g in full:
+        a, b = full[g], resumed[g]
+        assert sorted(a.variables) == sorted(b.variables), g
+        for v in a.variables:
+            np.testing.assert_array_equal(b[v].values, a[v].values, err_msg=f"{g}/{v}")
+            assert b[v].dims == a[v].dims
+        assert b["done"].values.all(), g
+        xr.testing.assert_identical(b.drop_attrs(), a.drop_attrs())
+
+
+def test_resume_computes_only_the_missing_blocks(toml_resumed):
+    cfg, _, _, after_first, (first, second, third, fourth), (r, s, b) = toml_resumed
+    _, blocks, _ = plan_sweep(cfg)
+    everything = {block_key(blk) for blk in blocks}
+    assert len(everything) == len(blocks) == TOML_BLOCKS
+    k1, k2, k3 = ({block_key(blk) for blk in run} for run in (first, second, third))
+    assert len(first) == len(k1) == 5 and len(second) == len(k2) == 3 and len(third) == len(k3)
+    assert k1 == {block_key(blk) for blk in blocks[:5]}  # max_blocks takes the first pending blocks of the plan
+    assert not (k1 & k2) and not (k1 & k3) and not (k2 & k3)
+    assert k1 | k2 | k3 == everything
+    assert len(third) == TOML_BLOCKS - 8
+    assert ("esann_automl/subsets", "tau", (r, s, b)) in k3  # the half-written block was recomputed
+    assert fourth == []  # a complete store computes nothing
+    n_done = sum(int(ds["done"].values.sum()) for ds in after_first.values())
+    assert n_done == 5
+
+
+def test_half_written_block_is_overwritten(toml_full, toml_resumed):
+    _, _, full, _ = toml_full
+    _, _, resumed, _, _, (r, s, _) = toml_resumed
+    tau = resumed["esann_automl/subsets"]["tau"].values
+    assert not (tau == 12345.0).any()
+    np.testing.assert_array_equal(tau[r, s], full["esann_automl/subsets"]["tau"].values[r, s])
+
+
+def test_same_sweep_as_yaml_reuses_the_store(toml_full, tmp_path):
+    cfg, path, _, _ = toml_full
+    y = tmp_path / "same.yaml"
+    y.write_text(yaml.safe_dump(cfg.raw), encoding="utf-8")
+    seen = []
+    assert run_sweep(load_config(y), progress=False, on_block=seen.append) == path
+    assert seen == []
+
+
+# ---------------------------------------------------------------------------------------------
+# provenance, config changes, --overwrite
+# ---------------------------------------------------------------------------------------------
+def small_raw(store, **changes):
+    raw = {"seed": 1, "store": str(store), "input": {"path": str(AUTOML)}, "rules": ["borda"],
+           "perturbations": [{"kind": "bootstrap", "over": "tasks", "replicates": 4, "block": 2}]}
+    raw.update(changes)
+    return raw
+
+
+def test_provenance_attributes(toml_full):
+    cfg, path, res, _ = toml_full
+    import zarr
+
+    attrs = dict(zarr.open_group(str(path), mode="r").attrs)
+    assert attrs["engine_version"] == engine.__version__
+    assert attrs["seed"] == 3
+    assert json.loads(attrs["config"]) == json.loads(json.dumps(cfg.raw, default=str))
+    assert json.loads(attrs["config"])["perturbations"][0] == {"kind": "bootstrap", "over": "tasks", "replicates": 7,
+                                                               "block": 3}
+    assert json.loads(attrs["inputs"]) == {"esann_automl": hashlib.sha256(AUTOML.read_bytes()).hexdigest()}
+    for ds in res.values():  # every group carries the root provenance
+        for key in ("engine_version", "config", "seed", "inputs"):
+            assert ds.attrs[key] == attrs[key]
+
+
+def test_store_created_without_blocks_and_reopened(tmp_path):
+    store = tmp_path / "s.zarr"
+    cfg = parse_config(small_raw(store))
+    assert run_sweep(cfg, progress=False, max_blocks=0) == store
+    ds = open_results(store, "esann_automl/bootstrap-tasks")
+    assert not ds["done"].values.any() and np.isnan(ds["replicate_score"].values).all()
+    assert ds.attrs["seed"] == 1
+    with pytest.raises(VotebenchError, match="no group 'nope'"):
+        open_results(store, "nope")
+    with pytest.raises(VotebenchError, match="no such results store"):
+        open_results(tmp_path / "absent.zarr")
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"seed": 2},
+        {"rules": ["borda", "mean"]},
+        {"perturbations": [{"kind": "bootstrap", "over": "tasks", "replicates": 5, "block": 2}]},
+    ],
+    ids=["seed", "rules", "replicates"],
+)
+def test_store_of_another_config_is_refused(tmp_path, changes):
+    store = tmp_path / "s.zarr"
+    run_sweep(parse_config(small_raw(store)), progress=False, max_blocks=0)
+    with pytest.raises(VotebenchError, match=r"different sweep \(config differs\).*--overwrite") as info:
+        run_sweep(parse_config(small_raw(store, **changes)), progress=False, max_blocks=0)
+    assert "\n" not in str(info.value) and str(store) in str(info.value)
+
+
+def test_store_of_other_input_contents_is_refused(tmp_path):
+    data = tmp_path / "scores.csv"
+    shutil.copy(AUTOML, data)
+    store = tmp_path / "s.zarr"
+    raw = small_raw(store, input={"path": str(data)})
+    run_sweep(parse_config(raw), progress=False, max_blocks=0)
+    data.write_text(data.read_text().replace("alg_00,0.467", "alg_00,0.468"), encoding="utf-8")
+    with pytest.raises(VotebenchError, match=r"\(inputs differs\)"):
+        run_sweep(parse_config(raw), progress=False, max_blocks=0)
+
+
+def test_overwrite_starts_fresh(tmp_path):
+    store = tmp_path / "s.zarr"
+    cfg = parse_config(small_raw(store))
+    run_sweep(cfg, progress=False, max_blocks=1)
+    assert int(open_results(store, "esann_automl/bootstrap-tasks")["done"].values.sum()) == 1
+    run_sweep(cfg, progress=False, max_blocks=0, overwrite=True)
+    ds = open_results(store, "esann_automl/bootstrap-tasks")
+    assert not ds["done"].values.any() and np.isnan(ds["replicate_score"].values).all()
+    other = parse_config(small_raw(store, seed=9, perturbations=[{"kind": "subsets", "sizes": [3], "repeats": 2}]))
+    run_sweep(other, progress=False, max_blocks=0, overwrite=True)
+    res = open_results(store)
+    assert sorted(res) == ["esann_automl/subsets"]
+    assert res["esann_automl/subsets"].attrs["seed"] == 9
+
+
+@pytest.mark.parametrize("kind", ["directory", "empty-directory", "file"])
+def test_existing_path_that_is_not_a_store_is_refused(tmp_path, kind):
+    store = tmp_path / "thing"
+    if kind == "file":
+        store.write_text("x", encoding="utf-8")
+    else:
+        store.mkdir()
+        if kind == "directory":
+            (store / "keep.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(VotebenchError, match="is not a votebench results store"):
+        run_sweep(parse_config(small_raw(store)), progress=False, max_blocks=0)
+    assert kind != "directory" or (store / "keep.txt").exists()
+
+
+def test_overwrite_does_not_delete_a_directory_that_is_not_a_store(tmp_path):
+    store = tmp_path / "mydata"
+    store.mkdir()
+    (store / "precious.csv").write_text("a,b\n", encoding="utf-8")
+    try:
+        run_sweep(parse_config(small_raw(store)), progress=False, max_blocks=0, overwrite=True)
+    except VotebenchError:
+        pass
+    assert (store / "precious.csv").exists()
+
+
+def test_overwrite_of_a_file_is_a_votebench_error(tmp_path):
+    store = tmp_path / "results.zarr"
+    store.write_text("x", encoding="utf-8")
+    with pytest.raises(VotebenchError):
+        run_sweep(parse_config(small_raw(store)), progress=False, max_blocks=0, overwrite=True)
+
+
+def test_relative_store_is_relative_to_the_working_directory(tmp_path, monkeypatch):
+    here = tmp_path / "project"
+    here.mkdir()
+    cfg_path = here / "sweep.toml"
+    cfg_path.write_text(f'store = "out.zarr"\ninput = "{AUTOML}"\n[[perturbations]]\nkind = "bootstrap"\n', encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    path = run_sweep(load_config(cfg_path), progress=False, max_blocks=0)
+    assert path == elsewhere / "out.zarr"  # like any CLI output path: relative to the working directory
+
+
+# ---------------------------------------------------------------------------------------------
+# config errors
+# ---------------------------------------------------------------------------------------------
+GOOD = {"store": "x.zarr", "input": "data/esann_automl.csv", "perturbations": [{"kind": "bootstrap"}]}
+BAD_CONFIGS = [
+    ({"inptu": "x.csv"}, "unknown key(s) inptu"),
+    ({"input": {"path": "x.csv", "sep": ";"}}, "input 1: unknown key(s) sep"),
+    ({"input": {"level": "one"}}, "input 1: missing 'path'"),
+    ({"input": None}, "no input"),
+    ({"inputs": ["a.csv"]}, "either 'input' or 'inputs'"),
+    ({"input": None, "inputs": [{"path": "a/x.csv"}, {"path": "b/x.csv"}]}, "input names must be unique"),
+    ({"rules": [{"name": "borda", "weight": 2}]}, "rule 1: unknown key(s) weight"),
+    ({"rules": [{"label": "b"}]}, "rule 1: missing 'name'"),
+    ({"rules": ["bordaa"]}, "unknown rule 'bordaa'"),
+    ({"rules": ["borda", "borda"]}, "rule labels must be unique"),
+    ({"rules": [{"name": "mean", "label": "x"}, {"name": "borda", "label": "x"}]}, "rule labels must be unique"),
+    ({"perturbations": [{"kind": "jackknife"}]}, "unknown kind 'jackknife'"),
+    ({"perturbations": [{"over": "tasks"}]}, "unknown kind None"),
+    ({"perturbations": [{"kind": "bootstrap", "sizes": [2]}]}, "perturbation 1 (bootstrap): unknown key(s) sizes"),
+    ({"perturbations": [{"kind": "bootstrap", "over": "rows"}]}, "unknown axis 'rows'"),
+    ({"perturbations": [{"kind": "bootstrap", "replicates": 0}]}, "replicates must be a positive integer"),
+    ({"perturbations": [{"kind": "bootstrap", "replicates": -3}]}, "replicates must be a positive integer"),
+    ({"perturbations": [{"kind": "bootstrap", "replicates": 2.5}]}, "replicates must be a positive integer"),
+    ({"perturbations": [{"kind": "bootstrap", "replicates": True}]}, "replicates must be a positive integer"),
+    ({"perturbations": [{"kind": "bootstrap", "block": 0}]}, "block must be a positive integer"),
+    ({"perturbations": [{"kind": "subsets", "repeats": 0}]}, "repeats must be a positive integer"),
+    ({"perturbations": [{"kind": "subsets", "sizes": [0, 2]}]}, "sizes must be a list of positive integers"),
+    ({"perturbations": [{"kind": "subsets", "sizes": 3}]}, "sizes must be a list of positive integers"),
+    ({"perturbations": [{"kind": "grid", "rule": "optimality_gap"}]}, "(grid): needs rule"),
+    ({"perturbations": [{"kind": "grid", "rule": "optimality_gap", "params": {"gamma": []}}]}, "params.gamma must be"),
+    ({"perturbations": [{"kind": "grid", "rule": "gapp", "params": {"gamma": [1]}}]}, "unknown rule 'gapp'"),
+    ({"perturbations": [{"kind": "bootstrap"}, {"kind": "bootstrap", "replicates": 9}]}, "perturbation names must be unique"),
+    ({"perturbations": []}, "no perturbations"),
+    ({"seed": -1}, "seed must be a non-negative integer"),
+    ({"seed": "1"}, "seed must be a non-negative integer"),
+    ({"store": None}, "no output store"),
+]
+
+
+def bad_raw(changes):
+    raw = {**GOOD, **changes}
+    return {k: v for k, v in raw.items() if v is not None}
+
+
+@pytest.mark.parametrize("changes,fragment", BAD_CONFIGS, ids=[f[1][:40] for f in BAD_CONFIGS])
+def test_bad_config_is_a_votebench_error(changes, fragment):
+    with pytest.raises(VotebenchError) as info:
+        parse_config(bad_raw(changes), where="my.toml")
+    msg = str(info.value)
+    assert fragment in msg and "\n" not in msg, msg
+    # the sweep file is named, except by the rule registry's own message (which lists the known rules)
+    assert msg.startswith("my.toml: ") or msg.startswith("unknown rule"), msg
+
+
+def test_good_config_defaults():
+    cfg = parse_config(GOOD)
+    assert cfg.seed == 0 and cfg.store == "x.zarr"
+    assert cfg.inputs == [{"path": "data/esann_automl.csv", "name": "esann_automl"}]
+    assert cfg.rules == [{"name": "borda", "label": "borda", "options": {}}]
+    assert cfg.perturbations == [{"kind": "bootstrap", "over": "tasks", "replicates": 200, "block": 50,
+                                  "name": "bootstrap-tasks"}]
+
+
+def test_boolean_seed_is_refused():
+    with pytest.raises(VotebenchError, match="seed"):
+        parse_config({**GOOD, "seed": True})
+
+
+@pytest.mark.parametrize("changes,fragment", BAD_CONFIGS[::3], ids=[f[1][:40] for f in BAD_CONFIGS[::3]])
+def test_bad_config_via_cli(capsys, tmp_path, changes, fragment):
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(bad_raw(changes)), encoding="utf-8")
+    code, out, err = cli(capsys, "sweep", path, "--no-progress")
+    assert_one_line_error(code, out, err, fragment, str(path))
+
+
+@pytest.mark.parametrize(
+    "name,text,fragment",
+    [
+        ("bad.toml", 'store = "x.zarr"\nseed = \n', "malformed TOML"),
+        ("bad.toml", '[input\npath = "a.csv"\n', "malformed TOML"),
+        ("bad.yaml", "store: x.zarr\ninput: [a.csv\n", "malformed YAML"),
+        ("bad.yml", "store: x.zarr\n  input: : a\n", "malformed YAML"),
+        ("list.yaml", "- a\n- b\n", "must be a table/mapping"),
+        ("empty.yaml", "", "must be a table/mapping"),
+        ("latin1.toml", b'store = "\xe9"\n', "cannot read sweep file"),
+    ],
+)
+def test_malformed_sweep_files(capsys, tmp_path, name, text, fragment):
+    path = tmp_path / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(VotebenchError, match=fragment):
+        load_config(path)
+    code, out, err = cli(capsys, "sweep", path)
+    assert_one_line_error(code, out, err, fragment)
+
+
+def test_missing_sweep_file_and_missing_store(capsys, tmp_path):
+    code, out, err = cli(capsys, "sweep", tmp_path / "nope.toml")
+    assert_one_line_error(code, out, err, "cannot read sweep file")
+    path = tmp_path / "nostore.toml"
+    path.write_text(f'input = "{AUTOML}"\n[[perturbations]]\nkind = "subsets"\n', encoding="utf-8")
+    code, out, err = cli(capsys, "sweep", path)
+    assert_one_line_error(code, out, err, "no output store", "--store")
+    assert load_config(path, store=str(tmp_path / "given.zarr")).store == str(tmp_path / "given.zarr")
+
+
+@pytest.mark.parametrize(
+    "changes,fragment",
+    [
+        ({"input": "/nonexistent/scores.csv"}, "scores.csv"),
+        ({"perturbations": [{"kind": "subsets", "sizes": [40, 50]}]}, "every subset size exceeds the 30 tasks"),
+        ({"rules": [{"name": "promethee2", "options": {"preference": "zigzag"}}]}, "zigzag"),
+    ],
+    ids=["missing-input", "subset-sizes", "bad-rule-option"],
+)
+def test_plan_errors_come_before_the_store(tmp_path, changes, fragment):
+    store = tmp_path / "s.zarr"
+    cfg = parse_config(small_raw(store, **changes))
+    with pytest.raises(VotebenchError, match=fragment):
+        run_sweep(cfg, progress=False)
+    assert not store.exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------------------------
+CLI_SWEEP = """\
+seed = 2
+store = "{store}"
+input = "{path}"
+[[perturbations]]
+kind = "bootstrap"
+replicates = 4
+block = 2
+"""
+
+
+SIZES = {"rule": 1, "replicate": 4, "system": 17, "block": 2}
+
+
+def parse_summary(line):
+    """``'<group>: {sizes}; blocks done d/n'`` -> (group, sizes, d, n); the order of the sizes is not fixed."""
+    group, _, rest = line.partition(": ")
+    sizes, _, done = rest.rpartition("; blocks done ")
+    d, n = done.split("/")
+    return group, ast.literal_eval(sizes), int(d), int(n)
+
+
+def test_cli_sweep_summary_and_store_override(capsys, tmp_path, automl):
+    cfg_path = write_sweep(tmp_path, "s.toml", CLI_SWEEP, store=tmp_path / "file.zarr", path=AUTOML)
+    code, out, err = cli(capsys, "sweep", cfg_path, "--no-progress")
+    assert code == 0, err
+    store = tmp_path / "file.zarr"
+    lines = out.splitlines()
+    assert lines[0] == f"# results store {store}"
+    assert len(lines) == 2 and parse_summary(lines[1]) == ("esann_automl/bootstrap-tasks", SIZES, 2, 2)
+    ds = open_results(store, "esann_automl/bootstrap-tasks")
+    ref = engine.bootstrap(automl, replicates=4, seed=2)
+    np.testing.assert_array_equal(ds["replicate_score"].values[0], ref["replicate_score"].values)
+
+    other = tmp_path / "sub" / "other.zarr"
+    code, out, err = cli(capsys, "sweep", cfg_path, "--store", other, "--no-progress")
+    assert code == 0, err
+    lines_other = out.splitlines()
+    assert lines_other[0] == f"# results store {other}" and parse_summary(lines_other[1])[1:] == (SIZES, 2, 2)
+    np.testing.assert_array_equal(open_results(other, "esann_automl/bootstrap-tasks")["replicate_score"].values,
+                                  ds["replicate_score"].values)
+    # the first store is untouched and a re-run of a complete store prints the same summary
+    code, again, err = cli(capsys, "sweep", cfg_path, "--no-progress")
+    assert code == 0 and parse_summary(again.splitlines()[1]) == parse_summary(lines[1])
+    # the store of the file and an overriding --store of another sweep: refused, one line
+    seed4 = write_sweep(tmp_path, "t.toml", CLI_SWEEP.replace("seed = 2", "seed = 4"), store=store, path=AUTOML)
+    code, out, err = cli(capsys, "sweep", seed4)
+    assert_one_line_error(code, out, err, "config differs")
+    # --overwrite: the other sweep replaces the store
+    code, out, err = cli(capsys, "sweep", seed4, "--overwrite", "--no-progress")
+    assert code == 0, err
+    assert parse_summary(out.splitlines()[1]) == ("esann_automl/bootstrap-tasks", SIZES, 2, 2)
+    ds = open_results(store, "esann_automl/bootstrap-tasks")
+    assert ds.attrs["seed"] == 4
+    np.testing.assert_array_equal(ds["replicate_score"].values[0],
+                                  engine.bootstrap(automl, replicates=4, seed=4)["replicate_score"].values)
+
+
+def _console_script():
+    exe = shutil.which("votebench", path=os.path.dirname(sys.executable)) or shutil.which("votebench")
+    if exe is None:
+        pytest.skip("votebench console script not installed")
+    return exe
+
+
+def test_cli_sweep_block_error_is_one_line(tmp_path):
+    cfg_path = tmp_path / "inst.toml"
+    cfg_path.write_text(f'store = "{tmp_path / "s.zarr"}"\ninput = "{AUTOML}"\n'
+                        '[[perturbations]]\nkind = "bootstrap"\nover = "instances"\nreplicates = 2\n', encoding="utf-8")
+    run = subprocess.run([_console_script(), "sweep", str(cfg_path), "--no-progress"], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 2 and run.stdout == ""
+    assert "instance-level scores" in run.stderr
+    assert run.stderr.count("\n") == 1, run.stderr
