@@ -58,6 +58,8 @@ __all__ = ["OVER", "bootstrap", "summarize", "pavao_criteria", "resampled_scores
 
 #: axes a bootstrap can resample
 OVER = ("tasks", "systems", "instances")
+#: rule options that hold one value per task (criterion): they follow the tasks of a task resample
+PER_TASK_OPTIONS = frozenset({"preference", "q", "p", "s", "maximize"})
 _MIN_ROWS = 8  # replicate blocks are padded to this many rows in matrix products
 _CELLS = 1 << 22  # target number of float64 cells of a replicate block's largest temporary
 
@@ -131,6 +133,8 @@ def _reference_one(plan: Plan, over: str, b: int, seed: int) -> np.ndarray:
     groups, weights = plan.groups, plan.weights
     if over == "tasks":
         idx = resample_indices(len(plan.tasks), seed=seed, replicates=[b], stream="tasks")[0]
+        kw["options"] = {k: ([v[i] for i in idx] if k in PER_TASK_OPTIONS and isinstance(v, (list, tuple)) else v)
+                         for k, v in plan.options.items()}
         groups = _task_vector(plan, groups, idx)
         weights = None if weights is None else np.asarray(weights)[idx]
     if groups is not None:
@@ -330,7 +334,7 @@ def _plan_for(scores: xr.DataArray, over: str, kw: Mapping[str, Any]) -> Plan:
     plan = prepare(scores, **kw)
     if over == "instances" and scores.sizes[INSTANCE] < 2:
         raise VotebenchError("an instance bootstrap needs instance-level scores; these have one instance per task")
-    opts_per_task = [k for k, v in plan.options.items() if isinstance(v, (list, tuple)) and len(v) == len(plan.tasks)]
+    opts_per_task = [k for k, v in plan.options.items() if k in PER_TASK_OPTIONS and isinstance(v, (list, tuple))]
     if over == "tasks" and opts_per_task and plan.across.resample != "weights":
         raise VotebenchError(
             f"per-task option(s) {', '.join(opts_per_task)} cannot follow resampled tasks for rule {plan.across.name!r}"
@@ -535,7 +539,10 @@ def bootstrap(
     kw = dict(rule=rule, level=level, missing=missing, weights=weights, within=within, across=across, groups=groups,
               options=options)
     plan = _plan_for(scores, over, kw)
-    ids = replicate_ids(replicates)
+    try:
+        ids = replicate_ids(replicates)
+    except ValueError as exc:
+        raise VotebenchError(str(exc)) from None
     if seed is None or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise VotebenchError(f"seed must be a non-negative integer, got {seed!r}")
     point = _point(scores, kw)
