@@ -340,21 +340,10 @@ def _task_level(scores: Any) -> tuple[np.ndarray, list[str], list[str]]:
 
 
 def _task_weight_vector(weights: Any, tasks: Sequence[str]) -> np.ndarray | None:
-    """Task weights ``(T,)`` from a sequence or a mapping task -> weight (missing tasks weigh 0)."""
-    if weights is None:
-        return None
-    if isinstance(weights, Mapping):
-        unknown = sorted(set(map(str, weights)) - set(tasks))
-        if unknown:
-            raise VotebenchError(f"weights name unknown task(s): {', '.join(unknown[:5])}")
-        w = np.array([float(weights.get(t, 0.0)) for t in tasks])
-    else:
-        w = np.asarray(weights, dtype=np.float64)
-        if w.shape != (len(tasks),):
-            raise VotebenchError(f"expected {len(tasks)} task weights, got shape {w.shape}")
-    if not np.isfinite(w).all() or (w < 0).any() or w.sum() == 0:
-        raise VotebenchError("task weights must be finite, non-negative and not all zero")
-    return w
+    """Task weights ``(T,)`` from a sequence or a mapping task -> weight (missing tasks weigh 0): the engine's rules."""
+    from .core import _weights_vector
+
+    return _weights_vector(weights, list(tasks), [])
 
 
 def _rules_list(rules: str | Sequence[str]) -> list[str]:
