@@ -46,7 +46,7 @@ import numpy as np
 import xarray as xr
 
 from . import metrics
-from .core import Plan, _finalize, _is_dask, _within_step, aggregate, prepare
+from .core import Plan, _finalize, _is_dask, _within_step, aggregate, aggregate_plan, prepare, ranking
 from .dims import INSTANCE, OPPONENT, REPLICATE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
 from .kernels.ranking import min_rank
@@ -120,12 +120,11 @@ def resampled_scores(scores: xr.DataArray, *, over: str, replicate: int, seed: i
     return x.copy(data=new)
 
 
-def _task_vector(plan: Plan, values: Sequence[Any] | np.ndarray | None, idx: np.ndarray) -> list[Any] | None:
-    return None if values is None else [values[i] for i in idx]
+def _reference_one(plan: Plan, over: str, b: int, seed: int, present: np.ndarray | None = None) -> np.ndarray:
+    """Scores of replicate ``b`` by aggregating its resampled tensor (the brute-force definition).
 
-
-def _reference_one(plan: Plan, over: str, b: int, seed: int) -> np.ndarray:
-    """Scores of replicate ``b`` by aggregating its resampled tensor (the brute-force definition)."""
+    ``present``: which systems have a score (computed from ``plan.x`` when not given).
+    """
     r = resampled_scores(plan.x, over=over, replicate=b, seed=seed)
     kw: dict[str, Any] = dict(rule=plan.within.name, level=plan.level, missing=plan.missing, options=plan.options)
     if plan.across.name != plan.within.name:
@@ -135,7 +134,7 @@ def _reference_one(plan: Plan, over: str, b: int, seed: int) -> np.ndarray:
         idx = resample_indices(len(plan.tasks), seed=seed, replicates=[b], stream="tasks")[0]
         kw["options"] = {k: ([v[i] for i in idx] if k in PER_TASK_OPTIONS and isinstance(v, (list, tuple)) else v)
                          for k, v in plan.options.items()}
-        groups = _task_vector(plan, groups, idx)
+        groups = None if groups is None else [groups[i] for i in idx]
         weights = None if weights is None else np.asarray(weights)[idx]
     if groups is not None:
         kw["groups"] = dict(zip([str(t) for t in r[TASK].values], groups))
@@ -144,11 +143,16 @@ def _reference_one(plan: Plan, over: str, b: int, seed: int) -> np.ndarray:
     s = np.asarray(aggregate(r, **kw).values, dtype=np.float64)
     if over != "systems":
         return s
-    present = ~np.isnan(np.asarray(plan.x.transpose(SYSTEM, TASK, INSTANCE).values, dtype=np.float64)).all(axis=(1, 2))
+    if present is None:
+        present = _present_systems(plan)
     idx = draw_systems(present, seed=seed, replicates=[b])[0]
     out = np.full(len(plan.systems), np.nan)
     out[idx] = s
     return out
+
+
+def _present_systems(plan: Plan) -> np.ndarray:
+    return ~np.isnan(np.asarray(plan.x.transpose(SYSTEM, TASK, INSTANCE).values, dtype=np.float64)).all(axis=(1, 2))
 
 
 def replicate_scores_reference(
@@ -160,7 +164,7 @@ def replicate_scores_reference(
     candidate resample gets ``NaN``.
     """
     plan = prepare(scores.compute(), **options)
-    return np.stack([_reference_one(plan, over, int(b), seed) for b in replicate_ids(replicates)])
+    return _reference_block(replicate_ids(replicates), plan, over, seed)
 
 
 # ------------------------------------------------------------------------------------ numpy blocks
@@ -300,16 +304,13 @@ def _instance_finish(sums: np.ndarray, cnts: np.ndarray, judged: np.ndarray, mis
 
 
 def _reference_block(ids: np.ndarray, plan: Plan, over: str, seed: int) -> np.ndarray:
-    return np.stack([_reference_one(plan, over, int(b), seed) for b in np.asarray(ids).reshape(-1)])
+    present = _present_systems(plan) if over == "systems" else None
+    return np.stack([_reference_one(plan, over, int(b), seed, present) for b in np.asarray(ids).reshape(-1)])
 
 
 # ------------------------------------------------------------------------------------ graph
 def _meta() -> np.ndarray:
     return np.empty((0, 0), dtype=np.float64)
-
-
-def _ids_array(ids: np.ndarray, block: int, lazy: bool) -> Any:
-    return da.from_array(ids, chunks=block) if lazy else ids
 
 
 def _map_blocks(fn: Any, ids: np.ndarray, block: int, lazy: bool, S: int, *args: Any, **kwargs: Any) -> Any:
@@ -545,7 +546,7 @@ def bootstrap(
         raise VotebenchError(str(exc)) from None
     if seed is None or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise VotebenchError(f"seed must be a non-negative integer, got {seed!r}")
-    point = _point(scores, kw)
+    point = ranking(aggregate_plan(plan))  # the full-data ranking, from the same prepared request
     R, method = _replicate_scores(plan, over, ids, int(seed), block)
     rep = xr.DataArray(R, dims=(REPLICATE, SYSTEM), coords={REPLICATE: ids, SYSTEM: point[SYSTEM].values},
                        name="replicate_score")
@@ -555,12 +556,6 @@ def bootstrap(
     ds.attrs = {"rule": plan.rule_label, "over": over, "replicates": int(ids.size), "seed": int(seed),
                 "level": plan.level, "missing": plan.missing, "method": method}
     return ds
-
-
-def _point(scores: xr.DataArray, kw: Mapping[str, Any]) -> xr.Dataset:
-    from .core import rank
-
-    return rank(scores, **kw)
 
 
 def stability(ds: xr.Dataset, *, method: str = "spearman") -> float:

@@ -35,7 +35,8 @@ from .kernels.ranking import min_rank, tied_count
 from .rules import LEVELS, Rule, get_rule, get_within
 
 __all__ = [
-    "MISSING_POLICIES", "Plan", "prepare", "orient", "missing_report", "aggregate", "rank", "resolve_level", "tied_groups",
+    "MISSING_POLICIES", "Plan", "prepare", "orient", "missing_report", "aggregate", "aggregate_plan", "rank", "ranking",
+    "resolve_level", "tied_groups",
     "task_scores",
 ]
 
@@ -468,6 +469,11 @@ def aggregate(
     """
     plan = prepare(scores, rule=rule, level=level, missing=missing, weights=weights, within=within, across=across,
                    groups=groups, options=options)
+    return aggregate_plan(plan)
+
+
+def aggregate_plan(plan: Plan) -> xr.DataArray:
+    """The ``score`` of a prepared request (:func:`prepare`); :func:`aggregate` is ``prepare`` + this."""
     X = _within_step(plan.x, plan.within, plan.level, plan.options)
     judged, miss = plan.judged, plan.miss
     if _is_dask(X):
@@ -499,7 +505,11 @@ def rank(scores: xr.DataArray, **options: Any) -> xr.Dataset:
     (Vote'n'Rank); :func:`tied_groups` lists them.  Options are those of
     :func:`aggregate`.
     """
-    score = aggregate(scores, **options)
+    return ranking(aggregate(scores, **options))
+
+
+def ranking(score: xr.DataArray) -> xr.Dataset:
+    """``score``, ``rank`` and ``discriminative_power`` of an aggregate score (see :func:`rank`)."""
     ranks = xr.apply_ufunc(
         min_rank, score, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]], dask="parallelized",
         output_dtypes=[np.float64],
