@@ -483,14 +483,10 @@ def _compute(ds: Any, scheduler: str | None) -> Any:
         return ds
     import dask
 
-    address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
-    if address:
-        from distributed import Client
+    from .sweep import connect
 
-        try:
-            client = Client(address, timeout="10s")
-        except (OSError, TimeoutError) as exc:
-            raise VotebenchError(f"cannot connect to dask scheduler {address!r} ({exc})") from None
+    client = connect(scheduler)
+    if client is not None:
         with client:
             print(f"votebench: dask dashboard: {client.dashboard_link}", file=sys.stderr)
             return ds.compute()

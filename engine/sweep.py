@@ -458,16 +458,24 @@ def _write(root: Any, blk: Block, values: np.ndarray) -> None:
     done[blk.done_index] = True
 
 
-def _client(scheduler: str | None) -> tuple[Any, bool]:
+def connect(scheduler: str | None) -> Any | None:
+    """A client of the scheduler at ``scheduler`` (else ``DASK_SCHEDULER_ADDRESS``); ``None`` when neither is set."""
     from distributed import Client
 
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
-    if address:
-        try:
-            return Client(address, timeout="10s"), True
-        except (OSError, TimeoutError) as exc:
-            raise VotebenchError(f"cannot connect to dask scheduler {address!r} ({exc})") from None
-    return Client(processes=False, dashboard_address=None), True
+    if not address:
+        return None
+    try:
+        return Client(address, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise VotebenchError(f"cannot connect to dask scheduler {address!r} ({exc})") from None
+
+
+def _client(scheduler: str | None) -> Any:
+    """The given scheduler's client, else an in-process local cluster."""
+    from distributed import Client
+
+    return connect(scheduler) or Client(processes=False, dashboard_address=None)
 
 
 def run_sweep(
@@ -512,7 +520,7 @@ def run_sweep(
     log.info("sweep: %d of %d blocks to compute", len(todo), len(blocks))
     if not todo:
         return path
-    client, owned = _client(scheduler)
+    client = _client(scheduler)
     bar = _progress(len(blocks), len(blocks) - len(_pending(root, blocks)), enabled=progress)
     try:
         futures = {client.submit(_run_block, b.compute, pure=False): b for b in todo}
@@ -527,8 +535,7 @@ def run_sweep(
                 on_block(blk)
     finally:
         bar.close()
-        if owned:
-            client.close()
+        client.close()
     return path
 
 
