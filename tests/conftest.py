@@ -415,3 +415,28 @@ MALFORMED_SIDECARS = [
     ("directions_a_list", '{"higher_is_better": [true]}', r"'higher_is_better' must map"),
     ("directions_unknown_tasks", '{"higher_is_better": {"zz": false}}', r"directions name none of the file's tasks"),
 ]
+
+
+# --------------------------------------------------------------------------------------------
+# command line
+# --------------------------------------------------------------------------------------------
+def run_cli(capsys, *argv):
+    """Run ``engine.cli.main(argv)``; returns (exit code, stdout, stderr).  argparse errors exit via SystemExit."""
+    from engine.cli import main
+
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(code, out, err, *fragments, prefix: str = "", marker: str = "error"):
+    """Exit code 2, nothing on stdout, one stderr line starting with ``prefix`` and holding ``marker`` and ``fragments``."""
+    assert code == 2, (code, err)
+    assert out == ""
+    assert err.endswith("\n") and err.count("\n") == 1, repr(err)
+    assert err.startswith(prefix) and marker in err and "Traceback" not in err, repr(err)
+    for f in fragments:
+        assert f in err, (f, err)

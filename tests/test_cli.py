@@ -21,6 +21,8 @@ from conftest import (
     MALFORMED_SIDECARS,
     bf_aggregate,
     bf_min_rank,
+    one_line_error,
+    run_cli,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -33,22 +35,11 @@ from engine.cli import main
 TIES = "system,t1,t2\nb,1,2\na,2,1\nc,0,0\nd,3,3\n"
 
 
-def cli(capsys, *argv):
-    """Run ``main(argv)``; returns (exit code, stdout, stderr).  argparse errors exit via SystemExit."""
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+cli = run_cli
 
 
-def assert_one_line_error(code, out, err):
-    assert code == 2, (code, err)
-    assert out == ""
-    assert err.endswith("\n") and err.count("\n") == 1, repr(err)
-    assert "Traceback" not in err
-    assert "error" in err
+def assert_one_line_error(code, out, err, *fragments):
+    one_line_error(code, out, err, *fragments, marker="error")
 
 
 def expected_ranking(values, hib, *, rule, level, systems, missing="error"):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DATA, TIE_VALUES, bf_borda_across, bf_min_rank
+from conftest import DATA, TIE_VALUES, bf_borda_across, bf_min_rank, one_line_error, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,23 +33,11 @@ TOP_KEYS = {"rule", "over", "replicates", "seed", "ranking", "stability"}
 ROW_KEYS = {"system", "score", "rank", "rank_low", "rank_high"}
 
 
-def cli(capsys, *argv):
-    """Run ``main(argv)``; returns (exit code, stdout, stderr).  argparse errors exit via SystemExit."""
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+cli = run_cli
 
 
 def assert_one_line_error(code, out, err, *fragments):
-    assert code == 2, (code, err)
-    assert out == ""
-    assert err.endswith("\n") and err.count("\n") == 1, repr(err)
-    assert err.startswith("votebench") and "error: " in err and "Traceback" not in err
-    for f in fragments:
-        assert f in err, (f, err)
+    one_line_error(code, out, err, *fragments, prefix="votebench", marker="error: ")
 
 
 def as_float(v):

@@ -20,11 +20,10 @@ import numpy as np
 import pytest
 import xarray as xr
 import yaml
-from conftest import DATA, bf_aggregate
+from conftest import DATA, bf_aggregate, one_line_error, run_cli
 
 import engine
 from engine.bootstrap import replicate_scores_reference
-from engine.cli import main
 from engine.errors import VotebenchError
 from engine.resample import resample_indices
 from engine.robustness import task_subset_curve
@@ -112,21 +111,11 @@ def block_key(blk):
     return (blk.group, blk.var, blk.done_index)
 
 
-def cli(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
+cli = run_cli
 
 
 def assert_one_line_error(code, out, err, *fragments):
-    assert code == 2, (code, err)
-    assert out == ""
-    assert err.startswith("votebench: error: ") and err.endswith("\n") and err.count("\n") == 1, repr(err)
-    for f in fragments:
-        assert f in err, (f, err)
+    one_line_error(code, out, err, *fragments, prefix="votebench: error: ")
 
 
 # ---------------------------------------------------------------------------------------------
