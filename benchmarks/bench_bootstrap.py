@@ -47,12 +47,10 @@ Writes ``benchmarks/results/bootstrap.md`` (``--out``) and ``bootstrap.json`` be
 from __future__ import annotations
 
 import argparse
-import datetime as _dt
 import glob
 import itertools
 import json
 import os
-import platform
 import queue
 import resource
 import statistics
@@ -76,6 +74,9 @@ try:
 except ImportError:  # running from a source tree without the editable install
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import engine
+from _machine import machine_info as _machine_info  # noqa: E402 - benchmarks/ is on sys.path when run as a script
+from _machine import proc_status_mb, reset_peak_rss
+
 from engine.bootstrap import bootstrap as engine_bootstrap
 from engine.metrics import concordance as engine_concordance
 
@@ -104,44 +105,13 @@ def _version(mod: str) -> str:
 
 
 def machine_info() -> dict[str, Any]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        usable = os.cpu_count()
-    import dask
-    import pandas
-
     try:
         import ranky
 
         ranky_version = getattr(ranky, "__version__", _version("ranky"))
     except ImportError:
         ranky_version = None
-    return {
-        "date_utc": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu_model": cpu,
-        "nproc": usable,
-        "cpu_count": os.cpu_count(),
-        "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "xarray": xr.__version__,
-        "dask": dask.__version__,
-        "pandas": pandas.__version__,
-        "ranky": ranky_version,
-        "votebench": getattr(engine, "__version__", "?"),
-        "loadavg_start": os.getloadavg(),
-    }
+    return _machine_info(ranky=ranky_version)
 
 
 # ------------------------------------------------------------------------------------------
@@ -361,24 +331,6 @@ def ranky_protocol(
 # ------------------------------------------------------------------------------------------
 # instance bootstrap (subprocess per case)
 # ------------------------------------------------------------------------------------------
-def _proc_status_mb(key: str) -> float | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return None
-
-
-def _reset_peak_rss() -> bool:
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
-
-
 def instance_case_main(spec: dict[str, Any]) -> None:
     """Subprocess entry: build the tensor, run the bootstrap up to ``repeats`` times, one JSON line per run."""
     S, T, K = spec["shape"]
@@ -388,17 +340,17 @@ def instance_case_main(spec: dict[str, Any]) -> None:
     scores = engine.scores_from_array(v)
     if spec["chunks"]:
         scores = scores.chunk(spec["chunks"])
-    print(json.dumps({"event": "ready", "setup_s": time.perf_counter() - t, "rss_mb": _proc_status_mb("VmRSS")}), flush=True)
+    print(json.dumps({"event": "ready", "setup_s": time.perf_counter() - t, "rss_mb": proc_status_mb("VmRSS")}), flush=True)
     for i in range(spec["repeats"]):
-        reset = _reset_peak_rss()
-        before = _proc_status_mb("VmRSS")
+        reset = reset_peak_rss()
+        before = proc_status_mb("VmRSS")
         r0 = resource.getrusage(resource.RUSAGE_SELF)
         t = time.perf_counter()
         ds = engine_bootstrap(scores, rule="borda", level="two", over="instances", replicates=spec["replicates"], seed=spec["seed"])
         R = np.asarray(ds["replicate_score"].values)
         wall = time.perf_counter() - t
         r1 = resource.getrusage(resource.RUSAGE_SELF)
-        peak = _proc_status_mb("VmHWM") if reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+        peak = proc_status_mb("VmHWM") if reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
         if i == 0 and spec.get("save"):
             np.save(spec["save"], R)
         rec = {

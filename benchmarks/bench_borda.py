@@ -36,12 +36,10 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import datetime as _dt
 import glob
 import io
 import json
 import os
-import platform
 import pstats
 import resource
 import statistics
@@ -65,6 +63,9 @@ try:
 except ImportError:  # running from a source tree without the editable install
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import engine
+from _machine import machine_info as _machine_info  # noqa: E402 - benchmarks/ is on sys.path when run as a script
+from _machine import proc_status_mb, reset_peak_rss
+
 from engine.kernels.ranking import borda_points
 
 REPO = Path(__file__).resolve().parents[1]
@@ -235,38 +236,19 @@ def traced_peak_mb(fn: Callable[[], Any]) -> float:
     return peak / 1e6
 
 
-def _proc_status_mb(key: str) -> float | None:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return None
-
-
-def reset_peak_rss() -> bool:
-    """Reset the kernel's peak-RSS mark (``VmHWM``) of this process (Linux >= 4.0)."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
-
-
 def peak_rss_mb() -> float:
     """Peak RSS, MB: ``VmHWM`` (resettable), else ``ru_maxrss`` (KiB on Linux).
 
     ``ru_maxrss`` of a child carries the RSS the forked copy of its parent had
     before ``exec``, so it is only a fallback.
     """
-    hwm = _proc_status_mb("VmHWM")
+    hwm = proc_status_mb("VmHWM")
     return hwm if hwm is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
 def rss_now_mb() -> float:
     """Current resident set size, MB (``VmRSS`` of /proc/self/status)."""
-    r = _proc_status_mb("VmRSS")
+    r = proc_status_mb("VmRSS")
     return float("nan") if r is None else r
 
 
@@ -330,40 +312,9 @@ def engine_import_seconds() -> float | None:
 
 
 def machine_info() -> dict[str, Any]:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        usable = os.cpu_count()
-    import dask
-    import pandas
     import zarr
 
-    return {
-        "date_utc": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu_model": cpu,
-        "nproc": usable,
-        "cpu_count": os.cpu_count(),
-        "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "xarray": xr.__version__,
-        "dask": dask.__version__,
-        "zarr": zarr.__version__,
-        "pandas": pandas.__version__,
-        "votebench": getattr(engine, "__version__", "?"),
-        "engine_import_s": engine_import_seconds(),
-        "loadavg_start": os.getloadavg(),
-    }
+    return _machine_info(zarr=zarr.__version__, engine_import_s=engine_import_seconds())
 
 
 # ------------------------------------------------------------------------------------------
