@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from dask.callbacks import Callback
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -440,3 +441,22 @@ def one_line_error(code, out, err, *fragments, prefix: str = "", marker: str = "
     assert err.startswith(prefix) and marker in err and "Traceback" not in err, repr(err)
     for f in fragments:
         assert f in err, (f, err)
+
+
+# --------------------------------------------------------------------------------------------
+# laziness probes
+# --------------------------------------------------------------------------------------------
+class CountStarts(Callback):
+    """Counts graph executions by dask's local schedulers."""
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def _start(self, dsk):
+        self.n += 1
+
+
+def forbid_compute(*args, **kwargs):
+    """A dask scheduler that fails: use it to prove nothing computes before ``.compute()``."""
+    raise AssertionError("dask computed something before .compute() was called")

@@ -36,7 +36,12 @@ from conftest import (
     continuous_case,
     tie_case,
 )
-from dask.callbacks import Callback
+from conftest import (
+    CountStarts as _CountStarts,
+)
+from conftest import (
+    forbid_compute as _forbid_compute,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -535,21 +540,6 @@ def test_zarr_round_trip_gives_same_results(tmp_path, chunks):
                 np.testing.assert_array_equal(got, ref)
             else:
                 np.testing.assert_allclose(got, ref, rtol=1e-12)
-
-
-class _CountStarts(Callback):
-    """Counts graph executions by dask's local schedulers."""
-
-    def __init__(self):
-        super().__init__()
-        self.n = 0
-
-    def _start(self, dsk):
-        self.n += 1
-
-
-def _forbid_compute(*args, **kwargs):
-    raise AssertionError("dask computed something before .compute() was called")
 
 
 def _check_lazy(scores, tag):

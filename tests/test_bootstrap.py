@@ -18,8 +18,9 @@ import dask.array as dsa
 import numpy as np
 import pytest
 import xarray as xr
+from conftest import CountStarts as _CountStarts
 from conftest import bf_min_rank
-from dask.callbacks import Callback
+from conftest import forbid_compute as _forbid_compute
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -530,21 +531,6 @@ def test_axes_use_independent_streams():
 # ------------------------------------------------------------------------------------------------
 # 4. laziness
 # ------------------------------------------------------------------------------------------------
-class _CountStarts(Callback):
-    """Counts graph executions by dask's local schedulers."""
-
-    def __init__(self):
-        super().__init__()
-        self.n = 0
-
-    def _start(self, dsk):
-        self.n += 1
-
-
-def _forbid_compute(*args, **kwargs):
-    raise AssertionError("dask computed something before .compute() was called")
-
-
 def test_bootstrap_on_dask_scores_computes_nothing_until_asked(tensor):
     lazy = tensor.chunk({"task": 1, "instance": 2})
     built = {}
