@@ -80,15 +80,6 @@ def _scalar(x: np.ndarray):
     return x[()] if x.ndim == 0 else x
 
 
-def _signs(x: np.ndarray) -> np.ndarray:
-    """``sign(x_s - x_t)`` as float32 for rows ``x`` (R, S); 0 where either is missing."""
-    with np.errstate(invalid="ignore"):
-        d = x[:, :, None] - x[:, None, :]
-    sg = np.sign(d).astype(np.float32)
-    sg[np.isnan(d)] = 0.0
-    return sg
-
-
 # --------------------------------------------------------------------------- ranks and correlations
 
 
@@ -170,38 +161,96 @@ def _spearman_matrix_same_mask(x: np.ndarray, present: np.ndarray) -> np.ndarray
         return np.where(den > 0, num / np.sqrt(np.where(den > 0, den, 1.0)), np.nan)
 
 
+def _agreeing_rows_matrix(x: np.ndarray) -> np.ndarray | None:
+    """Correlation matrix of rows that are restrictions of one score vector, or ``None`` if they are not.
+
+    When every system has the same score in every row that has it (a
+    candidate resample of a rule whose scores do not depend on the competing
+    systems, e.g. the mean), two rows rank their common systems identically:
+    Spearman's rho and Kendall's tau-b are 1, or undefined when the common
+    systems all tie (fewer than two of them, or all in one tie class).
+    """
+    present = ~np.isnan(x)
+    cols = present.any(axis=0)
+    xc = np.where(present, x, 0.0)[:, cols]
+    pc = present[:, cols]
+    hi = np.where(pc, xc, -np.inf).max(axis=0)
+    lo = np.where(pc, xc, np.inf).min(axis=0)
+    if not np.array_equal(hi, lo):
+        return None
+    _, cls, size = np.unique(hi, return_inverse=True, return_counts=True)
+    tied = np.flatnonzero(size > 1)
+    if tied.size > 64:
+        return None  # many tie classes: the general path is as fast
+    m = pc.astype(np.float64)
+    n = m @ m.T
+    defined = n >= 2
+    for k in tied:
+        mk = m[:, cls == k]
+        defined &= (mk @ mk.T) != n  # not every common system in this tie class
+    return np.where(defined, 1.0, np.nan)
+
+
+def _restricted_rank_deviations(first: np.ndarray, last: np.ndarray, sorted_masks: np.ndarray, mine: np.ndarray,
+                                masks: np.ndarray, common: np.ndarray) -> np.ndarray:
+    """Twice the average-rank deviations of rows restricted to the systems of other rows: ``(I, S, J)``.
+
+    For rows ``i`` sorted ascending (``NaN`` last), ``first``/``last`` (I, S) are
+    the sorted positions where the tie run of every system starts and ends
+    (system order), ``sorted_masks`` (I, S, J) tells whether the system at
+    sorted position ``p`` of row ``i`` is present in row ``j``, ``mine`` (I, S)
+    and ``masks`` (J, S) are the present systems of the rows and ``common`` (I, J)
+    their numbers of shared systems.  With ``C`` = cumulative counts of shared
+    systems along row ``i``'s sorted order, the ascending average rank of ``s``
+    among the shared systems is ``C[first - 1] + (C[last] - C[first - 1] + 1) / 2``;
+    twice its deviation from the mean rank ``(n + 1) / 2`` is the integer
+    ``C[first - 1] + C[last] - n`` (0 for a system not shared).
+    """
+    n_i, S, n_j = sorted_masks.shape
+    csz = np.zeros((n_i, S + 1, n_j), dtype=np.int32)
+    np.cumsum(sorted_masks, axis=1, dtype=np.int32, out=csz[:, 1:])
+    rows = np.arange(n_i)[:, None]
+    dev = csz[rows, first] + csz[rows, last + 1] - common[:, None, :]
+    dev *= mine[:, :, None] & masks.T[None]
+    return dev
+
+
 def _spearman_matrix_masked(x: np.ndarray) -> np.ndarray:
     """Spearman matrix of rows with different present systems (re-ranked on every common set).
 
-    With ``Sg_i[s, t] = sign(x_is - x_it)`` (0 if either is absent), the average
-    rank of ``s`` among a set ``C`` containing it is ``(|C| + 1)/2 - 0.5 sum_{t in C}
-    Sg_i[s, t]``.  So with ``U[i, s, j] = sum_t Sg_i[s, t] m_j[t]`` (``m_j`` the
-    present mask of row ``j``) the rank deviations of row ``i`` restricted to
-    ``C_ij`` are ``-U[i, s, j] / 2`` and rho is a ratio of sums of their
-    products: a batch of matrix products, exact in integer arithmetic.
+    Every row is sorted once; the average rank of a system among the systems a
+    row shares with another row is a count of the shared systems before its tie
+    run plus half of those within it, from a cumulative sum along the sorted
+    row (see ``_restricted_rank_deviations``).  rho is a ratio of sums of
+    products of these deviations (integers, exact): ``O(B^2 S)`` work in
+    blocks of rows.
     """
     B, S = x.shape
-    m = (~np.isnan(x)).astype(np.float32)
-    bs = max(1, min(B, _CAP // max(1, S * S), int(np.sqrt(_CAP / max(1, S)))))
-    blocks = [np.arange(i, min(B, i + bs)) for i in range(0, B, bs)]
+    order = np.argsort(x, axis=-1, kind="stable")
+    first_sorted, last_sorted = tie_groups(np.take_along_axis(x, order, axis=-1))
+    first = np.empty_like(first_sorted)
+    last = np.empty_like(last_sorted)
+    np.put_along_axis(first, order, first_sorted, axis=-1)  # system order
+    np.put_along_axis(last, order, last_sorted, axis=-1)
+    present = ~np.isnan(x)
+    mt = np.ascontiguousarray(present.T)  # (S, B)
+    common = (present.astype(np.float32) @ present.T.astype(np.float32)).astype(np.int32)  # (B, B), counts <= S
+    bs = max(1, min(B, (_CAP >> 3) // max(1, B * S)))
     out = np.full((B, B), np.nan)
-    mt = m.T.astype(np.float64)  # (S, B)
-    for bi, ri in enumerate(blocks):
-        sg_i = _signs(x[ri]).reshape(-1, S)
-        for bj in range(bi, len(blocks)):
-            rj = blocks[bj]
-            sg_j = sg_i if bj == bi else _signs(x[rj]).reshape(-1, S)
-            # U_IJ[i, s, j] for i in ri, j in rj, and U_JI[j, s, i]; integers <= S, exact in float32
-            u_ij = (sg_i @ m[rj].T).reshape(len(ri), S, len(rj)).astype(np.float64)
-            u_ji = (sg_j @ m[ri].T).reshape(len(rj), S, len(ri)).astype(np.float64).transpose(2, 1, 0)  # (i, s, j)
-            num = np.sum(u_ij * u_ji, axis=1)
-            var_i = np.sum(u_ij * u_ij * mt[:, rj][None], axis=1)
-            var_j = np.sum(u_ji * u_ji * mt[:, ri].T[:, :, None], axis=1)
-            den = var_i * var_j
-            with np.errstate(invalid="ignore", divide="ignore"):
-                r = np.where(den > 0, num / np.sqrt(np.where(den > 0, den, 1.0)), np.nan)
-            out[np.ix_(ri, rj)] = r
-            out[np.ix_(rj, ri)] = r.T
+
+    def devs(rows: slice, cols: slice) -> np.ndarray:
+        sorted_masks = mt[order[rows]][:, :, cols]  # (I, S, J)
+        return _restricted_rank_deviations(first[rows], last[rows], sorted_masks, present[rows], present[cols],
+                                           common[rows, cols]).astype(np.float64)
+
+    for i0 in range(0, B, bs):
+        rows = slice(i0, min(B, i0 + bs))
+        d_ij = devs(rows, slice(0, B))  # (I, S, B): this block's rows restricted to every row
+        d_ji = devs(slice(0, B), rows).transpose(2, 1, 0)  # (I, S, B): every row restricted to this block's rows
+        num = np.einsum("isj,isj->ij", d_ij, d_ji)
+        den = np.einsum("isj,isj->ij", d_ij, d_ij) * np.einsum("isj,isj->ij", d_ji, d_ji)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[rows] = np.where(den > 0, num / np.sqrt(np.where(den > 0, den, 1.0)), np.nan)
     return out
 
 
@@ -282,11 +331,14 @@ def pairwise_correlations(scores: np.ndarray, *, method: Method = "spearman") ->
     out = np.empty((*batch, B, B))
     for idx in np.ndindex(*batch):
         x = scores[idx]
-        if method == "kendall":
-            out[idx] = _kendall_matrix(x)
-            continue
         present = ~np.isnan(x)
-        if (present == present[:1]).all():
+        same_mask = bool((present == present[:1]).all())
+        agree = None if same_mask else _agreeing_rows_matrix(x)
+        if agree is not None:
+            out[idx] = agree
+        elif method == "kendall":
+            out[idx] = _kendall_matrix(x)
+        elif same_mask:
             out[idx] = _spearman_matrix_same_mask(x, present[0] if B else present.any(axis=0))
         else:
             out[idx] = _spearman_matrix_masked(x)

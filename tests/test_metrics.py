@@ -675,3 +675,23 @@ def test_system_permutation_invariance(x, rnd):
     assert_nan_close(M.generalization(point[perm], xp), M.generalization(point, x))
     for k in (1, 2):
         assert_nan_close(M.topk_agreement(xp[0], xp[-1], k), M.topk_agreement(x[0], x[-1], k))
+
+
+@pytest.mark.parametrize("method", ["spearman", "kendall"])
+@pytest.mark.parametrize("seed", range(4))
+def test_rows_restricting_one_vector_vs_loops(method, seed):
+    """Candidate resamples of a separable rule: every row is the same score vector with holes (ties included)."""
+    rng = np.random.default_rng(seed)
+    v = rng.integers(0, 4, size=9).astype(float)
+    v[1] = v[0]
+    x = np.tile(v, (8, 1))
+    x[rng.random(x.shape) < 0.45] = np.nan
+    x[0, :] = np.nan
+    x[0, :2] = v[:2]  # a row whose systems all tie: undefined against everything
+    assert M._agreeing_rows_matrix(x) is not None
+    assert_nan_close(M.pairwise_correlations(x, method=method), bf_pairwise(x, method))
+    assert_nan_close(M.concordance(x, method=method), bf_concordance(x, method))
+    y = x.copy()
+    y[3, np.flatnonzero(~np.isnan(y[3]))[0]] += 0.5  # one disagreement: the general path
+    assert M._agreeing_rows_matrix(y) is None
+    assert_nan_close(M.pairwise_correlations(y, method=method), bf_pairwise(y, method))
