@@ -21,15 +21,20 @@ for the rules that have a product form):
     weights per-task points); ``"index"`` rules get the batch of resampled
     matrices ``(B, T, S)``; ``"loop"`` rules one call per replicate.
 ``over="systems"``
-    Batched kernel on the resampled columns ``X[:, idx]`` (a drawn system's
-    copies tie with each other).  At levels ``one``/``two`` the within-task
+    Separable rules (a system's score depends on its own scores only: mean,
+    median, ...) gather the full-data scores of the drawn systems; pairwise
+    rules gather the drawn rows and columns of the full-data pairwise sums;
+    other rules get a batched kernel call on the resampled columns
+    ``X[:, idx]`` (a drawn system's copies tie with each other).  At levels ``one``/``two`` the within-task
     Borda points among the drawn systems are rows of the per-task pairwise
     matrix (wins + ties / 2 over the task's instances, one pass over the data)
     times the candidate counts.
 ``over="instances"``
     For rules with a decomposable within-task statistic the per-judge values
     ``J`` (T, K, S) meet the instance resample counts ``C`` (B, T, K) in one
-    product per chunk, ``sums = C @ J``, summed over instance chunks.
+    product per task, ``sums = C @ J``, summed over instance chunks (float32,
+    exact, for Borda points); whole tasks go in one chunk when they fit, so
+    each (replicate, task) draw is made once.
 
 Everything else (e.g. Copeland within tasks over instances, plurality points
 among resampled systems, two-step group aggregation) falls back to evaluating
@@ -54,7 +59,10 @@ from .kernels.social import pairwise_counts, task_pair_sums
 from .resample import counts_from_indices, instance_counts, replicate_ids, resample_indices
 from .rules import get_rule, get_within
 
-__all__ = ["OVER", "bootstrap", "summarize", "pavao_criteria", "resampled_scores", "replicate_scores_reference", "stability"]
+__all__ = [
+    "OVER", "bootstrap", "summarize", "pavao_criteria", "pavao_stability", "resampled_scores", "replicate_scores_reference",
+    "stability",
+]
 
 #: axes a bootstrap can resample
 OVER = ("tasks", "systems", "instances")
@@ -62,6 +70,7 @@ OVER = ("tasks", "systems", "instances")
 PER_TASK_OPTIONS = frozenset({"preference", "q", "p", "s", "maximize"})
 _MIN_ROWS = 8  # replicate blocks are padded to this many rows in matrix products
 _CELLS = 1 << 22  # target number of float64 cells of a replicate block's largest temporary
+_TASK_BYTES = 1 << 27  # instance bootstrap: judge values of whole tasks up to this size go in one chunk
 
 
 def draw_systems(present: np.ndarray, *, seed: int, replicates: Any) -> np.ndarray:
@@ -224,6 +233,14 @@ def _systems_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.
     return _scatter_systems(res, idx, S)
 
 
+def _gather_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.ndarray, *, seed: int,
+                  fin: Mapping[str, Any]) -> np.ndarray:
+    """Candidate bootstrap of a separable rule: the full-data scores of the drawn systems."""
+    idx = draw_systems(~np.isnan(X).all(axis=0), seed=seed, replicates=np.asarray(ids).reshape(-1))
+    full = _across(X[None], judged, miss, fin, fin["weights"])[0]
+    return _scatter_systems(full[idx], idx, X.shape[-1])
+
+
 def _full_pair_sums(X: np.ndarray, *, kinds: Sequence[str], weights: np.ndarray | None) -> np.ndarray:
     """Full-data pairwise sums over tasks, stacked ``(len(kinds), S, S)``."""
     T = X.shape[0]
@@ -272,27 +289,41 @@ def _borda_pairs_block(ids: np.ndarray, M: np.ndarray, present: np.ndarray, judg
 
 
 def _instance_partial(ids: np.ndarray, tpos: np.ndarray, kpos: np.ndarray, J0: np.ndarray, ok: np.ndarray,
-                      present: np.ndarray, *, seed: int) -> np.ndarray:
+                      present: np.ndarray, *, seed: int, grid: int | None = None) -> np.ndarray:
     """Resampled sums and counts of judge values over one (task, instance) chunk: ``(B, Tc, 1, S, 2)``.
 
     ``J0`` holds the judge values with ``NaN`` replaced by 0, ``ok`` where they
-    exist (float), ``present`` the whole rows of the chunk's tasks (for the draws).
+    exist (float), ``present`` the whole rows of the chunk's tasks (for the
+    draws).  Task by task, the resample counts ``(B, Kc)`` of the chunk's
+    instances multiply the judge values ``(Kc, S)``.  When the values are
+    multiples of ``1 / grid`` and every sum stays below 2**24 after scaling, the
+    product runs in float32 on integers (exact, so the same for any chunking);
+    otherwise in float64 with at least ``_MIN_ROWS`` rows (the same BLAS kernel,
+    so the same rounding, whatever the block size).
     """
     ids = np.asarray(ids).reshape(-1)
     tpos = np.asarray(tpos).reshape(-1)
     kpos = np.asarray(kpos).reshape(-1)
-    c = instance_counts(present, seed=seed, replicates=ids, tasks=tpos, start=int(kpos[0]), stop=int(kpos[-1]) + 1)
-    B = c.shape[0]
-    if B < _MIN_ROWS:  # same BLAS kernel (gemm, not gemv) whatever the block size: identical rounding
-        c = np.concatenate([c, np.zeros((_MIN_ROWS - B, *c.shape[1:]))])
-    out = np.empty((B, c.shape[1], 1, J0.shape[-1], 2))
+    B, (Tc, Kc, S) = ids.size, J0.shape
+    start, stop = int(kpos[0]), int(kpos[-1]) + 1
+    # a task's sum over its drawn instances is at most (#instances) x max |value|
+    exact = grid is not None and float(np.abs(J0).max(initial=0.0)) * grid * present.shape[-1] < 2.0**24
+    dtype = np.float32 if exact else np.float64
+    c = np.zeros((max(B, _MIN_ROWS), Kc), dtype=dtype)
+    out = np.empty((B, Tc, 1, S, 2))
     complete = ok.min(initial=1.0) == 1.0
-    for t in range(c.shape[1]):
-        out[:, t, 0, :, 0] = (c[:, t, :] @ J0[t])[:B]
-        if complete:  # the counts are the drawn instances
-            out[:, t, 0, :, 1] = c[:B, t, :].sum(axis=-1)[:, None]
+    for t in range(Tc):
+        c[:B] = instance_counts(present[t : t + 1], seed=seed, replicates=ids, tasks=tpos[t : t + 1], start=start, stop=stop,
+                                dtype=dtype)[:, 0]
+        if exact:
+            out[:, t, 0, :, 0] = (c @ (J0[t] * grid).astype(np.float32))[:B]
+            out[:, t, 0, :, 0] /= grid
         else:
-            out[:, t, 0, :, 1] = (c[:, t, :] @ ok[t])[:B]
+            out[:, t, 0, :, 0] = (c @ J0[t])[:B]
+        if complete:  # the counts are the drawn instances
+            out[:, t, 0, :, 1] = c[:B].sum(axis=-1, dtype=np.float64)[:, None]
+        else:
+            out[:, t, 0, :, 1] = (c @ ok[t].astype(dtype))[:B]
     return out
 
 
@@ -390,6 +421,8 @@ def _replicate_scores(plan: Plan, over: str, ids: np.ndarray, seed: int, block: 
     if over == "systems" and stat is not None and stat.name == "mean":
         X, cnts = task_inputs()
         b = _block_size(ids.size, T * S, block)
+        if cnts is None and across.separable and plan.groups is None:
+            return _map_blocks(_gather_block, ids, b, lazy, S, X, judged, miss, seed=seed, fin=fin), "full-data scores gathered"
         if cnts is None:
             return _map_blocks(_systems_block, ids, b, lazy, S, X, judged, miss, seed=seed, fin=fin), "batched kernel"
         return _map_blocks(lambda i, Xs, c, j, m, **kw: _systems_block(i, Xs, j, m, pooled=(stat, c), **kw), ids, b, lazy,
@@ -452,17 +485,20 @@ def _instance_scores(plan: Plan, stat: Any, ids: np.ndarray, seed: int, block: i
         J0 = np.ascontiguousarray(np.where(ok, J, 0.0))  # BLAS needs C-contiguous stacks
         okf = np.ascontiguousarray(ok, dtype=np.float64)
         pres = np.asarray(present.values)
-        b = _block_size(ids.size, T * K * 4, block)
+        b = _block_size(ids.size, K + T * S, block)
         parts = []
         for i in range(0, ids.size, b):
-            p = _instance_partial(ids[i : i + b], np.arange(T), np.arange(K), J0, okf, pres, seed=seed)[:, :, 0]
+            p = _instance_partial(ids[i : i + b], np.arange(T), np.arange(K), J0, okf, pres, seed=seed, grid=stat.grid)[:, :, 0]
             parts.append(_instance_finish(p[..., 0], p[..., 1], np.asarray(judged.values), np.asarray(miss.values), **finish))
         return np.concatenate(parts, axis=0) if parts else np.empty((0, S))
     J = values.data
+    if K * S * 8 <= _TASK_BYTES:
+        # whole tasks per chunk: each (replicate, task) draw is made once, not once per instance chunk
+        J = J.rechunk({0: max(1, min(max(J.chunks[0]), _TASK_BYTES // (K * S * 8))), 1: -1})
     J0 = da.where(da.isnan(J), 0.0, J)
     okf = (~da.isnan(J)).astype(np.float64)
     tchunks, kchunks = J.chunks[0], J.chunks[1]
-    b = _block_size(ids.size, max(tchunks) * max(kchunks) * 4, block)
+    b = _block_size(ids.size, max(kchunks) + max(tchunks) * S, block)
     rid = da.from_array(ids, chunks=b)
     tpos = da.arange(T, chunks=(tchunks,))
     kpos = da.arange(K, chunks=(kchunks,))
@@ -470,7 +506,7 @@ def _instance_scores(plan: Plan, stat: Any, ids: np.ndarray, seed: int, block: i
     part = da.blockwise(
         _instance_partial, "rtksv", rid, "r", tpos, "t", kpos, "k", J0, "tks", okf, "tks", pres, "tj",
         new_axes={"v": 2}, adjust_chunks={"k": 1}, concatenate=True, dtype=np.float64,
-        meta=np.empty((0, 0, 0, 0, 0)), seed=seed,
+        meta=np.empty((0, 0, 0, 0, 0)), seed=seed, grid=stat.grid,
     )
     total = part.sum(axis=2).rechunk({0: b, 1: -1, 2: -1, 3: -1})  # (R, T, S, 2)
     jd = judged.data.rechunk(-1) if isinstance(judged.data, da.Array) else da.from_array(np.asarray(judged.values))
@@ -632,6 +668,62 @@ def _trial_block(X: np.ndarray, ids: np.ndarray, *, rule: Any, options: Mapping[
     X_out = X[:, sidx].transpose(1, 0, 2)  # (B, T, S): every judge on the trial's candidates; mask keeps out-of-bag
     gen = metrics.generalization(score, X_out, method=method, mask_out=oob)
     return np.stack([war, np.where(has, first.astype(float), np.nan), np.asarray(gen, dtype=float)], axis=-1)
+
+
+def pavao_stability(
+    scores: xr.DataArray,
+    *,
+    rule: str,
+    trials: int = 10,
+    replicates: int = 100,
+    seed: int = 0,
+    method: str = "spearman",
+    **aggregate_options: Any,
+) -> xr.Dataset:
+    """Pavao et al. (2021) judge and candidate stability of a rule, over repeated trials.
+
+    A trial is ``replicates`` bootstraps of the judge axis (``over="tasks"``) and
+    as many of the candidate axis (``over="systems"``); its stability is the
+    mean rank correlation over the pairs of its replicate rankings (candidate
+    axis: over the systems both replicates drew), :func:`stability`.  Trial
+    ``k`` uses replicates ``k * replicates ... (k + 1) * replicates - 1`` of
+    ``seed``, so the trials are independent and every axis is one
+    :func:`bootstrap` call of ``trials * replicates`` replicates whose
+    concordances are computed as one batch.
+
+    Parameters
+    ----------
+    scores : xarray.DataArray
+        Score tensor.
+    rule : str
+        Registered rule.
+    trials, replicates : int
+        Number of trials and bootstraps per trial and axis (Pavao: 10 x 100).
+    seed : int
+        Seed of both axes.
+    method : {"spearman", "kendall"}
+        Rank correlation.
+    **aggregate_options
+        ``level``, ``missing``, ``weights``, ``options``, ... as for :func:`bootstrap`.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``judge_stability`` and ``candidate_stability`` (trial) and their means
+        over trials (``*_mean``).
+    """
+    if trials < 1 or replicates < 2:
+        raise VotebenchError(f"stability needs trials >= 1 and replicates >= 2, got {trials} and {replicates}")
+    out = {}
+    for over, name in (("tasks", "judge_stability"), ("systems", "candidate_stability")):
+        ds = bootstrap(scores, rule=rule, over=over, replicates=trials * replicates, seed=seed, **aggregate_options)
+        R = np.asarray(ds["replicate_score"].values, dtype=np.float64)
+        out[name] = ("trial", np.atleast_1d(metrics.concordance(R.reshape(trials, replicates, -1), method=method)))
+    res = xr.Dataset(out, coords={"trial": np.arange(trials)},
+                     attrs={"rule": rule, "replicates": replicates, "seed": seed, "method": method})
+    for name in ("judge_stability", "candidate_stability"):
+        res[f"{name}_mean"] = res[name].mean("trial")
+    return res
 
 
 def pavao_criteria(

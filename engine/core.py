@@ -270,6 +270,9 @@ def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, 
     dims (system,)).
     """
     name = "mean" if lvl == "task" else within.within
+    if lvl == "task" and x.sizes[INSTANCE] == 1:
+        # task-level data: the mean over one instance is the score itself
+        return x.isel({INSTANCE: 0}, drop=True).astype(np.float64).transpose(..., TASK, SYSTEM)
     if name is not None:
         stat = get_within(name)
         values = xr.apply_ufunc(

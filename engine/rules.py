@@ -72,12 +72,18 @@ class Within:
     pool : callable
         ``(sums, counts) -> (..., S)``: the statistic over every judge of every
         task at once (the ``one`` level).
+    grid : int, optional
+        When every judge value is an integer multiple of ``1 / grid`` (Borda
+        points: halves, ``grid=2``), sums of judge values times integer counts
+        are integers after scaling, computed exactly in float32 while they stay
+        below 2**24 (the instance bootstrap uses this).
     """
 
     name: str
     judge: Callable[[np.ndarray], np.ndarray]
     task: Callable[[np.ndarray, np.ndarray], np.ndarray]
     pool: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    grid: int | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,10 @@ class Rule:
         matrix products); ``"index"``: one batched call on the resampled
         profiles ``(B, T, S)``; ``"loop"``: one call per replicate (kernels whose
         batch elements are not independent of their position, e.g. seeded draws).
+    separable : bool
+        A system's score depends on its own scores only, not on which other
+        systems compete (mean, median, geometric mean): a candidate resample
+        then reuses the full-data scores of the drawn systems.
     """
 
     name: str
@@ -123,6 +133,7 @@ class Rule:
     resample: str = "index"
     from_sums: Callable[[dict[str, np.ndarray]], np.ndarray] | None = None
     sums: tuple[str, ...] = ()
+    separable: bool = False
 
     @property
     def levels(self) -> tuple[str, ...]:
@@ -190,7 +201,7 @@ def get_within(name: str) -> Within:
 
 # --- within-task statistics -------------------------------------------------------------
 register_within(Within("mean", judge=K.identity_values, task=K.mean_task, pool=K.mean_pool))
-register_within(Within("borda", judge=borda_points, task=K.sum_task, pool=K.sum_pool))
+register_within(Within("borda", judge=borda_points, task=K.sum_task, pool=K.sum_pool, grid=2))
 
 # --- rules --------------------------------------------------------------------------------
 register_rule(
@@ -200,7 +211,7 @@ register_rule(
         "arithmetic mean over tasks of the per-task mean over instances (sigma_mean)",
         within="mean",
         ties="systems with equal means share a rank",
-        references=("Colombo et al. 2022, section 2.1",), resample="weights"
+        references=("Colombo et al. 2022, section 2.1",), resample="weights", separable=True
     )
 )
 register_rule(
@@ -251,14 +262,15 @@ register_rule(Rule("kemeny", KE.kemeny_across,
 
 _PAVAO = "Pavao, Vaccaro, Guyon 2021 (ESANN), section 2.1"
 register_rule(Rule("geometric_mean", B.geometric_mean_across, "weighted geometric mean over tasks (sigma_gm); scores > 0",
-                   ties="equal means share a rank", references=("Rofin et al. 2023, section 3.1",)))
+                   ties="equal means share a rank", references=("Rofin et al. 2023, section 3.1",), separable=True))
 register_rule(Rule("median", B.median_across, "median over tasks (Pavao's median judge); no weights",
-                   ties="equal medians share a rank", references=(_PAVAO,)))
+                   ties="equal medians share a rank", references=(_PAVAO,), separable=True))
 register_rule(Rule("optimality_gap", B.optimality_gap_across,
                    "minus the mean shortfall below gamma (option gamma, default 0.95; scores on a 0-1 scale)",
-                   ties="equal gaps share a rank", references=("Rofin et al. 2023, section 3.1; Agarwal et al. 2021",)))
+                   ties="equal gaps share a rank", references=("Rofin et al. 2023, section 3.1; Agarwal et al. 2021",),
+                   separable=True))
 register_rule(Rule("average_rank", B.average_rank_across, "minus the mean per-task rank (ties get the average rank)",
-                   ties="average ranks", references=(_PAVAO,)))
+                   ties="average ranks", references=(_PAVAO,), resample="weights"))
 register_rule(Rule("success_rate", B.success_rate_across, "mean share of tasks won against each opponent",
                    ties="a tie wins nothing; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
                    resample="weights", from_sums=B.success_rate_from_sums, sums=('wins', 'pairs')))

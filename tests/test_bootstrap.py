@@ -127,6 +127,8 @@ def _expected_method(rule: str, over: str, level: str, *, weights=None) -> str:
     if over == "systems":
         if stat == "mean" and level != "one" and r.from_sums is not None and positive:
             return "pairwise matrix gather"
+        if stat == "mean" and level != "one" and r.separable:
+            return "full-data scores gathered"
         if stat == "mean":
             return "batched pooling" if level == "one" else "batched kernel"
         if stat == "borda":
@@ -205,7 +207,9 @@ def test_every_rule_axis_level_matches_brute_force(rule, over, level):
         ("borda", "instances", "one", "instance counts x judge values"),
         ("borda", "systems", "two", "pairwise matrix x candidate counts"),
         ("borda", "systems", "one", "pairwise matrix x candidate counts"),
-        ("mean", "systems", "two", "batched kernel"),
+        ("mean", "systems", "two", "full-data scores gathered"),
+        ("median", "systems", "task", "full-data scores gathered"),
+        ("topsis", "systems", "task", "batched kernel"),
         ("mean", "systems", "one", "batched pooling"),
         ("copeland", "tasks", "task", "task weights"),
         ("copeland", "systems", "task", "pairwise matrix gather"),
@@ -706,3 +710,30 @@ def test_rule_errors_are_votebench_errors(small):
         bootstrap(small, rule="nope")
     with pytest.raises(VotebenchError, match="unknown level"):
         bootstrap(small, level="three")
+
+
+@pytest.mark.parametrize("rule", ["mean", "average_rank", "copeland"])
+def test_pavao_stability_matches_per_trial_brute_force(rule):
+    """Trial k = replicates k*R .. (k+1)*R - 1 of one seed; stability = mean Spearman over pairs, common systems."""
+    from scipy.stats import spearmanr
+
+    from engine.bootstrap import pavao_stability
+
+    rng = np.random.default_rng(42)
+    s = engine.scores_from_array(rng.integers(0, 4, size=(7, 6)).astype(float))
+    trials, R = 3, 5
+    ds = pavao_stability(s, rule=rule, trials=trials, replicates=R, seed=9)
+    for over, name in (("tasks", "judge_stability"), ("systems", "candidate_stability")):
+        ref = replicate_scores_reference(s, over=over, replicates=trials * R, seed=9, rule=rule)
+        for k in range(trials):
+            rows = ref[k * R : (k + 1) * R]
+            vals = []
+            for i in range(R):
+                for j in range(i + 1, R):
+                    both = ~np.isnan(rows[i]) & ~np.isnan(rows[j])
+                    a, b = rows[i][both], rows[j][both]
+                    if both.sum() >= 2 and np.ptp(a) > 0 and np.ptp(b) > 0:
+                        vals.append(spearmanr(a, b).statistic)
+            expected = np.mean(vals) if vals else np.nan
+            np.testing.assert_allclose(ds[name].values[k], expected, rtol=1e-12, atol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(ds[f"{name}_mean"].values, np.nanmean(ds[name].values), rtol=1e-12)

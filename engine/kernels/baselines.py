@@ -89,7 +89,11 @@ def _weights(weights: np.ndarray | None, X: np.ndarray, rule: str) -> np.ndarray
 
 def _require_complete(X: np.ndarray, w: np.ndarray, rule: str) -> None:
     """Raise if a cell of a positive-weight task is NaN."""
-    if np.isnan(X[(w > 0)[..., None] & np.ones(X.shape, dtype=bool)]).any():
+    nan = np.isnan(X)
+    if not nan.any():
+        return
+    shape = np.broadcast_shapes(X.shape, (*w.shape, 1))
+    if (np.broadcast_to(nan, shape) & np.broadcast_to((w > 0)[..., None], shape)).any():
         raise ValueError(
             f"{rule}: X contains missing (NaN) scores; {rule} needs complete data, "
             "so apply a missing-value policy first"
@@ -280,7 +284,12 @@ def average_rank_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> 
     w = _weights(weights, X, rule)
     _require_complete(X, w, rule)
     n = X.shape[-1]
-    rank = n - borda_points(np.where((w > 0)[..., None], X, 0.0))
+    # ranks once per task, also under a stack of weight vectors (bootstrap multiplicities): NaN only on
+    # zero-weight tasks, where they are never read; ranks are halves, so the weighted sums are exact
+    rank = n - borda_points(X)
+    rank = np.where(np.isnan(rank), 0.0, rank)
+    if rank.ndim == 2:
+        return 0.0 - (w @ rank) / w.sum(axis=-1)[..., None]
     return 0.0 - _weighted_task_mean(rank, w)
 
 
