@@ -415,8 +415,13 @@ def open_scores(
     path: str | os.PathLike[str],
     *,
     meta: str | os.PathLike[str] | Mapping[str, Any] | bool | None = None,
+    format: str | None = None,
+    metric: str | Mapping[str, str] | None = None,
+    filter: str | Mapping[str, str] | None = None,
+    split: str | Mapping[str, str] | None = None,
+    perturbation: str | None = None,
 ) -> xr.DataArray:
-    """Open a score table or store as the canonical score tensor.
+    """Open a score table, store or folder of evaluation outputs as the canonical score tensor.
 
     Parameters
     ----------
@@ -429,46 +434,124 @@ def open_scores(
           optional); one row per score;
         * Parquet (``.parquet``) in either of the two shapes;
         * a zarr store written by :func:`engine.to_zarr`, opened lazily
-          (dask-backed, chunks as stored).
+          (dask-backed, chunks as stored);
+        * generic JSONL (``.jsonl`` / ``.jsonl.gz``): one ``{"system", "task",
+          "instance", "score"}`` object per line (:func:`engine.loaders.read_jsonl`);
+        * a folder of lm-evaluation-harness per-sample outputs (``samples_<task>_<date>.jsonl``
+          in one folder per model; :func:`engine.loaders.read_lm_eval`);
+        * a folder of HELM runs (``per_instance_stats.json`` + ``run_spec.json``;
+          :func:`engine.loaders.read_helm`).
     meta : path, mapping or bool, optional
         The sidecar with directions (``higher_is_better``) and ``task_groups``.
-        Default: ``<name>.meta.json`` beside the file, when it exists.
-        ``False`` ignores any sidecar.
+        Default: ``<name>.meta.json`` beside the file or folder, when it exists.
+        ``False`` ignores any sidecar.  For lm-eval and HELM input, tasks the sidecar
+        does not name keep the loader's direction and group.
+    format : {"wide", "long", "lm-eval", "helm", "jsonl"}, optional
+        Skip the detection by suffix / folder content.  ``"wide"`` and ``"long"``
+        check that a CSV or Parquet file has that shape.
+    metric : str or mapping task -> str, optional
+        lm-eval and HELM only: the per-instance metric of each task (defaults: see
+        the readers).
+    filter : str or mapping task -> str, optional
+        lm-eval only: the filter whose samples are read (default ``"none"``, else the
+        task's first filter).
+    split : str or mapping task -> str, optional
+        HELM only: the split of the stats (default ``"test"``, else ``"valid"``).
+    perturbation : str, optional
+        HELM only: read this perturbation's instances (default: unperturbed only).
 
     Returns
     -------
     xarray.DataArray
-        The ``scores`` tensor; in memory (numpy) for tables, dask-backed for stores.
+        The ``scores`` tensor; in memory (numpy) for tables and outputs, dask-backed for stores.
 
     Raises
     ------
     VotebenchError
         For a missing, unreadable or malformed file, a non-numeric or duplicate
-        score, fewer than two systems or a task with no scores.
+        score, fewer than two systems, a task with no scores, a folder with no
+        known outputs, a metric the outputs lack or an option that does not
+        apply to the input's format.
     """
+    from . import loaders
+
     p = Path(path)
     if not p.exists():
         raise VotebenchError(f"{p}: no such file or directory")
+    if format is not None and format not in loaders.FORMATS:
+        raise VotebenchError(f"unknown format {format!r}; use one of {', '.join(loaders.FORMATS)}")
+    name = p.name.lower()
     if p.is_dir():
-        if not _is_zarr(p):
-            raise VotebenchError(f"{p}: a directory that is not a zarr store")
+        kind = "dir"
+    elif name.endswith((".jsonl", ".jsonl.gz")):
+        kind = "jsonl"
+    elif name.endswith((".parquet", ".pq")):
+        kind = "parquet"
+    elif name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
+        kind = "csv"
+    else:
+        kind = None
+    if format in ("lm-eval", "helm"):
+        kind = format
+    elif format == "jsonl":
+        if kind == "dir":
+            raise VotebenchError(f"{p}: format 'jsonl' needs a file, not a directory")
+        kind = "jsonl"
+    elif format in ("wide", "long"):
+        loaders._check_table_shape(p, format, kind or "unknown")
+    elif kind == "dir":
+        kind = "zarr" if _is_zarr(p) else loaders.detect_directory_format(p)
+        if kind is None:
+            raise VotebenchError(
+                f"{p}: a directory that is not a zarr store and holds no lm-evaluation-harness samples_*.jsonl "
+                "or HELM per_instance_stats.json"
+            )
+    elif kind == "jsonl" and loaders._looks_like_lm_eval_samples(p):
+        raise VotebenchError(
+            f"{p}: an lm-evaluation-harness samples file holds one model's results; "
+            "open the folder that holds several model folders (or pass format='jsonl' for a generic score file)"
+        )
+    if kind is None:
+        raise VotebenchError(
+            f"{p}: unknown file type; expected .csv, .csv.gz, .parquet, .jsonl, a zarr store or a folder of lm-eval or HELM outputs"
+        )
+    users = {"metric": ("lm-eval", "helm"), "filter": ("lm-eval",), "split": ("helm",), "perturbation": ("helm",)}
+    for key, value in {"metric": metric, "filter": filter, "split": split, "perturbation": perturbation}.items():
+        if value is not None and kind not in users[key]:
+            raise VotebenchError(f"{p}: option {key!r} applies to {' and '.join(users[key])} outputs only, not to {kind} input")
+
+    if kind == "zarr":
         from .store import open_store
 
         da = open_store(p)
+    elif kind == "lm-eval":
+        da = loaders.read_lm_eval(p, metric=metric, filter=filter)
+    elif kind == "helm":
+        da = loaders.read_helm(p, metric=metric, split=split, perturbation=perturbation)
+    elif kind == "jsonl":
+        da = loaders.read_jsonl(p)
+    elif kind == "parquet":
+        da = _read_parquet(p)
     else:
-        name = p.name.lower()
-        if name.endswith((".parquet", ".pq")):
-            da = _read_parquet(p)
-        elif name.endswith((".csv", ".csv.gz", ".tsv", ".txt")):
-            da = _read_csv(p)
-        else:
-            raise VotebenchError(f"{p}: unknown file type; expected .csv, .csv.gz, .parquet or a zarr store")
-        da.attrs.setdefault("name", sidecar_path(p).name[: -len(".meta.json")])
+        da = _read_csv(p)
+    base = p.with_name(p.name[: -len(".gz")]) if name.endswith(".jsonl.gz") else p
+    if kind != "zarr":
+        da.attrs.setdefault("name", sidecar_path(base).name[: -len(".meta.json")])
     if meta is None:
-        sc = sidecar_path(p)
-        meta = sc if sc.exists() and not p.is_dir() else False
+        sc = sidecar_path(base)
+        meta = sc if sc.exists() and kind != "zarr" else False
     if meta is not False:
         meta_dict = meta if isinstance(meta, Mapping) else read_sidecar(meta)
+        own_hib, own_group = da["higher_is_better"].values.copy(), da["group"].values.copy()
         da = _apply_meta(da, meta_dict, str(p))
+        if kind in ("lm-eval", "helm"):  # tasks the sidecar leaves out keep the loader's direction and group
+            tasks = [str(t) for t in da[TASK].values]
+            named, meta_groups = meta_dict.get("higher_is_better", {}), _groups_from_meta(meta_dict, tasks)
+            hib_named = np.array([t in named for t in tasks], dtype=bool)
+            grouped = np.array([t in meta_groups for t in tasks], dtype=bool)
+            da = da.assign_coords(
+                higher_is_better=(TASK, np.where(hib_named, da["higher_is_better"].values, own_hib)),
+                group=(TASK, np.where(grouped, da["group"].values, own_group).astype(object)),
+            )
     da.attrs["source_file"] = str(p)
     return da
