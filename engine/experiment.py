@@ -1,0 +1,283 @@
+"""Paper reproductions: discover, load and run the experiments of ``experiments/<name>/run.py``.
+
+Every sub-folder of ``experiments/`` (at the repository root) that holds a
+``run.py`` is an experiment named after the folder.  ``run.py`` is loaded by its
+file path (the folder is not a package) and must define
+
+``TITLE`` : str
+    One line.
+``DESCRIPTION`` : str
+    A few lines: what is reproduced.
+``run(out, *, smoke=False, scheduler=None) -> dict``
+    Writes ``out/results.json``, ``out/README.md`` and ``out/figures/*.png`` and
+    returns a small summary.  ``smoke=True`` is the reduced size used in CI;
+    ``scheduler`` is the address of a dask scheduler the experiment may use.
+
+:func:`run_experiment` times the run and adds ``seconds`` and ``out`` to the
+summary; :func:`register` adds ``votebench experiment NAME|--list [--smoke]
+[--out DIR] [--scheduler ADDR]`` to the command line.  :func:`load_config`,
+:func:`write_json`, :func:`markdown_table` and :func:`dask_compute` are small
+helpers the ``run.py`` files may use (config with a ``[smoke]`` override table,
+JSON without NaN, Markdown tables, dask work on a given scheduler).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from .errors import VotebenchError
+
+__all__ = ["ROOT", "experiments_dir", "experiment_names", "load_experiment", "list_experiments", "run_experiment",
+           "default_out", "register", "load_config", "json_safe", "write_json", "markdown_table", "dask_compute"]
+
+#: the repository root: experiments live in ``ROOT / "experiments"`` and results go to ``ROOT / "results"``
+ROOT = Path(__file__).resolve().parents[1]
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*$")
+_REQUIRED = ("TITLE", "DESCRIPTION", "run")
+
+
+def experiments_dir() -> Path:
+    """The ``experiments/`` folder of the repository (:data:`ROOT`); a :class:`VotebenchError` if it is missing."""
+    path = Path(ROOT) / "experiments"
+    if not path.is_dir():
+        raise VotebenchError(f"no experiments folder at {path}; the experiments ship with a source checkout of votebench")
+    return path
+
+
+def experiment_names() -> list[str]:
+    """Names of the experiments (sub-folders of ``experiments/`` with a ``run.py``), sorted, without importing them."""
+    return sorted(p.name for p in experiments_dir().iterdir()
+                  if p.is_dir() and _NAME.match(p.name) and (p / "run.py").is_file())
+
+
+def load_experiment(name: str) -> ModuleType:
+    """Import ``experiments/<name>/run.py`` by its file path and check that it defines the interface.
+
+    Raises
+    ------
+    VotebenchError
+        Unknown name (the message lists the known experiments), a ``run.py``
+        that fails to import, or one that lacks ``TITLE``, ``DESCRIPTION`` or ``run``.
+    """
+    names = experiment_names()
+    if name not in names:
+        known = ", ".join(names) if names else "none"
+        raise VotebenchError(f"unknown experiment {name!r}; known experiments: {known}")
+    path = experiments_dir() / name / "run.py"
+    module_name = f"votebench_experiment_{name.replace('-', '_')}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:  # pragma: no cover - a .py file always has a loader
+        raise VotebenchError(f"cannot load experiment {name!r} from {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses, pickling (dask) look the module up by name
+    try:
+        spec.loader.exec_module(module)
+    except VotebenchError:
+        sys.modules.pop(module_name, None)
+        raise
+    except Exception as exc:
+        sys.modules.pop(module_name, None)
+        raise VotebenchError(f"experiment {name!r} cannot be loaded ({path}): {type(exc).__name__}: {exc}") from exc
+    try:  # dask workers cannot import the module by name: ship its functions by value
+        import cloudpickle
+
+        cloudpickle.register_pickle_by_value(module)
+    except (ImportError, AttributeError, ValueError):  # pragma: no cover - old cloudpickle
+        pass
+    missing = [attr for attr in _REQUIRED if not hasattr(module, attr)]
+    if missing or not callable(module.run):
+        what = ", ".join(missing) if missing else "a callable run"
+        raise VotebenchError(f"experiment {name!r} ({path}) does not define {what}")
+    return module
+
+
+def list_experiments() -> dict[str, ModuleType]:
+    """Every experiment, loaded: ``{name: module}`` (see :func:`load_experiment`)."""
+    return {name: load_experiment(name) for name in experiment_names()}
+
+
+def default_out(name: str) -> Path:
+    """Default output folder of an experiment: ``<ROOT>/results/experiments/<name>``."""
+    return Path(ROOT) / "results" / "experiments" / name
+
+
+def run_experiment(name: str, *, out: str | Path | None = None, smoke: bool = False,
+                   scheduler: str | None = None) -> dict[str, Any]:
+    """Run one experiment and time it.
+
+    Parameters
+    ----------
+    name : str
+        Experiment name (folder under ``experiments/``).
+    out : str or path, optional
+        Output folder (default :func:`default_out`); created by the experiment.
+    smoke : bool
+        Reduced size (CI); same code path.
+    scheduler : str, optional
+        Address of a dask scheduler, passed to the experiment.
+
+    Returns
+    -------
+    dict
+        The experiment's summary plus ``name``, ``smoke``, ``out`` (the folder,
+        as a string) and ``seconds`` (wall time of the whole run).
+    """
+    module = load_experiment(name)
+    folder = Path(out) if out is not None else default_out(name)
+    folder = folder.expanduser().resolve()
+    if folder.exists() and not folder.is_dir():
+        raise VotebenchError(f"output path {folder} exists and is not a folder")
+    start = time.perf_counter()
+    summary = module.run(folder, smoke=bool(smoke), scheduler=scheduler)
+    seconds = time.perf_counter() - start
+    if not isinstance(summary, dict):
+        raise VotebenchError(f"experiment {name!r}: run() returned {type(summary).__name__}, expected a dict")
+    return {**summary, "name": name, "smoke": bool(smoke), "out": str(folder), "seconds": seconds}
+
+
+# --------------------------------------------------------------------------------------------- helpers for run.py
+def load_config(folder: str | Path, *, smoke: bool = False) -> dict[str, Any]:
+    """Read ``<folder>/config.toml``; with ``smoke`` its ``[smoke]`` table overrides the top-level keys.
+
+    A mapping under ``[smoke]`` updates the mapping of the same name key by key
+    (one level deep); anything else replaces the value.  The ``smoke`` table
+    itself is removed from the result.
+    """
+    import tomllib
+
+    path = Path(folder) / "config.toml"
+    try:
+        with path.open("rb") as fh:
+            cfg = tomllib.load(fh)
+    except FileNotFoundError:
+        raise VotebenchError(f"experiment config {path} not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise VotebenchError(f"experiment config {path}: {exc}") from None
+    over = cfg.pop("smoke", {})
+    if smoke:
+        for key, value in over.items():
+            if isinstance(value, dict) and isinstance(cfg.get(key), dict):
+                cfg[key] = {**cfg[key], **value}
+            else:
+                cfg[key] = value
+    return cfg
+
+
+def json_safe(obj: Any) -> Any:
+    """``obj`` with numpy scalars/arrays turned into Python values and non-finite floats into ``None``."""
+    import math
+
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return json_safe(obj.tolist())
+    if isinstance(obj, (np.bool_, bool)):
+        return bool(obj)
+    if isinstance(obj, (np.integer, int)):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        value = float(obj)
+        return value if math.isfinite(value) else None
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def write_json(path: str | Path, data: Any) -> Path:
+    """Write ``json_safe(data)`` as indented UTF-8 JSON (no NaN) and return the path."""
+    import json
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(json_safe(data), indent=1, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    return path
+
+
+def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
+    """A GitHub Markdown table (cells converted with ``str``; ``|`` escaped)."""
+    def cell(v: Any) -> str:
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def dask_compute(tasks: list[Any], *, scheduler: str | None = None) -> list[Any]:
+    """Compute ``dask.delayed`` tasks: on the scheduler at ``scheduler`` if given, else in-process (synchronously).
+
+    The client (:func:`engine.sweep.connect`) is closed afterwards.
+    """
+    import dask
+
+    if not tasks:
+        return []
+    if scheduler:
+        from .sweep import connect
+
+        client = connect(scheduler)
+        if client is None:  # pragma: no cover - connect returns a client for a non-empty address
+            raise VotebenchError(f"cannot connect to dask scheduler {scheduler!r}")
+        with client:
+            return list(dask.compute(*tasks))
+    return list(dask.compute(*tasks, scheduler="sync"))
+
+
+# --------------------------------------------------------------------------------------------- CLI
+def _one_line(text: Any) -> str:
+    return " ".join(str(text).split())
+
+
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    if args.list:
+        if args.name is not None:
+            raise VotebenchError("give either an experiment name or --list, not both")
+        names = experiment_names()
+        if not names:
+            print(f"no experiments in {experiments_dir()}")
+            return 0
+        width = max(len(n) for n in names)
+        for name in names:
+            try:
+                title = _one_line(load_experiment(name).TITLE)
+            except VotebenchError as exc:
+                title = f"(cannot be loaded: {exc})"
+            print(f"{name:<{width}}  {title}")
+        return 0
+    if args.name is None:
+        raise VotebenchError("give an experiment name (votebench experiment --list shows them)")
+    result = run_experiment(args.name, out=args.out, smoke=args.smoke, scheduler=args.scheduler)
+    size = "smoke size" if args.smoke else "full size"
+    print(f"experiment {args.name} ({size}) finished in {result['seconds']:.1f} s")
+    print(f"results: {result['out']} (README.md, results.json, figures/)")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``experiment`` sub-command to the ``votebench`` parser's sub-parsers."""
+    p = sub.add_parser(
+        "experiment",
+        help="reproduce a paper's tables and figures (experiments/<name>/run.py)",
+        description="Run one of the paper reproductions in experiments/: it writes results.json, a README.md that puts "
+        "the paper's numbers beside ours, and figures/ into the output folder.",
+        epilog="Examples: votebench experiment --list; votebench experiment pavao2021 --smoke",
+    )
+    p.add_argument("name", nargs="?", default=None, metavar="NAME", help="experiment to run (see --list)")
+    p.add_argument("--list", action="store_true", help="list the experiments and exit")
+    p.add_argument("--smoke", action="store_true", help="reduced size (a few seconds; what CI runs)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="output folder (default: results/experiments/NAME in the repository)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="dask scheduler address for the experiment's parallel work (default: local, in-process)")
+    p.set_defaults(func=_cmd_experiment)

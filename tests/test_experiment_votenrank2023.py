@@ -1,0 +1,138 @@
+"""experiments/votenrank2023 at smoke size: outputs, sane values, the known winners (Appendix A.1 and Table 4)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+
+from engine.experiment import run_experiment
+
+#: Rofin et al. (2023), Appendix A.1 (toy leaderboard of Table 6): ranking of each task, best first
+TOY = [["A", "B", "C", "D"], ["A", "C", "D", "B"], ["B", "D", "C", "A"], ["C", "B", "D", "A"], ["D", "B", "C", "A"]]
+TOY_WINNERS = {"plurality": ["A"], "borda": ["B"], "dowdall": ["A", "B"], "threshold": ["C"], "baldwin": ["B"],
+               "condorcet": ["B"], "copeland": ["B"], "minimax": ["B"]}
+
+
+def _no_constant(token):
+    raise AssertionError(f"results.json holds the non-JSON constant {token}")
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    out = tmp_path_factory.mktemp("votenrank2023")
+    summary = run_experiment("votenrank2023", out=out, smoke=True)
+    data = json.loads((out / "results.json").read_text(encoding="utf-8"), parse_constant=_no_constant)
+    return summary, data, out
+
+
+def test_outputs_exist(result):
+    summary, data, out = result
+    assert summary["smoke"] is True and summary["seconds"] > 0
+    assert data["config"]["omit_repeats"] < 100  # smoke sizes
+    assert (out / "figures" / "fig2_omitted_scores.png").read_bytes()[:4] == b"\x89PNG"
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    for section in ("Appendix A.1", "Table 1", "Table 2", "Table 4", "Section 3.2", "Figure 2", "Table 5"):
+        assert section in readme
+    assert "Not reproducible" in readme
+
+
+def test_appendix_a1_known_winners_and_scores(result):
+    _, data, _ = result
+    toy = data["toy"]
+    assert {r: sorted(w) for r, w in toy["winners"].items()} == TOY_WINNERS
+    assert all(c["status"] == "matches" for c in toy["checks"])
+    # Borda and Plurality by hand from the task rankings (scoring vectors (3, 2, 1, 0) and (1, 0, 0, 0))
+    borda = {s: 0 for s in "ABCD"}
+    plural = {s: 0 for s in "ABCD"}
+    for task in TOY:
+        for pos, s in enumerate(task):
+            borda[s] += 3 - pos
+            plural[s] += pos == 0
+    assert toy["scores"]["borda"] == {s: float(v) for s, v in borda.items()}
+    assert toy["scores"]["plurality"] == {s: float(v) for s, v in plural.items()}
+
+
+def test_known_winners_on_the_leaderboards(result):
+    _, data, _ = result
+    w = data["winners"]
+    assert w["glue"]["copeland"]["ours"] == ["ERNIE"]
+    assert w["glue"]["condorcet"]["ours"] == ["ERNIE"]
+    assert w["glue"]["threshold"]["ours"] == ["StructBERT + CLEVER"]
+    assert sorted(w["glue"]["plurality"]["ours"]) == ["ERNIE", "GLUE Human Baselines"]
+    assert w["sglue"]["condorcet"]["ours"] == []  # no Condorcet winner with the Vote'n'Rank weights
+    assert w["sglue"]["threshold"]["ours"] == ["T5 + UDG, Single Model (Google Brain)"]
+    assert w["sglue"]["copeland"]["ours"] == ["SuperGLUE Human Baselines"]
+    for rule in ("copeland", "minimax", "condorcet"):
+        assert w["value_missing"][rule]["ours"] == ["Human"]
+    assert all(item["ours"] == ["craig.starr"] for item in w["value"].values())
+    statuses = [item["status"] for b in w.values() for item in b.values()]
+    assert statuses.count("differs") <= 1  # SGLUE Borda: tie convention (explained)
+    assert all(item["why"] for b in w.values() for item in b.values() if item["status"] == "differs")
+
+
+def test_prospective_counts_of_section_3_2(result):
+    _, data, _ = result
+    p = data["prospective"]
+    counts = {k: (len(v["weak"]["prospective"]), len(v["weak"]["not_prospective"])) for k, v in p.items()}
+    assert counts == {"glue": (9, 88), "sglue": (10, 12), "value": (3, 3)}
+    for v in p.values():  # strict majority is harder to reach than the weak one
+        assert set(v["strict"]["prospective"]) <= set(v["weak"]["prospective"])
+        for name, weights in v["weak"]["weights"].items():
+            assert sum(weights.values()) == pytest.approx(1.0, abs=1e-6), name
+    assert data["prospective_check"]["T5_weak"] and data["prospective_check"]["RoBERTa_not"]
+
+
+def test_table1_values_are_sane_and_tau_is_kendall(result):
+    _, data, _ = result
+    for key in ("glue", "sglue"):
+        values = data["table1"][key]["values"]
+        scores = data["rankings"][key]["rules"]
+        ref = np.asarray(scores["mean"]["score"], dtype=float)
+        for rule, row in values.items():
+            for metric, v in row.items():
+                if metric.startswith(("top-", "least-")):
+                    assert 0.0 <= v <= 1.0
+                else:
+                    assert -1.0 <= v <= 1.0
+            s = np.asarray(scores[rule]["score"], dtype=float)
+            ok = ~np.isnan(s) & ~np.isnan(ref)
+            assert row["tau"] == pytest.approx(kendalltau(s[ok], ref[ok]).statistic, abs=1e-12)
+            # agreement by hand from the published orders of the two rankings
+            order, ref_order = scores[rule]["order"], scores["mean"]["order"]
+            assert row["top-3"] == pytest.approx(len(set(order[:3]) & set(ref_order[:3])) / 3)
+            assert row["least-7"] == pytest.approx(len(set(order[-7:]) & set(ref_order[-7:])) / 7)
+    assert data["table1"]["glue"]["values"]["borda"]["top-1"] == 1.0  # ERNIE leads sigma_am and Borda
+    # ties are ordered by name, descending (the authors' fine_sorted_ranking): GLUE Plurality ties ERNIE and Human first
+    assert data["rankings"]["glue"]["rules"]["plurality"]["order"][:2] == ["GLUE Human Baselines", "ERNIE"]
+
+
+def test_rankings_reproduce_the_published_scores_where_conventions_agree(result):
+    _, data, _ = result
+    for key in ("glue", "sglue", "value", "value_missing"):
+        for rule, item in data["rankings"][key]["comparison"].items():
+            n = len(item["published"])
+            if rule in ("copeland", "minimax", "mean", "geometric_mean", "optimality_gap"):
+                assert item["hits"] == n, (key, rule)
+            if item["hits_authors_convention"] is not None:  # Borda, Plurality, Dowdall with the authors' ties
+                assert item["hits_authors_convention"] == n, (key, rule)
+
+
+def test_table2_and_figure2_values(result):
+    _, data, _ = result
+    for key in ("glue", "sglue"):
+        t2 = data["table2"][key]
+        for rule in ("mean", "geometric_mean", "optimality_gap"):  # per-system scores cannot violate IIA
+            assert t2[rule]["iia_mean"] == 0.0
+        for item in t2.values():
+            assert item["dp_ours"] >= 0 and item["iia_mean"] >= 0 and item["iia_std"] >= 0
+        assert t2["copeland"]["dp_ours"] == t2["copeland"]["dp_paper"]
+        assert t2["minimax"]["dp_ours"] == t2["minimax"]["dp_paper"]
+    for key, res in data["omitted"].items():
+        assert res["fraction"][0] == 0.0
+        for rule in ("mean", "optimality_gap", "minimax", "copeland"):
+            m = np.asarray(res[rule]["mean"], dtype=float)
+            assert np.all((m >= -1) & (m <= 1 + 1e-12)), (key, rule)
+            assert m[0] == pytest.approx(1.0)  # nothing omitted: the reference ranking itself
