@@ -1,0 +1,554 @@
+"""Figures of a ranking report: one function per figure, each returning a matplotlib ``Figure``.
+
+The functions take plain numpy / xarray results (ranks, flows, win counts,
+rank intervals, subset curves), draw them and return the figure; they never
+write files (:mod:`engine.report` saves them) and never touch pyplot's global
+state: figures are created with :class:`matplotlib.figure.Figure` on an Agg
+canvas, so they are safe in scripts, servers and threads.
+
+Sizes follow the number of systems (about a quarter inch per row), long
+system names are shortened to :data:`LABEL_CHARS` characters, and dense
+labels are rotated, so a figure with 30 systems stays readable.  The callers
+select the systems to show (``top-k``) and say so in the title.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import xarray as xr
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import TwoSlopeNorm
+from matplotlib.figure import Figure
+
+from .dims import SYSTEM
+
+__all__ = [
+    "LABEL_CHARS",
+    "short_label",
+    "rank_change_figure",
+    "rank_heatmap_figure",
+    "promethee_flows_figure",
+    "win_matrix_figure",
+    "critical_difference_figure",
+    "rank_interval_figure",
+    "subset_curve_figure",
+]
+
+#: longest system / rule label drawn (longer names end in an ellipsis)
+LABEL_CHARS = 34
+_ROW = 0.26  # inches per system row
+_FONT = 8.0
+_UP, _DOWN = "\u2191", "\u2193"
+
+
+def short_label(name: object, width: int = LABEL_CHARS) -> str:
+    """``name`` as a string of at most ``width`` characters (an ellipsis marks a cut).
+
+    Examples
+    --------
+    >>> short_label("a" * 40, 10)
+    'aaaaaaaaa…'
+    """
+    s = str(name)
+    return s if len(s) <= width else s[: width - 1] + "\u2026"
+
+
+def _figure(width: float, height: float, *, constrained: bool = True) -> Figure:
+    fig = Figure(figsize=(max(width, 3.0), max(height, 2.0)), layout="constrained" if constrained else None)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _text_color(rgba: Sequence[float]) -> str:
+    r, g, b = rgba[:3]
+    return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
+
+
+def _labels(names: Sequence[object]) -> list[str]:
+    return [short_label(n) for n in names]
+
+
+def _label_width(names: Sequence[str], font: float = _FONT) -> float:
+    """Approximate width in inches of the longest label at ``font`` points."""
+    return 0.55 * font / 72 * max((len(n) for n in names), default=1)
+
+
+def _title_width(title: str, font: float = 10.0) -> float:
+    """Figure width (inches) that fits a title line at ``font`` points."""
+    return 0.56 * font / 72 * len(title) + 0.5
+
+
+# ---------------------------------------------------------------------------------------------
+# rankings side by side
+# ---------------------------------------------------------------------------------------------
+def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "") -> Figure:
+    """Rankings of several rules side by side, coloured by the change against a baseline rule.
+
+    Parameters
+    ----------
+    ranks : xarray.DataArray, dims (system, rule)
+        Rank of every shown system under every rule (1 = best), rows in the
+        order to draw (top row first).
+    baseline : str
+        The ``rule`` label the changes are measured against.
+    title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A heatmap: one column per rule, each cell the system's rank and its
+        change ``baseline rank - rule rank`` (up arrow: better than under the
+        baseline), green for improvements and red for drops.
+    """
+    ranks = ranks.transpose(SYSTEM, ...)
+    col_dim = ranks.dims[1]
+    systems = _labels(ranks[SYSTEM].values)
+    rules = [str(r) for r in ranks[col_dim].values]
+    R = np.asarray(ranks.values, dtype=np.float64)
+    base = R[:, rules.index(baseline)]
+    delta = base[:, None] - R
+    n, m = R.shape
+    # colour saturates at the 90th percentile of the changes, so that small changes stay visible
+    finite = np.abs(delta[np.isfinite(delta) & (delta != 0)])
+    lim = max(3.0, float(np.quantile(finite, 0.9))) if finite.size else 3.0
+    title = title or f"Rankings by rule, change against {baseline}"
+    width = max(_label_width(systems) + 0.62 * m + 1.6, _title_width(title))
+    fig = _figure(width, _ROW * n + 1.9)
+    ax = fig.add_subplot()
+    im = ax.imshow(np.clip(delta, -lim, lim), cmap="RdYlGn", norm=TwoSlopeNorm(0.0, -lim, lim), aspect="auto",
+                   interpolation="nearest")
+    font = 6.5 if m > 12 else 7.5
+    for i in range(n):
+        for j in range(m):
+            if not np.isfinite(R[i, j]):
+                ax.text(j, i, "-", ha="center", va="center", fontsize=font)
+                continue
+            d = int(round(delta[i, j])) if np.isfinite(delta[i, j]) else 0
+            txt = f"{R[i, j]:g}" if j == rules.index(baseline) or d == 0 else f"{R[i, j]:g} {_UP if d > 0 else _DOWN}{abs(d)}"
+            shade = im.cmap(im.norm(float(np.clip(delta[i, j], -lim, lim))))
+            ax.text(j, i, txt, ha="center", va="center", fontsize=font, color=_text_color(shade))
+    ax.set_xticks(range(m), [short_label(r, 18) + (" (baseline)" if r == baseline else "") for r in rules],
+                  rotation=40, ha="left", rotation_mode="anchor", fontsize=_FONT)
+    ax.set_yticks(range(n), systems, fontsize=_FONT)
+    ax.tick_params(length=0)
+    ax.xaxis.set_ticks_position("top")
+    ax.xaxis.set_label_position("top")
+    ax.set_xticks(np.arange(m + 1) - 0.5, minor=True)
+    ax.set_yticks(np.arange(n + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", linewidth=0.8)
+    ax.tick_params(which="minor", length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    cb = fig.colorbar(im, ax=ax, shrink=min(1.0, 4.0 / max(1.0, _ROW * n)), pad=0.01, aspect=30, extend="both")
+    cb.set_label(f"rank change vs {baseline} ({_UP} better)", fontsize=_FONT)
+    cb.ax.tick_params(labelsize=_FONT)
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label: str = "rank (1 = best)",
+                        method: str = "average", metric: str = "euclidean") -> Figure:
+    """Heatmap of ranks (systems x rules or scenarios) with a dendrogram of the systems.
+
+    The systems are clustered on their rank vectors (``scipy.cluster.hierarchy``,
+    Euclidean distance and average linkage as in xLLMBench, Fig. 2) and drawn
+    in dendrogram order.
+
+    Parameters
+    ----------
+    ranks : xarray.DataArray, dims (system, column)
+        Ranks (1 = best); a missing rank is clustered as one worse than the worst.
+    title, colorbar_label : str
+    method, metric : str
+        Linkage method and distance of :func:`scipy.cluster.hierarchy.linkage`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from scipy.cluster import hierarchy
+
+    ranks = ranks.transpose(SYSTEM, ...)
+    col_dim = ranks.dims[1]
+    systems = _labels(ranks[SYSTEM].values)
+    cols = [short_label(c, 22) for c in ranks[col_dim].values]
+    R = np.asarray(ranks.values, dtype=np.float64)
+    n, m = R.shape
+    filled = np.where(np.isfinite(R), R, (np.nanmax(R) if np.isfinite(R).any() else 0.0) + 1.0)
+    title = title or "Ranks across rules, systems clustered on their ranks"
+    width = max(1.3 + 0.45 * m + _label_width(systems) + 1.2, _title_width(title))
+    fig = _figure(width, _ROW * n + 1.9)
+    gs = fig.add_gridspec(1, 2, width_ratios=[1.3, max(1.0, 0.45 * m)], wspace=0.0)
+    ax_d = fig.add_subplot(gs[0])
+    ax = fig.add_subplot(gs[1])
+    if n >= 2:
+        Z = hierarchy.linkage(filled, method=method, metric=metric)
+        dn = hierarchy.dendrogram(Z, orientation="left", no_labels=True, ax=ax_d, color_threshold=0,
+                                  above_threshold_color="0.35")
+        order = np.asarray(dn["leaves"])  # bottom to top, at y = 5, 15, 25, ...
+    else:
+        order = np.arange(n)
+    # draw the dendrogram half with the better mean rank on top
+    mean_rank = filled.mean(axis=1)[order]
+    flip = n >= 2 and mean_rank[: n // 2].mean() < mean_rank[n - n // 2:].mean()
+    ax_d.set_ylim((10 * n, 0) if flip else (0, 10 * n))
+    ax_d.axis("off")
+    M = R[order]
+    im = ax.pcolormesh(np.arange(m + 1), np.arange(n + 1) * 10.0, M, cmap="viridis_r", shading="flat",
+                       edgecolors="white", linewidth=0.5)
+    ax.set_ylim((10 * n, 0) if flip else (0, 10 * n))
+    ax.set_xlim(0, m)
+    if n * m <= 1500:
+        font = 6.5 if n > 30 or m > 14 else 7.5
+        for i in range(n):
+            for j in range(m):
+                if np.isfinite(M[i, j]):
+                    ax.text(j + 0.5, 10 * i + 5, f"{M[i, j]:g}", ha="center", va="center", fontsize=font,
+                            color=_text_color(im.cmap(im.norm(M[i, j]))))
+    ax.yaxis.tick_right()
+    ax.set_yticks(10 * np.arange(n) + 5, [systems[i] for i in order], fontsize=_FONT)
+    ax.set_xticks(np.arange(m) + 0.5, cols, rotation=40, ha="right", rotation_mode="anchor", fontsize=_FONT)
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    cb = fig.colorbar(im, ax=ax, location="bottom", shrink=0.6, pad=0.01, aspect=35)
+    cb.set_label(colorbar_label, fontsize=_FONT)
+    cb.ax.tick_params(labelsize=_FONT)
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# PROMETHEE II flows and pairwise wins
+# ---------------------------------------------------------------------------------------------
+def promethee_flows_figure(phi_plus: np.ndarray, phi_minus: np.ndarray, systems: Sequence[object], *,
+                           title: str = "") -> Figure:
+    """PROMETHEE II positive and negative flows per system, best net flow on top.
+
+    Parameters
+    ----------
+    phi_plus, phi_minus : ndarray, shape (S,)
+        Positive flow (how much a system outranks the others) and negative flow
+        (how much it is outranked); the net flow is their difference.
+    systems : sequence of S names
+    title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Horizontal bars: ``phi+`` to the right, ``-phi-`` to the left, the net
+        flow ``phi`` as a marker.
+    """
+    plus = np.asarray(phi_plus, dtype=np.float64)
+    minus = np.asarray(phi_minus, dtype=np.float64)
+    net = plus - minus
+    order = np.argsort(-net, kind="stable")
+    names = _labels([systems[i] for i in order])
+    n = len(order)
+    title = title or "PROMETHEE II flows"
+    fig = _figure(max(_label_width(names) + 5.0, _title_width(title)), _ROW * n + 1.6)
+    ax = fig.add_subplot()
+    y = np.arange(n)
+    ax.barh(y, plus[order], color="#4c9a5a", height=0.7, label="positive flow $\\phi^+$")
+    ax.barh(y, -minus[order], color="#c8553d", height=0.7, label="negative flow $-\\phi^-$")
+    ax.plot(net[order], y, "D", color="black", markersize=4, label="net flow $\\phi = \\phi^+ - \\phi^-$")
+    ax.axvline(0.0, color="0.3", linewidth=0.8)
+    ax.set_yticks(y, names, fontsize=_FONT)
+    ax.invert_yaxis()
+    lim = max(1e-9, float(np.nanmax(np.abs(np.concatenate([plus, minus])))) if n else 1.0)
+    ax.set_xlim(-1.08 * lim, 1.08 * lim)
+    ax.set_xlabel("outranking flow", fontsize=_FONT)
+    ax.tick_params(axis="x", labelsize=_FONT)
+    ax.grid(axis="x", color="0.9")
+    ax.set_axisbelow(True)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=7.5, frameon=False)
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+def win_matrix_figure(wins: np.ndarray, ties: np.ndarray, systems: Sequence[object], *, title: str = "",
+                      annotate: bool | None = None) -> Figure:
+    """Pairwise win matrix: share of the common tasks on which the row system beats the column system.
+
+    Parameters
+    ----------
+    wins, ties : ndarray, shape (S, S)
+        ``wins[i, j]``: (weighted) tasks where ``i`` scores strictly above ``j``;
+        ``ties[i, j]``: tasks where they are equal (as
+        :func:`engine.kernels.social.pairwise_counts` returns them).
+    systems : sequence of S names, in the order to draw
+    title : str
+    annotate : bool, optional
+        Write the win counts in the cells (default: up to 20 systems).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    W = np.asarray(wins, dtype=np.float64)
+    T = np.asarray(ties, dtype=np.float64)
+    pairs = W + W.T + T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(pairs > 0, W / pairs, np.nan)
+    np.fill_diagonal(share, np.nan)
+    names = _labels(systems)
+    n = len(names)
+    side = _ROW * n
+    lw = _label_width(names)
+    title = title or "Pairwise wins"
+    fig = _figure(max(lw + side + 1.8, _title_width(title)), lw * 0.8 + side + 1.2)
+    ax = fig.add_subplot()
+    im = ax.imshow(share, cmap="RdBu", vmin=0.0, vmax=1.0, interpolation="nearest")
+    if annotate if annotate is not None else n <= 20:
+        for i in range(n):
+            for j in range(n):
+                if i != j and np.isfinite(share[i, j]):
+                    ax.text(j, i, f"{W[i, j]:g}", ha="center", va="center", fontsize=6.5,
+                            color=_text_color(im.cmap(im.norm(share[i, j]))))
+    ax.set_xticks(range(n), names, rotation=90, fontsize=_FONT)
+    ax.set_yticks(range(n), names, fontsize=_FONT)
+    ax.set_xlabel("opponent (column)", fontsize=_FONT)
+    ax.set_ylabel("system (row)", fontsize=_FONT)
+    ax.tick_params(length=0)
+    cb = fig.colorbar(im, ax=ax, shrink=min(1.0, 4.0 / max(1.0, side)), aspect=30, pad=0.01)
+    cb.set_label("share of tasks won by the row system", fontsize=_FONT)
+    cb.ax.tick_params(labelsize=_FONT)
+    ax.set_title(title, fontsize=10)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# critical-difference diagram
+# ---------------------------------------------------------------------------------------------
+def _cd_groups(avg: np.ndarray, cd: float) -> list[tuple[int, int]]:
+    """Maximal runs ``(i, j)`` (positions in ascending average rank) whose ranks differ by less than ``cd``."""
+    n = avg.size
+    out: list[tuple[int, int]] = []
+    last = -1
+    for i in range(n):
+        j = i
+        while j + 1 < n and avg[j + 1] - avg[i] < cd:
+            j += 1
+        if j > i and j > last:
+            out.append((i, j))
+            last = j
+    return out
+
+
+def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object], *, cd: float, title: str = "",
+                               axis_range: tuple[float, float] | None = None) -> Figure:
+    """Critical-difference diagram (Demsar 2006): average ranks with the groups the Nemenyi test cannot separate.
+
+    Parameters
+    ----------
+    avg_ranks : ndarray, shape (S,)
+        Average rank of every system over the datasets (tasks), 1 = best.
+    systems : sequence of S names
+    cd : float
+        Nemenyi critical difference; systems whose average ranks differ by less
+        than ``cd`` are joined by a thick bar.
+    title : str
+    axis_range : (float, float), optional
+        Range of the rank axis (default: the whole numbers around the ranks shown).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The best half of the systems is labelled on the left, the other half
+        on the right; the ``CD`` bar is drawn above the axis.
+    """
+    avg = np.asarray(avg_ranks, dtype=np.float64)
+    order = np.argsort(avg, kind="stable")
+    a = avg[order]
+    names = _labels([systems[i] for i in order])
+    n = a.size
+    lo, hi = axis_range if axis_range is not None else (1.0, max(2.0, float(np.ceil(a.max()))))
+    if hi <= lo:
+        hi = lo + 1.0
+    groups = _cd_groups(a, cd)
+    n_left = (n + 1) // 2
+    rows = max(n_left, n - n_left)
+    label_in = _label_width(names, 8.0) + 0.35
+    axis_in = 5.0 if hi - lo <= 15 else 7.0
+    step_in = 0.2
+    top_in, bar_in = 1.05, 0.12 * len(groups) + 0.15
+    height = top_in + bar_in + step_in * (rows + 1) + 0.2
+    title = title or "Critical difference (Nemenyi)"
+    fig = _figure(max(axis_in + 2 * label_in, _title_width(title, 9.5)), height, constrained=False)
+    ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
+    ax.axis("off")
+    unit = (hi - lo) / axis_in  # rank units per inch
+    ax.set_xlim(lo - label_in * unit, hi + label_in * unit)
+    ax.set_ylim(-height + top_in, top_in)  # y in inches: axis line at 0, labels below, title above
+    ax.plot([lo, hi], [0, 0], color="black", linewidth=1.0)
+    span = hi - lo
+    tick_step = 1 if span <= 20 else 2 if span <= 40 else 5 if span <= 100 else 10
+    for t in np.arange(np.ceil(lo), np.floor(hi) + 1):
+        major = (t - np.ceil(lo)) % tick_step == 0 or t in (lo, hi)
+        ax.plot([t, t], [0, 0.08 if major else 0.04], color="black", linewidth=0.8)
+        if major:
+            ax.text(t, 0.12, f"{t:g}", ha="center", va="bottom", fontsize=7.5)
+    # CD bar from the left end of the axis
+    if np.isfinite(cd):
+        end = min(lo + cd, hi)
+        ax.plot([lo, end], [0.55, 0.55], color="black", linewidth=1.2)
+        ax.plot([lo, lo], [0.5, 0.6], color="black", linewidth=1.2)
+        if lo + cd <= hi:
+            ax.plot([end, end], [0.5, 0.6], color="black", linewidth=1.2)
+            ax.text((lo + end) / 2, 0.63, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8)
+        else:  # wider than the axis shown: every system shown is in one group
+            ax.plot([end], [0.55], marker=">", color="black", markersize=5)
+            ax.text((lo + end) / 2, 0.63, f"CD = {cd:.2f} (wider than the rank range shown)", ha="center", va="bottom",
+                    fontsize=8)
+    ax.text((lo + hi) / 2, top_in - 0.08, title, ha="center", va="top", fontsize=9.5)
+    # groups of systems not significantly different
+    for g, (i, j) in enumerate(groups):
+        y = -0.12 - 0.12 * g
+        ax.plot([a[i] - 0.02 * unit * 4, a[j] + 0.02 * unit * 4], [y, y], color="black", linewidth=2.6,
+                solid_capstyle="round")
+    y0 = -bar_in - step_in
+    for k in range(n):
+        left = k < n_left
+        level = k if left else n - 1 - k
+        y = y0 - step_in * level
+        end = lo - 0.1 * unit if left else hi + 0.1 * unit
+        ax.plot([a[k], a[k], end], [0, y, y], color="0.25", linewidth=0.7)
+        ax.text(end - 0.05 * unit if left else end + 0.05 * unit, y, names[k],
+                ha="right" if left else "left", va="center", fontsize=8)
+        ax.text(end, y + 0.03, f"{a[k]:.2f}", ha="left" if left else "right", va="bottom", fontsize=6, color="0.35")
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# bootstrap rank intervals and task-subset curves
+# ---------------------------------------------------------------------------------------------
+def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, systems: Sequence[object],
+                         rules: Sequence[object] | None = None, *, tied: np.ndarray | None = None, level: float = 0.95,
+                         title: str = "", max_cols: int = 5) -> Figure:
+    """Full-data ranks with bootstrap rank intervals: one panel per rule, the systems in the given order.
+
+    Parameters
+    ----------
+    rank : ndarray, shape (R, S) or (S,)
+        Full-data rank of every system under every rule (1 = best; ``NaN``:
+        not ranked).
+    low, high : ndarray, same shape
+        Interval bounds (percentiles of the replicate ranks).
+    systems : sequence of S names, in the order to draw (top row first)
+    rules : sequence of R labels, optional
+        Panel titles.
+    tied : ndarray of bool, same shape, optional
+        Systems statistically tied with the leader (highlighted).
+    level : float
+        Coverage of the intervals (for the legend).
+    title : str
+    max_cols : int
+        Panels per row; the system names label the first panel of each row.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    r = np.atleast_2d(np.asarray(rank, dtype=np.float64))
+    lo = np.atleast_2d(np.asarray(low, dtype=np.float64))
+    hi = np.atleast_2d(np.asarray(high, dtype=np.float64))
+    tie = np.zeros(r.shape, dtype=bool) if tied is None else np.atleast_2d(np.asarray(tied, dtype=bool))
+    n_r, n = r.shape
+    labels = [str(x) for x in rules] if rules is not None else [""] * n_r
+    names = _labels(systems)
+    nrows = -(-n_r // max(1, max_cols))
+    ncols = -(-n_r // nrows)
+    panel = 4.2 if n_r == 1 else 2.0
+    title = title or "Bootstrap rank intervals"
+    fig = _figure(max(_label_width(names) + panel * ncols + 0.6, _title_width(title)), nrows * (_ROW * n + 0.75) + 1.0)
+    axes = fig.subplots(nrows, ncols, sharex=True, squeeze=False)
+    y = np.arange(n)
+    finite = np.concatenate([hi[np.isfinite(hi)], r[np.isfinite(r)], [1.0]])
+    top = float(finite.max())
+    colors = {False: "#3b6ea5", True: "#d08c1f"}
+    for k, ax in enumerate(axes.flat):
+        if k >= n_r:
+            ax.set_visible(False)
+            continue
+        for flag in (False, True):
+            m = (tie[k] == flag) & np.isfinite(r[k])
+            if m.any():
+                ax.hlines(y[m], lo[k][m], hi[k][m], color=colors[flag], linewidth=2.2, alpha=0.75)
+                ax.plot(r[k][m], y[m], "o", color=colors[flag], markersize=4, markeredgecolor="black",
+                        markeredgewidth=0.5)
+        ax.set_ylim(n - 0.5, -0.5)
+        ax.set_xlim(0.5, top + 0.5)
+        if k % ncols == 0:
+            ax.set_yticks(y, names, fontsize=_FONT)
+        else:
+            ax.set_yticks(y, [])
+        ax.tick_params(axis="y", length=0)
+        ax.tick_params(axis="x", labelsize=_FONT)
+        ax.grid(axis="x", color="0.9")
+        ax.grid(axis="y", color="0.96")
+        ax.set_axisbelow(True)
+        if labels[k]:
+            ax.set_title(short_label(labels[k], 24), fontsize=9)
+        if k + ncols >= n_r:  # no panel below: label the rank axis
+            ax.set_xlabel("rank (1 = best)", fontsize=_FONT)
+            ax.xaxis.set_tick_params(labelbottom=True)
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=colors[False], linewidth=2.2, marker="o", markeredgecolor="black",
+                      label=f"full-data rank and {100 * level:g}% rank interval"),
+               Line2D([], [], color=colors[True], linewidth=2.2, marker="o", markeredgecolor="black",
+                      label="not separated from the leader")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7.5, frameon=False)
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def subset_curve_figure(sizes: np.ndarray, mean: np.ndarray, std: np.ndarray, rules: Sequence[object], *,
+                        title: str = "", ylabel: str = "Kendall $\\tau$ with the all-task ranking") -> Figure:
+    """Task-subset robustness (Colombo et al. 2022, Fig. 5): mean +- std of tau against the subset size.
+
+    Parameters
+    ----------
+    sizes : ndarray, shape (N,)
+        Subset sizes (number of tasks drawn).
+    mean, std : ndarray, shape (R, N)
+        Mean and standard deviation over the random subsets, per rule.
+    rules : sequence of R labels
+    title, ylabel : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One line per rule with a shaded +-1 std band.
+    """
+    x = np.asarray(sizes, dtype=np.float64)
+    M = np.atleast_2d(np.asarray(mean, dtype=np.float64))
+    S = np.atleast_2d(np.asarray(std, dtype=np.float64))
+    n_rules = M.shape[0]
+    fig = _figure(7.5 if n_rules > 6 else 6.5, 4.2)
+    ax = fig.add_subplot()
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10"]
+    styles = ["-", "--", ":", "-."]
+    markers = ["o", "s", "^", "D"]
+    for i in range(n_rules):
+        color = cmap(i % 10)
+        ok = np.isfinite(M[i])
+        ax.plot(x[ok], M[i, ok], styles[(i // 10) % 4], marker=markers[(i // 10) % 4], markersize=3, color=color,
+                linewidth=1.4, label=short_label(rules[i], 24))
+        band = ok & np.isfinite(S[i])
+        ax.fill_between(x[band], (M[i] - S[i])[band], (M[i] + S[i])[band], color=color, alpha=0.12, linewidth=0)
+    ax.set_xlabel("number of tasks in the subset", fontsize=_FONT)
+    ax.set_ylabel(ylabel, fontsize=_FONT)
+    if x.size:
+        ax.set_xticks(x if x.size <= 20 else np.unique(np.linspace(x.min(), x.max(), 10).round()))
+    ax.tick_params(labelsize=_FONT)
+    ax.grid(color="0.9")
+    ax.set_axisbelow(True)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False,
+              ncol=2 if n_rules > 14 else 1)
+    ax.set_title(title or "Task-subset robustness (mean $\\pm$ std over random subsets)", fontsize=10)
+    return fig

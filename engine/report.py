@@ -1,0 +1,1246 @@
+"""Ranking reports (``votebench report``): an HTML page with figures and tables.
+
+:func:`build_report` takes a score file (or score tensor), ranks it with
+several rules, or opens a sweep results store (:func:`engine.sweep.open_results`),
+and writes into ``out_dir``::
+
+    index.html            one self-contained page (inline CSS) with the tables, images referenced relatively
+    figures/NAME.png|svg  one file per figure and format
+    tables/NAME.csv|md|tex
+
+Content, for a score input:
+
+* the rankings of every requested rule side by side with the rank change of
+  every system against the ``mean`` baseline (table and figure);
+* a heatmap of the ranks across rules with a dendrogram of the systems
+  (Euclidean distance, average linkage on the rank vectors; xLLMBench Fig. 2);
+* a critical-difference diagram: Friedman test over the tasks and Nemenyi's
+  critical difference (Demsar 2006);
+* PROMETHEE II positive and negative flows (usual preference function, equal
+  weights);
+* the pairwise win matrix;
+* bootstrap rank intervals per rule (:func:`engine.bootstrap`);
+* task-subset robustness curves (Colombo et al. 2022, Fig. 5;
+  :func:`engine.robustness.task_subset_curve`).
+
+For a results store the rankings come from the store's rules (recomputed on the
+input when the input file is found with the checksum the store recorded,
+otherwise read from the store's bootstrap groups), the intervals from the
+stored replicates, the subset curves from the ``subsets`` groups and a rank
+heatmap per ``grid`` group (one column per parameter point).
+
+Figures show at most ``top_k`` systems and say so in their titles; tables
+always hold every system.  The report is written into a temporary folder that
+is renamed into place, so an error leaves nothing half-written; an existing
+``out_dir`` is replaced only when it is empty or an earlier report.
+
+The statistics are pure functions: :func:`friedman_test`, :func:`nemenyi_q`,
+:func:`nemenyi_cd`, :func:`promethee_flows`, :func:`rank_changes`,
+:func:`select_systems`.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import xarray as xr
+
+from .dims import RULE, SYSTEM, TASK
+from .errors import VotebenchError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import argparse
+
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "FriedmanResult",
+    "FORMATS",
+    "friedman_test",
+    "nemenyi_q",
+    "nemenyi_cd",
+    "promethee_flows",
+    "rank_changes",
+    "format_change",
+    "select_systems",
+    "build_report",
+    "register",
+]
+
+#: figure formats :func:`build_report` can write
+FORMATS = ("png", "svg", "pdf")
+_MARKER = ".votebench-report"
+_BASELINE = "mean"
+_UP, _DOWN = "\u2191", "\u2193"
+
+
+# ---------------------------------------------------------------------------------------------
+# statistics
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class FriedmanResult:
+    """Friedman test of ``k`` systems over ``N`` datasets (tasks).
+
+    Attributes
+    ----------
+    statistic : float
+        Friedman's chi-square with the correction for ties
+        ``chi2_F = 12 N / (k (k + 1)) sum_j (R_j - (k + 1) / 2)^2 / C``,
+        ``C = 1 - sum (t^3 - t) / (N k (k^2 - 1))`` over the groups of ``t``
+        tied systems in every dataset (``NaN`` when every dataset ties all systems).
+    pvalue : float
+        Upper tail of chi-square with ``k - 1`` degrees of freedom.
+    iman_davenport : float
+        ``F_F = (N - 1) chi2_F / (N (k - 1) - chi2_F)`` (Demsar 2006, eq. 2).
+    iman_davenport_pvalue : float
+        Upper tail of F with ``k - 1`` and ``(k - 1)(N - 1)`` degrees of freedom.
+    n_datasets, n_systems : int
+    avg_ranks : ndarray, shape (k,)
+        Average rank of every system (1 = best, ties get the mean of their positions).
+    """
+
+    statistic: float
+    pvalue: float
+    iman_davenport: float
+    iman_davenport_pvalue: float
+    n_datasets: int
+    n_systems: int
+    avg_ranks: np.ndarray
+
+
+def friedman_test(X: np.ndarray) -> FriedmanResult:
+    """Friedman test with tie correction on complete scores.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, k)
+        Scores of ``k`` systems (columns) on ``N`` datasets (rows), higher is
+        better, no ``NaN``.
+
+    Returns
+    -------
+    FriedmanResult
+
+    Raises
+    ------
+    VotebenchError
+        Fewer than 2 datasets or 2 systems, or missing scores.
+
+    Examples
+    --------
+    >>> r = friedman_test(np.array([[3.0, 2.0, 1.0], [3.0, 1.0, 2.0], [3.0, 2.0, 1.0]]))
+    >>> round(r.statistic, 4), r.avg_ranks.tolist()
+    (4.6667, [1.0, 2.3333333333333335, 2.6666666666666665])
+    """
+    from scipy import stats
+
+    from .metrics import average_ranks
+
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 2:
+        raise VotebenchError(f"the Friedman test needs at least 2 datasets and 2 systems, got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise VotebenchError("the Friedman test needs complete, finite scores")
+    n, k = X.shape
+    ranks = average_ranks(X)
+    avg = ranks.mean(axis=0)
+    ties = 0.0
+    for row in X:
+        _, counts = np.unique(row, return_counts=True)
+        ties += float((counts**3 - counts).sum())
+    c = 1.0 - ties / (n * k * (k * k - 1))
+    if c <= 1e-12:
+        chi2 = math.nan
+    else:
+        chi2 = 12.0 * n / (k * (k + 1)) * float(((avg - (k + 1) / 2.0) ** 2).sum()) / c
+    p = float(stats.chi2.sf(chi2, k - 1)) if math.isfinite(chi2) else math.nan
+    denom = n * (k - 1) - chi2
+    if not math.isfinite(chi2):
+        ff, pf = math.nan, math.nan
+    elif denom <= 1e-9 * n * (k - 1):  # every dataset ranks the systems alike
+        ff, pf = math.inf, 0.0
+    else:
+        ff = (n - 1) * chi2 / denom
+        pf = float(stats.f.sf(ff, k - 1, (k - 1) * (n - 1)))
+    return FriedmanResult(float(chi2), p, float(ff), pf, n, k, avg)
+
+
+def _check_alpha(alpha: float) -> float:
+    try:
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise VotebenchError(f"alpha must be a number between 0 and 1, got {alpha!r}") from None
+    if not 0.0 < a < 1.0 or isinstance(alpha, bool):
+        raise VotebenchError(f"alpha must be between 0 and 1 (exclusive), got {alpha!r}")
+    return a
+
+
+def nemenyi_q(k: int, alpha: float = 0.05) -> float:
+    """Critical value ``q_alpha`` of the Nemenyi test for ``k`` systems (Demsar 2006, Table 5a).
+
+    ``q_alpha`` is the ``1 - alpha`` quantile of the studentized range of ``k``
+    means with infinite degrees of freedom, divided by ``sqrt(2)``.
+
+    Examples
+    --------
+    >>> round(nemenyi_q(5, 0.05), 3)
+    2.728
+    """
+    from scipy.stats import studentized_range
+
+    a = _check_alpha(alpha)
+    if int(k) != k or k < 2:
+        raise VotebenchError(f"the Nemenyi test needs at least 2 systems, got {k}")
+    return float(studentized_range.ppf(1.0 - a, int(k), np.inf) / math.sqrt(2.0))
+
+
+def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
+    """Nemenyi critical difference ``CD = q_alpha sqrt(k (k + 1) / (6 N))`` of average ranks.
+
+    Parameters
+    ----------
+    k : int
+        Number of systems compared.
+    n : int
+        Number of datasets (tasks) the average ranks are taken over.
+    alpha : float
+        Significance level.
+
+    Examples
+    --------
+    >>> round(nemenyi_cd(4, 14, 0.05), 3)
+    1.254
+    """
+    if int(n) != n or n < 1:
+        raise VotebenchError(f"the Nemenyi critical difference needs at least 1 dataset, got {n}")
+    return nemenyi_q(k, alpha) * math.sqrt(k * (k + 1) / (6.0 * n))
+
+
+def promethee_flows(X: np.ndarray, *, weights: np.ndarray | None = None, **options: Any
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """PROMETHEE II positive, negative and net flows of complete task-level scores.
+
+    A thin wrapper of :func:`engine.kernels.mcdm.promethee2` (which returns all
+    three flows; the rule registry keeps only the net flow), with its errors as
+    :class:`VotebenchError`.
+
+    Parameters
+    ----------
+    X : array_like, shape (T, S)
+        Oriented scores (higher is better), complete.
+    weights : array_like, shape (T,), optional
+        Criterion weights (default equal).
+    **options
+        ``preference``, ``q``, ``p``, ``s`` of :func:`engine.kernels.mcdm.promethee2`.
+
+    Returns
+    -------
+    phi_plus, phi_minus, phi : ndarray, shape (S,)
+    """
+    from .kernels.mcdm import promethee2
+
+    try:
+        return promethee2(np.asarray(X, dtype=np.float64), weights=weights, **options)
+    except ValueError as exc:
+        raise VotebenchError(str(exc)) from None
+
+
+def rank_changes(ranks: xr.DataArray, *, baseline: str = _BASELINE) -> xr.DataArray:
+    """Rank change of every system under every rule against the baseline rule.
+
+    Parameters
+    ----------
+    ranks : xarray.DataArray, dims (system, rule)
+        Ranks, 1 = best.
+    baseline : str
+        The ``rule`` label to compare with.
+
+    Returns
+    -------
+    xarray.DataArray, dims (system, rule)
+        ``rank under baseline - rank under the rule``: positive when the rule
+        puts the system higher (better) than the baseline does; 0 in the
+        baseline's own column.
+    """
+    labels = [str(r) for r in ranks[RULE].values]
+    if baseline not in labels:
+        raise VotebenchError(f"baseline rule {baseline!r} is not among the rules {', '.join(labels)}")
+    out = ranks.sel({RULE: baseline}) - ranks
+    out.name = "rank_change"
+    return out
+
+
+def format_change(rank: float, delta: float, *, fmt: str = "text", baseline: bool = False) -> str:
+    """A rank with its change against the baseline, e.g. ``"3 ↑2"``, ``"5 ↓1"``, ``"4 ="``.
+
+    Parameters
+    ----------
+    rank, delta : float
+        The rank and ``baseline rank - rank`` (positive: better than the baseline).
+    fmt : {"text", "tex"}
+        Unicode arrows, or LaTeX ``$\\uparrow$`` / ``$\\downarrow$``.
+    baseline : bool
+        The baseline's own column: the rank alone.
+
+    Examples
+    --------
+    >>> format_change(3.0, 2.0), format_change(5.0, -1.0), format_change(4.0, 0.0), format_change(2.0, 0.0, baseline=True)
+    ('3 ↑2', '5 ↓1', '4 =', '2')
+    """
+    if rank is None or not math.isfinite(rank):
+        return "-"
+    r = f"{rank:g}"
+    if baseline or delta is None or not math.isfinite(delta):
+        return r
+    d = int(round(delta))
+    if d == 0:
+        return f"{r} ="
+    if fmt == "tex":
+        return f"{r} $\\{'uparrow' if d > 0 else 'downarrow'}${abs(d)}"
+    return f"{r} {_UP if d > 0 else _DOWN}{abs(d)}"
+
+
+def select_systems(ranks: np.ndarray, k: int, *, reference: int = 0) -> np.ndarray:
+    """The systems a figure shows when there are more than ``k``.
+
+    The union of every rule's top ``m`` systems, with ``m`` the largest value
+    for which the union holds at most ``k`` systems (xLLMBench, Fig. 2), filled
+    up to ``k`` with the best remaining systems by mean rank over the rules.
+
+    Parameters
+    ----------
+    ranks : ndarray, shape (R, S)
+        Ranks of ``S`` systems under ``R`` rules (1 = best; ``NaN`` = unranked).
+    k : int
+        Most systems to show.
+    reference : int
+        Row whose ranking orders the result (then the mean rank, then the index).
+
+    Returns
+    -------
+    ndarray of int
+        Column indices, best first by the reference ranking.
+    """
+    R = np.atleast_2d(np.asarray(ranks, dtype=np.float64))
+    n_s = R.shape[1]
+    worst = np.where(np.isfinite(R), R, n_s + 1.0)
+    mean = worst.mean(axis=0)
+    order = np.lexsort((np.arange(n_s), mean, worst[reference]))
+    if n_s <= k:
+        return order
+    chosen = np.zeros(n_s, dtype=bool)
+    for m in range(1, n_s + 1):
+        union = (worst <= m).any(axis=0)
+        if union.sum() > k:
+            break
+        chosen = union
+    rest = [i for i in np.lexsort((np.arange(n_s), worst[reference], mean)) if not chosen[i]]
+    for i in rest[: k - int(chosen.sum())]:
+        chosen[i] = True
+    return np.asarray([i for i in order if chosen[i]], dtype=np.intp)
+
+
+# ---------------------------------------------------------------------------------------------
+# output folder
+# ---------------------------------------------------------------------------------------------
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-") or "x"
+
+
+def _md_cell(v: object) -> str:
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
+        "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _tex_escape(v: object) -> str:
+    return "".join(_TEX.get(c, c) for c in str(v))
+
+
+@dataclass
+class _Table:
+    """One table in three renderings: numeric CSV rows, display rows (text) and LaTeX display rows."""
+
+    header: list[str]
+    csv_rows: list[list[Any]]
+    text_rows: list[list[str]]
+    tex_rows: list[list[str]] | None = None  # already-escaped LaTeX cells (default: escaped text rows)
+    csv_header: list[str] | None = None
+    classes: list[list[str]] | None = None  # CSS classes of the HTML cells
+
+
+@dataclass
+class _Out:
+    """Writes figures and tables into the temporary report folder."""
+
+    root: Path
+    formats: tuple[str, ...]
+    prefix: str = ""
+    files: list[str] = field(default_factory=list)
+
+    def figure(self, name: str, fig: Figure, caption: str) -> str:
+        """Save ``fig`` in every format; the HTML ``<figure>`` for it."""
+        import matplotlib
+
+        stem = _safe(self.prefix + name)
+        (self.root / "figures").mkdir(exist_ok=True)
+        if fig.get_layout_engine() is not None:  # lay out once, not once per format
+            fig.draw_without_rendering()
+            fig.set_layout_engine("none")
+        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "votebench", "pdf.fonttype": 42}):
+            for ext in self.formats:
+                target = self.root / "figures" / f"{stem}.{ext}"
+                fig.savefig(target, format=ext, dpi=110 if ext == "png" else None,
+                            metadata={"Date": None} if ext in ("svg", "pdf") else None)
+                self.files.append(f"figures/{stem}.{ext}")
+        fig.clear()
+        shown = next((e for e in ("png", "svg") if e in self.formats), None)
+        links = " ".join(f'<a href="figures/{stem}.{e}">{e.upper()}</a>' for e in self.formats)
+        img = f'<img src="figures/{stem}.{shown}" alt="{html.escape(caption)}">' if shown else ""
+        return f'<figure id="fig-{stem}">{img}<figcaption>{caption} <span class="links">[{links}]</span></figcaption></figure>'
+
+    def table(self, name: str, t: _Table, *, caption: str = "", show: bool = True) -> str:
+        """Write ``tables/NAME.csv|md|tex``; the HTML table (``show``) or links."""
+        stem = _safe(self.prefix + name)
+        d = self.root / "tables"
+        d.mkdir(exist_ok=True)
+        with (d / f"{stem}.csv").open("w", encoding="utf-8", newline="") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(t.csv_header or t.header)
+            w.writerows([["" if (isinstance(v, float) and not math.isfinite(v)) else v for v in row] for row in t.csv_rows])
+        md = ["| " + " | ".join(_md_cell(h) for h in t.header) + " |",
+              "|" + "|".join("---" if i == 0 else "---:" for i in range(len(t.header))) + "|"]
+        md += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.text_rows]
+        (d / f"{stem}.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+        tex_rows = t.tex_rows or [[_tex_escape(c) for c in row] for row in t.text_rows]
+        tex = ["% votebench table; needs no extra LaTeX package",
+               "\\begin{tabular}{l" + "r" * (len(t.header) - 1) + "}", "\\hline",
+               " & ".join(_tex_escape(h) for h in t.header) + " \\\\", "\\hline"]
+        tex += [" & ".join(row) + " \\\\" for row in tex_rows]
+        tex += ["\\hline", "\\end{tabular}"]
+        (d / f"{stem}.tex").write_text("\n".join(tex) + "\n", encoding="utf-8")
+        self.files += [f"tables/{stem}.{e}" for e in ("csv", "md", "tex")]
+        links = " ".join(f'<a href="tables/{stem}.{e}">{e.upper()}</a>' for e in ("csv", "md", "tex"))
+        if not show:
+            return f'<p class="links">{html.escape(caption)} [{links}]</p>'
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in t.header)
+        body = []
+        for i, row in enumerate(t.text_rows):
+            cls = t.classes[i] if t.classes else [""] * len(row)
+            body.append("<tr>" + "".join(f'<td class="{c}">{html.escape(v)}</td>' if c else f"<td>{html.escape(v)}</td>"
+                                         for v, c in zip(row, cls)) + "</tr>")
+        cap = f"<caption>{html.escape(caption)} [{links}]</caption>" if caption else ""
+        return f'<div class="table"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def _check_out(out: Path) -> None:
+    if not out.parent.exists():
+        raise VotebenchError(f"{out}: folder {str(out.parent)!r} does not exist")
+    if out.exists():
+        if not out.is_dir():
+            raise VotebenchError(f"{out}: exists and is not a folder; choose a new folder for the report")
+        if any(out.iterdir()) and not (out / _MARKER).exists():
+            raise VotebenchError(f"{out}: folder is not empty and holds no votebench report; choose a new or empty folder")
+
+
+def _publish(tmp: Path, out: Path) -> None:
+    """Move the finished report into place (replacing an earlier report)."""
+    _check_out(out)
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{uuid.uuid4().hex[:8]}")
+        os.replace(out, old)
+        try:
+            os.replace(tmp, out)
+        except BaseException:
+            os.replace(old, out)
+            raise
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# report content
+# ---------------------------------------------------------------------------------------------
+@dataclass
+class _Rankings:
+    """Full-data rankings of one input: one row per rule label, the baseline first."""
+
+    labels: list[str]
+    baseline: str
+    systems: list[str]  # ranked systems (score under the baseline)
+    score: np.ndarray  # (R, S)
+    rank: np.ndarray  # (R, S)
+    dropped: list[str] = field(default_factory=list)
+
+    def ranks(self) -> xr.DataArray:
+        return xr.DataArray(self.rank.T, dims=(SYSTEM, RULE), coords={SYSTEM: self.systems, RULE: self.labels})
+
+
+@dataclass
+class _Settings:
+    alpha: float
+    top_k: int
+    replicates: int
+    repeats: int
+    over: str
+    seed: int
+
+
+def _shown(rk: _Rankings, top_k: int) -> tuple[np.ndarray, str]:
+    """Indices of the systems the figures show (best first by the baseline) and the title suffix."""
+    idx = select_systems(rk.rank, top_k, reference=0)
+    n = len(rk.systems)
+    return idx, (f" (top {len(idx)} of {n} systems)" if len(idx) < n else "")
+
+
+def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str]) -> list[tuple[str, str]]:
+    from . import plots
+
+    sections = []
+    R = rk.rank  # (rules, systems)
+    n_r, n_s = R.shape
+    worst = np.where(np.isfinite(R), R, n_s + 1.0)
+    order = np.lexsort((np.arange(n_s), worst.mean(axis=0), worst[0]))
+    ranks = rk.ranks()
+    delta = rank_changes(ranks, baseline=rk.baseline).values  # (S, R)
+    header = ["system"] + [lb + (" (baseline)" if lb == rk.baseline else "") for lb in rk.labels]
+    csv_header = ["system"] + [c for lb in rk.labels for c in ((lb,) if lb == rk.baseline else (lb, f"{lb}_change"))]
+    csv_rows, text_rows, tex_rows, classes = [], [], [], []
+    for i in order:
+        crow: list[Any] = [rk.systems[i]]
+        trow, xrow, cls = [rk.systems[i]], [_tex_escape(rk.systems[i])], [""]
+        for j, lb in enumerate(rk.labels):
+            base = lb == rk.baseline
+            r, d = float(R[j, i]), float(delta[i, j])
+            crow += [int(r) if math.isfinite(r) else ""] + ([] if base else [int(d) if math.isfinite(d) else ""])
+            trow.append(format_change(r, d, baseline=base))
+            xrow.append(format_change(r, d, fmt="tex", baseline=base))
+            cls.append("" if base or not math.isfinite(d) or d == 0 else ("up" if d > 0 else "down"))
+        csv_rows.append(crow)
+        text_rows.append(trow)
+        tex_rows.append(xrow)
+        classes.append(cls)
+    table = _Table(header, csv_rows, text_rows, tex_rows, csv_header, classes)
+    body = [f"<p>{n_s} ranked systems, rank 1 = best (competition ranks: tied systems share the better rank). "
+            f"{_UP}n / {_DOWN}n: the rule ranks the system n places higher / lower than the {html.escape(rk.baseline)} "
+            "baseline.</p>"]
+    body.append(out.table("rankings", table, caption="Rankings by rule"))
+    score_rows = [[rk.systems[i]] + [float(rk.score[j, i]) for j in range(n_r)] for i in order]
+    body.append(out.table("scores", _Table(["system"] + rk.labels, score_rows,
+                                           [[r[0]] + [f"{v:.6g}" for v in r[1:]] for r in score_rows]),
+                          caption="Aggregate scores by rule (higher is better):", show=False))
+    idx, suffix = _shown(rk, st.top_k)
+    if suffix:
+        notes.append(f"Figures show {len(idx)} of {n_s} systems: the union of every rule's best systems, filled up by "
+                     f"mean rank (--top-k {st.top_k}); the tables list all of them.")
+    sub = ranks.isel({SYSTEM: idx})
+    fig = plots.rank_change_figure(sub, baseline=rk.baseline,
+                                   title=f"Rankings by rule, change against {rk.baseline}{suffix}")
+    body.append(out.figure("rankings", fig, f"Rank of every system under every rule; colour and arrow: change against "
+                                            f"the {html.escape(rk.baseline)} baseline{html.escape(suffix)}."))
+    sections.append(("Rankings", "\n".join(body)))
+    if n_r >= 1 and len(idx) >= 2:
+        fig = plots.rank_heatmap_figure(sub, title=f"Ranks across rules{suffix}")
+        sections.append(("Ranks across rules", out.figure(
+            "rank_heatmap", fig, "Ranks under every rule; the dendrogram clusters the systems on their rank vectors "
+            f"(Euclidean distance, average linkage){html.escape(suffix)}.")))
+    return sections
+
+
+def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str], st: _Settings, notes: list[str],
+                    instance_level: bool) -> list[tuple[str, str]]:
+    """Friedman/Nemenyi CD, PROMETHEE flows, win matrix from oriented task-level scores ``X`` (T, S ranked systems)."""
+    from . import plots
+    from .kernels.social import pairwise_counts
+
+    sections = []
+    idx, suffix = _shown(rk, st.top_k)
+    names = np.asarray(rk.systems, dtype=object)
+    what = "per-task means over instances" if instance_level else "task scores"
+    complete = np.isfinite(X).all(axis=1)
+    Xc = X[complete]
+    if (~complete).any():
+        notes.append(f"{int((~complete).sum())} task(s) with missing scores are left out of the Friedman test and "
+                     "PROMETHEE flows (they need complete data).")
+    if Xc.shape[0] >= 2 and Xc.shape[1] >= 2:
+        fr = friedman_test(Xc)
+        cd = nemenyi_cd(fr.n_systems, fr.n_datasets, st.alpha)
+        sig = fr.pvalue < st.alpha
+        stats_rows = [["Friedman chi-square (tie-corrected)", f"{fr.statistic:.4g}"],
+                      ["p-value (chi-square, df = k - 1)", f"{fr.pvalue:.3g}"],
+                      ["Iman-Davenport F", f"{fr.iman_davenport:.4g}"],
+                      ["p-value (F)", f"{fr.iman_davenport_pvalue:.3g}"],
+                      ["systems k / tasks N", f"{fr.n_systems} / {fr.n_datasets}"],
+                      [f"Nemenyi q (alpha = {st.alpha:g})", f"{nemenyi_q(fr.n_systems, st.alpha):.4g}"],
+                      ["critical difference CD", f"{cd:.4g}"]]
+        body = [f"<p>Average ranks of the systems over the {fr.n_datasets} tasks ({what}; ties get the mean of their "
+                f"positions). Friedman test: chi-square = {fr.statistic:.4g}, p = {fr.pvalue:.3g} "
+                f"({'reject' if sig else 'cannot reject'} equal average ranks at alpha = {st.alpha:g}). "
+                "Thick bars join systems whose average ranks differ by less than Nemenyi's critical difference "
+                "CD = q_alpha sqrt(k(k+1)/(6N)) (Demsar 2006)"
+                + ("" if sig else "; the Friedman test does not reject, so the post-hoc groups are only indicative")
+                + ".</p>"]
+        body.append(out.table("friedman", _Table(["statistic", "value"], stats_rows, stats_rows), caption="Friedman test"))
+        avg_rows = sorted(([rk.systems[i], float(fr.avg_ranks[i])] for i in range(len(rk.systems))), key=lambda r: r[1])
+        body.append(out.table("average_ranks", _Table(["system", "average rank"], avg_rows,
+                                                      [[r[0], f"{r[1]:.3f}"] for r in avg_rows]),
+                              caption="Average ranks over tasks:", show=False))
+        fig = plots.critical_difference_figure(fr.avg_ranks[idx], names[idx].tolist(), cd=cd,
+                                               title=f"Critical difference (Nemenyi, alpha = {st.alpha:g}, "
+                                                     f"k = {fr.n_systems}, N = {fr.n_datasets}){suffix}")
+        body.append(out.figure("critical_difference", fig, f"Critical-difference diagram{html.escape(suffix)}."))
+        sections.append(("Critical difference (Friedman and Nemenyi)", "\n".join(body)))
+
+        plus, minus, net = promethee_flows(Xc)
+        rows = sorted(([rk.systems[i], float(plus[i]), float(minus[i]), float(net[i])] for i in range(len(rk.systems))),
+                      key=lambda r: -r[3])
+        body = ["<p>PROMETHEE II with the usual preference function and equal task weights: the positive flow "
+                "phi+ is how much a system outranks the others, the negative flow phi- how much it is outranked; "
+                "the net flow phi = phi+ - phi- is the PROMETHEE II ranking (xLLMBench, section 3.2).</p>"]
+        body.append(out.table("promethee_flows", _Table(["system", "phi+", "phi-", "phi"], rows,
+                                                        [[r[0]] + [f"{v:.4f}" for v in r[1:]] for r in rows]),
+                              caption="PROMETHEE II flows:", show=False))
+        fig = plots.promethee_flows_figure(plus[idx], minus[idx], names[idx].tolist(),
+                                           title=f"PROMETHEE II flows (usual preference){suffix}")
+        body.append(out.figure("promethee_flows", fig, f"PROMETHEE II positive and negative flows{html.escape(suffix)}."))
+        sections.append(("PROMETHEE II flows", "\n".join(body)))
+    else:
+        notes.append("Too few complete tasks or systems for the Friedman test and PROMETHEE flows.")
+    wins, ties = pairwise_counts(X)
+    sub = np.ix_(idx, idx)
+    fig = plots.win_matrix_figure(wins[sub], ties[sub], names[idx].tolist(), title=f"Pairwise wins{suffix}")
+    rows = [[rk.systems[i]] + [float(wins[i, j]) for j in range(len(rk.systems))] for i in range(len(rk.systems))]
+    body = [out.table("win_matrix", _Table(["system"] + list(rk.systems), rows,
+                                           [[r[0]] + [f"{v:g}" for v in r[1:]] for r in rows]),
+                      caption="Win counts (row beats column on that many tasks):", show=False)]
+    body.append(out.figure("win_matrix", fig, f"Share of the tasks (where both have a score) on which the row system "
+                                              f"beats the column system; numbers: tasks won{html.escape(suffix)}."))
+    sections.append(("Pairwise wins", "\n".join(body)))
+    return sections
+
+
+def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict[str, tuple[float, float, float, bool]],
+                                                                            list[list[Any]]]:
+    """Rank intervals of one rule's bootstrap: per system (rank, low, high, tied with the leader), and table rows."""
+    from .bootstrap import summarize
+
+    summ = summarize(boot, level=1.0 - st.alpha)
+    systems = [str(s) for s in summ[SYSTEM].values]
+    cols = [np.asarray(summ[v].values, dtype=np.float64) for v in ("rank", "rank_low", "rank_high")]
+    tied = np.asarray(summ["tied_with_leader"].values, dtype=bool)
+    by = {s: (float(r), float(a), float(b), bool(t)) for s, r, a, b, t in zip(systems, *cols, tied) if math.isfinite(r)}
+    rows = [[label, s, *v] for s, v in by.items()]
+    rows.sort(key=lambda row: (row[2], row[1]))
+    return by, rows
+
+
+def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping[str, tuple[float, float, float, bool]]]],
+                     shown: Sequence[str], st: _Settings, what: str, B: int) -> str:
+    """One figure with a panel per rule (systems in the order of ``shown``)."""
+    from . import plots
+
+    level = 1.0 - st.alpha
+    names = [s for s in shown if any(s in by for _, by in per_rule)]
+    arr = np.full((4, len(per_rule), len(names)), np.nan)
+    for i, (_, by) in enumerate(per_rule):
+        for j, s in enumerate(names):
+            if s in by:
+                arr[:, i, j] = by[s]
+    n = max(len(by) for _, by in per_rule)
+    suffix = f" (top {len(names)} of {n} systems)" if len(names) < n else ""
+    fig = plots.rank_interval_figure(arr[0], arr[1], arr[2], names, [lb for lb, _ in per_rule], tied=arr[3] == 1.0,
+                                     level=level, title=f"{100 * level:g}% bootstrap rank intervals ({what}, B = {B}){suffix}")
+    cap = (f"Full-data rank and the {50 * (1 - level):g}-{50 * (1 + level):g}% percentiles of the ranks over {B} bootstrap "
+           f"replicates ({html.escape(what)}), one panel per rule; orange: not separated from the leader (the leader "
+           f"does not rank above it in at least {100 * level:g}% of the replicates){html.escape(suffix)}.")
+    return out.figure(name, fig, cap)
+
+
+def _interval_table(out: _Out, name: str, rows: list[list[Any]]) -> str:
+    return out.table(name, _Table(["rule", "system", "rank", "rank_low", "rank_high", "tied_with_leader"], rows,
+                                  [[r[0], r[1], f"{r[2]:g}", f"{r[3]:g}", f"{r[4]:g}", "yes" if r[5] else ""] for r in rows]),
+                     caption="Rank intervals:", show=False)
+
+
+def _subset_body(out: _Out, name: str, ds: xr.Dataset, title: str, caption: str) -> str:
+    from . import plots
+
+    tau = np.asarray(ds["tau"].values, dtype=np.float64)  # (rule, size, replicate)
+    n = np.isfinite(tau).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, np.nansum(tau, axis=-1) / np.maximum(n, 1), np.nan)
+        dev = np.where(np.isfinite(tau), tau - mean[..., None], 0.0)
+        std = np.where(n > 1, np.sqrt((dev**2).sum(axis=-1) / np.maximum(n - 1, 1)), np.nan)
+    rules = [str(r) for r in ds[RULE].values]
+    sizes = np.asarray(ds["subset_size"].values)
+    fig = plots.subset_curve_figure(sizes, mean, std, rules, title=title)
+    rows = [[rules[i], int(sizes[j]), float(mean[i, j]), float(std[i, j]), int(n[i, j])]
+            for i in range(len(rules)) for j in range(sizes.size)]
+    tab = out.table(name, _Table(["rule", "subset_size", "tau_mean", "tau_std", "n"], rows,
+                                 [[r[0], str(r[1]), f"{r[2]:.4f}", f"{r[3]:.4f}", str(r[4])] for r in rows]),
+                    caption="Subset curves:", show=False)
+    return out.figure(name, fig, caption) + "\n" + tab
+
+
+def _subset_sizes(T: int) -> list[int]:
+    if T <= 20:
+        return list(range(1, T + 1))
+    return sorted({int(v) for v in np.linspace(1, T, 15).round()})
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs
+# ---------------------------------------------------------------------------------------------
+def _is_results_store(path: Path) -> bool:
+    """A folder holding a sweep results store (root attributes with the sweep provenance)."""
+    meta = path / "zarr.json"
+    if not (path.is_dir() and meta.is_file()):
+        return False
+    try:
+        attrs = json.loads(meta.read_text(encoding="utf-8")).get("attributes", {})
+    except (OSError, ValueError):
+        return False
+    return isinstance(attrs, dict) and "engine_version" in attrs and "config" in attrs
+
+
+def _numpy(scores: xr.DataArray) -> xr.DataArray:
+    if isinstance(scores.data, np.ndarray):
+        return scores
+    import dask
+
+    with dask.config.set(scheduler="threads"):
+        return scores.compute()
+
+
+def _rank_all(scores: xr.DataArray, specs: Sequence[tuple[str, dict[str, Any]]], *, explicit: bool,
+              notes: list[str], baseline: tuple[str, dict[str, Any]] | None) -> _Rankings:
+    """Rank with every (label, aggregate options) spec; the baseline first, its errors always raised."""
+    from .core import rank
+
+    labels, scores_out = [], []
+    todo = ([baseline] if baseline is not None else []) + [s for s in specs if baseline is None or s[0] != baseline[0]]
+    skipped = []
+    for i, (label, opts) in enumerate(todo):
+        try:
+            ds = _numpy_ds(rank(scores, **opts))
+        except VotebenchError as exc:
+            if explicit or (baseline is not None and i == 0):
+                raise
+            skipped.append(f"{label} ({exc})")
+            continue
+        labels.append(label)
+        scores_out.append(np.asarray(ds["score"].values, dtype=np.float64))
+    if skipped:
+        notes.append(f"Rules left out (not applicable to this input): {'; '.join(skipped)}.")
+    if not labels:
+        raise VotebenchError("no rule could rank this input")
+    S = np.stack(scores_out)
+    systems_all = [str(s) for s in scores[SYSTEM].values]
+    present = np.isfinite(S[0])
+    from .kernels.ranking import min_rank
+
+    S = S[:, present]
+    dropped = [s for s, p in zip(systems_all, present) if not p]
+    return _Rankings(labels, labels[0], [s for s, p in zip(systems_all, present) if p], S, min_rank(S), dropped)
+
+
+def _numpy_ds(ds: xr.Dataset) -> xr.Dataset:
+    if all(isinstance(v.data, np.ndarray) for v in ds.data_vars.values()):
+        return ds
+    import dask
+
+    with dask.config.set(scheduler="threads"):
+        return ds.compute()
+
+
+def _task_matrix(scores: xr.DataArray, missing: str, systems: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """Oriented per-task means (T, S) of the ranked systems."""
+    from .core import task_scores
+
+    X = task_scores(scores, missing=missing)
+    X = _numpy(X.sel({SYSTEM: list(systems)}).transpose(TASK, SYSTEM))
+    M = np.asarray(X.values, dtype=np.float64)
+    keep = ~np.isnan(M).all(axis=1)
+    return M[keep], [str(t) for t, k in zip(X[TASK].values, keep) if k]
+
+
+def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | None, level: str | None, missing: str,
+                   st: _Settings, notes: list[str]) -> list[tuple[str, str]]:
+    from .bootstrap import bootstrap
+    from .robustness import task_subset_curve
+    from .rules import get_rule, rule_names
+
+    explicit = rules is not None
+    names = list(dict.fromkeys(rules)) if rules is not None else rule_names()
+    for r in names:
+        get_rule(r)
+    base = {"level": level, "missing": missing}
+    rk = _rank_all(scores, [(r, {**base, "rule": r}) for r in names], explicit=explicit, notes=notes,
+                   baseline=(_BASELINE, {**base, "rule": _BASELINE}))
+    if rk.dropped:
+        notes.append(f"Missing-score policy {missing!r} left out {len(rk.dropped)} system(s): {', '.join(rk.dropped)}.")
+    sections = _ranking_sections(out, rk, st, notes)
+    X, tasks = _task_matrix(scores, missing, rk.systems)
+    sections += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
+    idx, _ = _shown(rk, st.top_k)
+    shown = [rk.systems[i] for i in idx]
+    if st.replicates >= 2:
+        per_rule, rows = [], []
+        for label in rk.labels:
+            boot = bootstrap(scores, rule=label, over=st.over, replicates=st.replicates, seed=st.seed, level=level,
+                             missing=missing)
+            by, r = _interval_summary(_numpy_ds(boot), label, st)
+            per_rule.append((label, by))
+            rows += r
+        intro = (f"<p>Bootstrap over {html.escape(st.over)}: {st.replicates} replicates, seed {st.seed}; intervals are "
+                 f"the {50 * st.alpha:g}-{100 - 50 * st.alpha:g}% percentiles of the replicate ranks (alpha = {st.alpha:g}).</p>")
+        fig_html = _interval_figure(out, "intervals", per_rule, shown, st, f"resampling {st.over}", st.replicates)
+        sections.append(("Bootstrap rank intervals", intro + _interval_table(out, "intervals", rows) + fig_html))
+    T = X.shape[0]
+    if st.repeats >= 1 and T >= 2:
+        try:
+            curve = task_subset_curve(scores, rules=rk.labels, sizes=_subset_sizes(T), repeats=st.repeats, seed=st.seed,
+                                      level=level, missing=missing)
+        except VotebenchError as exc:
+            notes.append(f"No task-subset curves: {exc}.")
+        else:
+            body = _subset_body(out, "subset_curves", curve,
+                                f"Task-subset robustness ({st.repeats} random subsets per size)",
+                                f"Kendall tau-b between the ranking on a random subset of tasks and the ranking on all "
+                                f"{T} tasks, mean and +-1 std over {st.repeats} subsets per size (Colombo et al. 2022, "
+                                "Fig. 5).")
+            sections.append(("Task-subset robustness", body))
+    return sections
+
+
+def _find_input(spec: Mapping[str, Any], store: Path, checksums: Mapping[str, str]) -> tuple[Path | None, str]:
+    """The store's input file if it is found with the recorded checksum; else None and why."""
+    from .sweep import _checksum
+
+    raw = Path(str(spec["path"]))
+    candidates = [raw] if raw.is_absolute() else [Path.cwd() / raw, store.parent / raw, store.parent.parent / raw]
+    for c in candidates:
+        if c.exists():
+            want = checksums.get(spec["name"])
+            if want is not None and _checksum(c) != want:
+                return None, f"input {str(c)!r} differs from the one the sweep ran on (checksum)"
+            return c, ""
+    return None, f"input {str(raw)!r} not found"
+
+
+def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rules: Sequence[str] | None,
+                    st: _Settings, notes_by_input: dict[str, list[str]]) -> list[tuple[str, str]]:
+    from .io import open_scores
+    from .sweep import _agg_options, open_results, parse_config
+
+    groups = open_results(path)
+    root_attrs = next(iter(groups.values())).attrs if groups else {}
+    try:
+        cfg = parse_config(json.loads(root_attrs["config"]), where=str(path))
+        checksums = json.loads(root_attrs.get("inputs", "{}"))
+    except (KeyError, ValueError, TypeError):
+        raise VotebenchError(f"{path}: results store without a readable sweep config") from None
+    all_labels = [r["label"] for r in cfg.rules]
+    if rules is not None:
+        unknown = [r for r in rules if r not in all_labels]
+        if unknown:
+            raise VotebenchError(f"{path}: rule(s) {', '.join(unknown)} not in the store; its rules: {', '.join(all_labels)}")
+        specs = [r for r in cfg.rules if r["label"] in rules]
+    else:
+        specs = list(cfg.rules)
+    sections: list[tuple[str, str]] = []
+    multi = len(cfg.inputs) > 1
+    for inp in cfg.inputs:
+        name = inp["name"]
+        notes: list[str] = []
+        notes_by_input[name] = notes
+        out = _Out(out_root, formats, prefix=f"{name}_" if multi else "")
+        mine = {g.split("/", 1)[1]: ds for g, ds in groups.items() if g.split("/", 1)[0] == name}
+        file, why = _find_input(inp, path, checksums)
+        scores = None
+        if file is not None:
+            try:
+                scores = _numpy(open_scores(file, meta=_find_meta(inp, path)))
+            except VotebenchError as exc:
+                why = str(exc)
+        if scores is None:
+            notes.append(f"Scores not available ({why}): rankings come from the store; the critical-difference diagram, "
+                         "PROMETHEE flows and win matrix need the scores and are left out.")
+        labels = [r["label"] for r in specs]
+        mean_spec = next((r for r in specs if r["name"] == _BASELINE and not r.get("options")), None)
+        rk = None
+        if scores is not None:
+            baseline = (mean_spec["label"], _agg_options(inp, mean_spec)) if mean_spec else (
+                _BASELINE, _agg_options(inp, {"name": _BASELINE}))
+            rk = _rank_all(scores, [(r["label"], _agg_options(inp, r)) for r in specs], explicit=True, notes=notes,
+                           baseline=baseline)
+        else:
+            boot = next((ds for ds in mine.values() if ds.attrs.get("kind") == "bootstrap"), None)
+            if boot is not None:
+                sel = boot.sel({RULE: labels})
+                S = np.asarray(sel["score"].values, dtype=np.float64)
+                base_label = mean_spec["label"] if mean_spec else labels[0]
+                if not mean_spec:
+                    notes.append(f"No {_BASELINE!r} rule in the store and no scores: rank changes are against {base_label!r}.")
+                order = [labels.index(base_label)] + [i for i, lb in enumerate(labels) if lb != base_label]
+                S = S[order]
+                systems = [str(s) for s in sel[SYSTEM].values]
+                present = np.isfinite(S[0])
+                from .kernels.ranking import min_rank
+
+                rk = _Rankings([labels[i] for i in order], base_label, [s for s, p in zip(systems, present) if p],
+                               S[:, present], min_rank(S[:, present]), [s for s, p in zip(systems, present) if not p])
+        body_sections: list[tuple[str, str]] = []
+        shown: list[str] | None = None
+        if rk is not None:
+            body_sections += _ranking_sections(out, rk, st, notes)
+            idx, _ = _shown(rk, st.top_k)
+            shown = [rk.systems[i] for i in idx]
+            if scores is not None:
+                miss = _agg_options(inp, {"name": _BASELINE}).get("missing", "error")
+                X, tasks = _task_matrix(scores, miss, rk.systems)
+                body_sections += _score_sections(out, rk, X, tasks, st, notes,
+                                                 instance_level=scores.sizes["instance"] > 1)
+        for gname, ds in sorted(mine.items()):
+            kind = ds.attrs.get("kind")
+            if kind == "bootstrap":
+                body_sections.append(_store_bootstrap(out, gname, ds, labels, shown, st, notes))
+            elif kind == "subsets":
+                sub = ds.sel({RULE: labels}).compute()
+                title = f"Task-subset robustness ({gname}, {int(ds.attrs.get('repeats', ds.sizes['replicate']))} subsets per size)"
+                body_sections.append((f"Task-subset robustness: {gname}", _subset_body(
+                    out, f"{gname}_subset_curves", sub, title,
+                    "Kendall tau-b between the ranking on random task subsets and on all tasks, mean and +-1 std "
+                    "over the subsets the store holds (Colombo et al. 2022, Fig. 5).")))
+            elif kind == "grid":
+                body_sections.append(_store_grid(out, gname, ds, st))
+        head = f"Input {name}: " if multi else ""
+        sections += [(head + t, b) for t, b in body_sections]
+    return sections
+
+
+def _find_meta(inp: Mapping[str, Any], store: Path) -> Path | None:
+    if not inp.get("meta"):
+        return None
+    raw = Path(str(inp["meta"]))
+    for c in ([raw] if raw.is_absolute() else [Path.cwd() / raw, store.parent / raw, store.parent.parent / raw]):
+        if c.exists():
+            return c
+    return None
+
+
+def _store_bootstrap(out: _Out, gname: str, ds: xr.Dataset, labels: Sequence[str], shown: Sequence[str] | None,
+                     st: _Settings, notes: list[str]) -> tuple[str, str]:
+    from .kernels.ranking import min_rank
+
+    ds = ds.compute()
+    n_rep = ds.sizes["replicate"]
+    b = int(ds.attrs.get("block", n_rep))
+    per_rule, rows, counts = [], [], []
+    for label in labels:
+        one = ds.sel({RULE: label})
+        done = np.asarray(one["done"].values, dtype=bool)
+        keep = done[np.arange(n_rep) // b]
+        if not keep.any():
+            notes.append(f"{gname}: no finished replicates for rule {label!r}.")
+            continue
+        if not keep.all():
+            notes.append(f"{gname}: rule {label!r} has {int(keep.sum())} of {keep.size} replicates finished.")
+        rep = np.asarray(one["replicate_score"].values, dtype=np.float64)[keep]
+        boot = xr.Dataset({"score": one["score"], "rank": one["rank"],
+                           "replicate_score": (("replicate", SYSTEM), rep),
+                           "replicate_rank": (("replicate", SYSTEM), min_rank(rep))})
+        by, r = _interval_summary(boot, label, st)
+        per_rule.append((label, by))
+        rows += r
+        counts.append(int(keep.sum()))
+    intro = (f"<p>Stored bootstrap {html.escape(gname)} (over {html.escape(str(ds.attrs.get('over', '?')))}, seed "
+             f"{html.escape(str(ds.attrs.get('seed', '?')))}); intervals are the {50 * st.alpha:g}-{100 - 50 * st.alpha:g}% "
+             "percentiles of the stored replicate ranks.</p>")
+    if not per_rule:
+        return (f"Bootstrap rank intervals: {gname}", intro)
+    if shown is None:
+        first = per_rule[0][1]
+        shown = sorted(first, key=lambda s: (first[s][0], s))[: st.top_k]
+    fig_html = _interval_figure(out, f"{gname}_intervals", per_rule, shown, st,
+                                f"resampling {ds.attrs.get('over', '?')}", max(counts))
+    return (f"Bootstrap rank intervals: {gname}", intro + _interval_table(out, f"{gname}_intervals", rows) + fig_html)
+
+
+def _store_grid(out: _Out, gname: str, ds: xr.Dataset, st: _Settings) -> tuple[str, str]:
+    from . import plots
+
+    ds = ds.compute()
+    done = np.asarray(ds["done"].values, dtype=bool)
+    R = np.asarray(ds["rank"].values, dtype=np.float64)[done]  # (point, system)
+    points = []
+    for p in np.asarray(ds["point"].values)[done]:
+        try:
+            points.append(", ".join(f"{k}={v}" for k, v in json.loads(str(p)).items()))
+        except ValueError:
+            points.append(str(p))
+    systems = [str(s) for s in ds[SYSTEM].values]
+    present = np.isfinite(R).any(axis=0)
+    if R.shape[0] == 0 or present.sum() < 2:
+        return (f"Parameter grid: {gname}", "<p>No finished grid points.</p>")
+    R = R[:, present]
+    systems = [s for s, p in zip(systems, present) if p]
+    idx = select_systems(R, st.top_k)
+    suffix = f" (top {len(idx)} of {len(systems)} systems)" if len(idx) < len(systems) else ""
+    da = xr.DataArray(R[:, idx].T, dims=(SYSTEM, "point"), coords={SYSTEM: [systems[i] for i in idx], "point": points})
+    fig = plots.rank_heatmap_figure(da, title=f"{ds.attrs.get('rule', '')}: ranks across parameter points{suffix}")
+    rows = [[systems[i]] + [float(v) for v in R[:, i]] for i in range(len(systems))]
+    tab = out.table(f"{gname}_ranks", _Table(["system"] + points, rows, [[r[0]] + [f"{v:g}" for v in r[1:]] for r in rows]),
+                    caption="Ranks per grid point:", show=False)
+    cap = (f"Ranks of {html.escape(str(ds.attrs.get('rule', '')))} at every parameter point of {html.escape(gname)}, "
+           f"systems clustered on their ranks{html.escape(suffix)}.")
+    return (f"Parameter grid: {gname}", out.figure(f"{gname}_rank_heatmap", fig, cap) + "\n" + tab)
+
+
+# ---------------------------------------------------------------------------------------------
+# the page
+# ---------------------------------------------------------------------------------------------
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;
+color:#222;line-height:1.45}
+h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;border-bottom:1px solid #ddd;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;font-size:.82em;margin:.6em 0}th,td{padding:.15em .55em;border-bottom:1px solid #eee;
+text-align:right;white-space:nowrap}th:first-child,td:first-child{text-align:left}thead th{position:sticky;top:0;
+background:#f6f6f6}caption{text-align:left;font-weight:600;padding:.3em 0}.table{max-height:32em;overflow:auto;
+border:1px solid #eee}td.up{color:#1a7f37}td.down{color:#c0392b}figure{margin:1em 0}figure img{max-width:100%;
+height:auto;border:1px solid #eee}figcaption{font-size:.85em;color:#444}.links,.links a{font-size:.85em;color:#555}
+.grid{display:flex;flex-wrap:wrap;gap:1em}.grid figure{flex:1 1 520px}.notes li{font-size:.9em}dl{display:grid;
+grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dt{font-weight:600}
+"""
+
+
+def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sections: Sequence[tuple[str, str]]) -> str:
+    from . import __version__
+
+    toc = "".join(f'<li><a href="#s{i}">{html.escape(t)}</a></li>' for i, (t, _) in enumerate(sections))
+    dl = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in info)
+    note_html = ("<ul class=\"notes\">" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>") if notes else ""
+    body = "\n".join(f'<section id="s{i}"><h2>{html.escape(t)}</h2>\n{b}\n</section>' for i, (t, b) in enumerate(sections))
+    return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta name="generator" content="votebench {html.escape(__version__)}">\n'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{html.escape(title)}</title>\n'
+            f"<style>{_CSS}</style>\n</head>\n<body>\n<h1>{html.escape(title)}</h1>\n<dl>{dl}</dl>\n{note_html}\n"
+            f"<nav><ul>{toc}</ul></nav>\n{body}\n</body>\n</html>\n")
+
+
+def _check_int(name: str, v: Any, lo: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+        raise VotebenchError(f"{name} must be an integer >= {lo}, got {v!r}")
+    return int(v)
+
+
+def build_report(
+    source: str | os.PathLike[str] | xr.DataArray,
+    out_dir: str | os.PathLike[str],
+    *,
+    rules: Sequence[str] | None = None,
+    level: str | None = None,
+    missing: str | None = None,
+    alpha: float = 0.05,
+    top_k: int = 30,
+    replicates: int = 200,
+    repeats: int = 100,
+    over: str = "tasks",
+    seed: int = 0,
+    formats: Sequence[str] = ("png", "svg"),
+    meta: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Write an HTML ranking report with figures and tables.
+
+    Parameters
+    ----------
+    source : path or xarray.DataArray
+        A score file or score store (anything :func:`engine.open_scores`
+        reads), a score tensor, or a sweep results store (a folder whose root
+        attributes hold the sweep provenance; :func:`engine.sweep.open_results`).
+    out_dir : path
+        Report folder; its parent must exist.  An existing folder is replaced
+        only when it is empty or holds an earlier report.
+    rules : sequence of str, optional
+        Rules to compare (default: every registered rule that can rank the
+        input; rules that cannot, e.g. ``geometric_mean`` on negative scores,
+        are listed in the report's notes).  The ``mean`` baseline is always
+        added.  For a results store: rule labels of the store (default all).
+    level : {"task", "one", "two"}, optional
+        Aggregation level (score input; as :func:`engine.aggregate`).
+    missing : {"error", "listwise", "drop-judges"}, optional
+        Missing-score policy (score input; default ``"error"``).  A results
+        store uses its sweep's own ``level`` and ``missing``.
+    alpha : float
+        Significance level of the Friedman and Nemenyi tests; the bootstrap
+        rank intervals cover ``1 - alpha``.
+    top_k : int
+        Figures show at most this many systems (tables show all of them).
+    replicates : int
+        Bootstrap replicates per rule (score input); 0 leaves the intervals out.
+    repeats : int
+        Random task subsets per size for the subset curves (score input); 0
+        leaves them out.
+    over : {"tasks", "systems", "instances"}
+        Axis the bootstrap resamples (score input).
+    seed : int
+        Seed of the bootstrap and the task subsets.
+    formats : sequence of {"png", "svg", "pdf"}
+        Figure formats.
+    meta : path, optional
+        Sidecar with task directions for a score file (default: beside it).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir/index.html``.
+
+    Raises
+    ------
+    VotebenchError
+        Unknown rule, bad option, unreadable input, an existing non-report
+        ``out_dir``; nothing is written then.
+    """
+    from .bootstrap import OVER
+    from .core import MISSING_POLICIES
+    from .rules import LEVELS
+
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:  # pragma: no cover - optional dependency
+        raise VotebenchError("votebench report needs matplotlib: pip install 'votebench[report]'") from None
+    a = _check_alpha(alpha)
+    k = _check_int("top_k", top_k, 2)
+    B = _check_int("replicates", replicates, 0)
+    if B == 1:
+        raise VotebenchError("replicates must be 0 (no bootstrap) or at least 2, got 1")
+    n_rep = _check_int("repeats", repeats, 0)
+    s = _check_int("seed", seed, 0)
+    if over not in OVER:
+        raise VotebenchError(f"unknown resampling axis {over!r}; choose one of {', '.join(OVER)}")
+    if level is not None and level not in LEVELS:
+        raise VotebenchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
+    if missing is not None and missing not in MISSING_POLICIES:
+        raise VotebenchError(f"unknown missing-score policy {missing!r}; choose one of {', '.join(MISSING_POLICIES)}")
+    fmts = tuple(dict.fromkeys(str(f).strip().lower() for f in ([formats] if isinstance(formats, str) else formats)))
+    bad = [f for f in fmts if f not in FORMATS]
+    if bad or not fmts:
+        raise VotebenchError(f"unknown figure format(s) {', '.join(bad) or '(none given)'}; choose from {', '.join(FORMATS)}")
+    if rules is not None:
+        rules = [str(r) for r in ([rules] if isinstance(rules, str) else rules)]
+        if not rules:
+            raise VotebenchError("rules is empty; give at least one rule or leave it out for all")
+    st = _Settings(alpha=a, top_k=k, replicates=B, repeats=n_rep, over=over, seed=s)
+    out = Path(out_dir)
+    _check_out(out)
+    store = None
+    if not isinstance(source, xr.DataArray):
+        p = Path(source)
+        if not p.exists():
+            raise VotebenchError(f"{p}: no such file or directory")
+        if _is_results_store(p):
+            store = p
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        notes: list[str] = []
+        if store is not None:
+            by_input: dict[str, list[str]] = {}
+            sections = _store_sections(store, tmp, fmts, rules=rules, st=st, notes_by_input=by_input)
+            for name, ns in by_input.items():
+                notes += [f"{name}: {n}" if len(by_input) > 1 else n for n in ns]
+            if level is not None or missing is not None:
+                notes.append("level and missing are those of the sweep's inputs; the options given are not used for a "
+                             "results store.")
+            title = f"votebench report: {store.name}"
+            info = [("results store", str(store)), ("inputs", ", ".join(by_input)), ("alpha", f"{a:g}"), ("top-k", str(k))]
+        else:
+            from .io import open_scores
+
+            scores = source if isinstance(source, xr.DataArray) else open_scores(source, meta=meta)
+            scores = _numpy(scores)
+            pol = missing or "error"
+            sections = _file_sections(scores, _Out(tmp, fmts), rules=rules, level=level, missing=pol, st=st, notes=notes)
+            name = str(scores.attrs.get("name") or (Path(source).name if not isinstance(source, xr.DataArray) else "scores"))
+            title = f"votebench report: {name}"
+            info = [("input", str(scores.attrs.get("source_file", name))),
+                    ("systems x tasks x instances", " x ".join(str(scores.sizes[d]) for d in ("system", "task", "instance"))),
+                    ("level", level or "default"), ("missing scores", pol), ("alpha", f"{a:g}"), ("top-k", str(k)),
+                    ("bootstrap", f"{B} replicates over {over}, seed {s}" if B else "none"),
+                    ("task subsets", f"{n_rep} per size, seed {s}" if n_rep else "none")]
+        (tmp / "index.html").write_text(_page(title, info, notes, sections), encoding="utf-8")
+        from . import __version__
+
+        (tmp / _MARKER).write_text(json.dumps({"engine_version": __version__}) + "\n", encoding="utf-8")
+        _publish(tmp, out)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise VotebenchError(f"{out}: cannot write the report ({exc.strerror or exc})") from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out / "index.html"
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------------------
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``report`` sub-command to the ``votebench`` parser's sub-parsers."""
+    from .bootstrap import OVER
+    from .core import MISSING_POLICIES
+    from .rules import LEVELS
+
+    p = sub.add_parser(
+        "report",
+        help="write an HTML report with figures and tables (rankings, CD diagram, flows, intervals, subset curves)",
+        description="Rank a score file with several rules (or read a sweep results store) and write OUT/index.html, "
+        "OUT/figures/*.png|svg and OUT/tables/*.csv|md|tex: rankings side by side with changes against the mean "
+        "baseline, a rank heatmap with a dendrogram, a critical-difference diagram (Friedman + Nemenyi), PROMETHEE II "
+        "flows, the pairwise win matrix, bootstrap rank intervals and task-subset curves.",
+    )
+    p.add_argument("input", metavar="INPUT_OR_STORE", help="score file / score store, or a results store of `votebench sweep`")
+    p.add_argument("--out", "-o", required=True, metavar="DIR", help="report folder (replaced if it holds an earlier report)")
+    p.add_argument("--rule", action="append", default=None, metavar="RULE",
+                   help="rule to compare, repeatable (default: every rule that can rank the input; for a store: "
+                   "its rule labels); the mean baseline is always included")
+    p.add_argument("--level", default=None, choices=LEVELS, help="aggregation level (score input)")
+    p.add_argument("--missing", default=None, choices=MISSING_POLICIES,
+                   help="missing-score policy (score input; default error)")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="significance level of Friedman/Nemenyi; intervals cover 1 - alpha (default 0.05)")
+    p.add_argument("--top-k", type=int, default=30, metavar="K", help="figures show at most K systems (default 30)")
+    p.add_argument("--replicates", type=int, default=200, metavar="B",
+                   help="bootstrap replicates per rule, 0 = none (score input; default 200)")
+    p.add_argument("--repeats", type=int, default=100, metavar="R",
+                   help="random task subsets per size for the subset curves, 0 = none (score input; default 100)")
+    p.add_argument("--over", default="tasks", choices=OVER, help="bootstrap axis (default tasks)")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
+    p.add_argument("--format", default="png,svg", metavar="FMT[,FMT]", help="figure formats: png, svg, pdf (default png,svg)")
+    p.add_argument("--meta", default=None, metavar="FILE", help="sidecar JSON with task directions (default: beside INPUT)")
+    p.set_defaults(func=_cmd_report)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    formats = [f for f in args.format.split(",") if f.strip()]
+    index = build_report(args.input, args.out, rules=args.rule, level=args.level, missing=args.missing, alpha=args.alpha,
+                         top_k=args.top_k, replicates=args.replicates, repeats=args.repeats, over=args.over,
+                         seed=args.seed, formats=formats, meta=args.meta)
+    sys.stdout.write(f"{index}\n")
+    return 0
