@@ -16,18 +16,22 @@ file path (the folder is not a package) and must define
 :func:`run_experiment` times the run and adds ``seconds`` and ``out`` to the
 summary; :func:`register` adds ``votebench experiment NAME|--list [--smoke]
 [--out DIR] [--scheduler ADDR]`` to the command line.  :func:`load_config`,
-:func:`write_json`, :func:`markdown_table` and :func:`dask_compute` are small
-helpers the ``run.py`` files may use (config with a ``[smoke]`` override table,
-JSON without NaN, Markdown tables, dask work on a given scheduler).
+:func:`write_json`, :func:`markdown_table`, :func:`format_value`,
+:class:`ComparisonLog`, :func:`scheduler_context` and :func:`dask_compute` are
+small helpers the ``run.py`` files may use (config with a ``[smoke]`` override
+table, JSON without NaN, Markdown tables and cells, the paper-vs-ours rows of a
+README, dask work on a given scheduler).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import re
 import sys
 import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -35,7 +39,8 @@ from typing import Any
 from .errors import VotebenchError
 
 __all__ = ["ROOT", "experiments_dir", "experiment_names", "load_experiment", "list_experiments", "run_experiment",
-           "default_out", "register", "load_config", "json_safe", "write_json", "markdown_table", "dask_compute"]
+           "default_out", "register", "load_config", "json_safe", "write_json", "markdown_table", "format_value",
+           "ComparisonLog", "STATUSES", "scheduler_context", "dask_compute"]
 
 #: the repository root: experiments live in ``ROOT / "experiments"`` and results go to ``ROOT / "results"``
 ROOT = Path(__file__).resolve().parents[1]
@@ -176,7 +181,7 @@ def json_safe(obj: Any) -> Any:
 
     import numpy as np
 
-    if isinstance(obj, dict):
+    if isinstance(obj, Mapping):
         return {str(k): json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [json_safe(v) for v in obj]
@@ -204,14 +209,109 @@ def write_json(path: str | Path, data: Any) -> Path:
     return path
 
 
-def markdown_table(header: list[str], rows: list[list[Any]]) -> str:
-    """A GitHub Markdown table (cells converted with ``str``; ``|`` escaped)."""
-    def cell(v: Any) -> str:
-        return str(v).replace("|", "\\|").replace("\n", " ")
+def markdown_table(header: list[str], rows: list[list[Any]], *, fmt: Callable[[Any], str] = str) -> str:
+    """A GitHub Markdown table (``|`` escaped, line breaks folded).
 
-    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    Parameters
+    ----------
+    header : list
+        Column titles (converted with ``str``).
+    rows : list of lists
+        Cells.
+    fmt : callable, optional
+        Converts a cell value to text (default ``str``; e.g. :func:`format_value`).
+    """
+    def clean(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(clean(str(h)) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(clean(fmt(v)) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def format_value(value: Any, *, digits: int = 2) -> str:
+    """A table cell: ``-`` for ``None`` and non-finite floats, ``yes``/``no`` for booleans, integers as they are,
+    floats with ``digits`` decimals, anything else with ``str``."""
+    import math
+
+    import numpy as np
+
+    if value is None:
+        return "-"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.{digits}f}" if math.isfinite(float(value)) else "-"
+    return str(value)
+
+
+#: the statuses of a paper-vs-ours comparison (experiments/README.md)
+STATUSES = ("matches", "differs", "not reproducible")
+
+
+class ComparisonLog:
+    """The paper-vs-ours rows of an experiment's README: one per reproduced number or claim.
+
+    Each row is a dict ``{"item", "paper", "ours", "status", "why"}`` with a
+    status of :data:`STATUSES`.  ``size_note``, when set, marks the failing
+    :meth:`check` calls "not reproducible" with that reason (claims that only
+    hold at full size, checked on a smoke run).
+    """
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.size_note = ""
+
+    def add(self, item: str, paper: Any, ours: Any, status: str, why: str = "") -> None:
+        """Add a row as given."""
+        self.rows.append({"item": item, "paper": paper, "ours": ours, "status": status, "why": why})
+
+    def compare(self, item: str, paper: float, ours: float | None, *, tol: float, why: str = "") -> None:
+        """A number: "matches" when ``|ours - paper| <= tol``, else "differs" with ``why``."""
+        import math
+
+        ok = ours is not None and math.isfinite(float(ours)) and abs(float(ours) - float(paper)) <= tol
+        self.add(item, paper, ours, "matches" if ok else "differs", "" if ok else why)
+
+    def check(self, item: str, paper: Any, ours: Any, ok: bool, why: str = "") -> None:
+        """A claim: "matches" when ``ok``; otherwise "not reproducible" (``size_note``) or "differs" (``why``)."""
+        if ok:
+            self.add(item, paper, ours, "matches")
+        elif self.size_note:
+            self.add(item, paper, ours, "not reproducible", self.size_note)
+        else:
+            self.add(item, paper, ours, "differs", why or "see the values")
+
+    def counts(self) -> dict[str, int]:
+        """Number of rows per status (every status of :data:`STATUSES`, in that order)."""
+        return {s: sum(r["status"] == s for r in self.rows) for s in STATUSES}
+
+    def markdown(self, *, fmt: Callable[[Any], str] = format_value) -> str:
+        """Every row as a Markdown table (item, paper, ours, status, why); ``fmt`` formats the paper and ours cells."""
+        return markdown_table(["item", "paper", "ours", "status", "why"],
+                              [[r["item"], fmt(r["paper"]), fmt(r["ours"]), r["status"], r["why"]] for r in self.rows])
+
+
+@contextlib.contextmanager
+def scheduler_context(scheduler: str | None) -> Iterator[Any]:
+    """Make the dask scheduler at ``scheduler`` the default inside the block (yields the client), or do nothing.
+
+    Without an address the block runs locally and ``None`` is yielded; with one,
+    :func:`engine.sweep.connect` opens a client, which is current inside the
+    block and closed afterwards.
+    """
+    if not scheduler:
+        yield None
+        return
+    from .sweep import connect
+
+    client = connect(scheduler)
+    if client is None:  # pragma: no cover - connect returns a client for a non-empty address
+        raise VotebenchError(f"cannot connect to dask scheduler {scheduler!r}")
+    with client, client.as_current():
+        yield client
 
 
 def dask_compute(tasks: list[Any], *, scheduler: str | None = None) -> list[Any]:
@@ -224,12 +324,7 @@ def dask_compute(tasks: list[Any], *, scheduler: str | None = None) -> list[Any]
     if not tasks:
         return []
     if scheduler:
-        from .sweep import connect
-
-        client = connect(scheduler)
-        if client is None:  # pragma: no cover - connect returns a client for a non-empty address
-            raise VotebenchError(f"cannot connect to dask scheduler {scheduler!r}")
-        with client:
+        with scheduler_context(scheduler):
             return list(dask.compute(*tasks))
     return list(dask.compute(*tasks, scheduler="sync"))
 

@@ -734,8 +734,9 @@ def generalization(
 # --------------------------------------------------------------------------- Vote'n'Rank agreement
 
 
-def topk_agreement(score: np.ndarray, reference: np.ndarray, k: int, *, least: bool = False) -> np.ndarray:
-    """Whether two rankings select the same top-k (or last-k) systems.
+def topk_agreement(score: np.ndarray, reference: np.ndarray, k: int, *, least: bool = False,
+                   kind: Literal["identical", "overlap"] = "identical") -> np.ndarray:
+    """Agreement of two rankings on their top-k (or last-k) systems.
 
     Parameters
     ----------
@@ -745,16 +746,23 @@ def topk_agreement(score: np.ndarray, reference: np.ndarray, k: int, *, least: b
         Size of the selection (``k >= 1``).
     least : bool, optional
         Compare the last ``k`` systems instead of the first ``k``.
+    kind : {"identical", "overlap"}, optional
+        ``"identical"`` (default): 1.0 when the two selections are the same set,
+        else 0.0.  The selection is ``{s : min_rank(s) <= k}`` (competition
+        ranks, :func:`engine.kernels.ranking.min_rank`; for ``least``, ranks of
+        the negated scores), so systems tied across the k-th place are all
+        included and a selection may hold more than ``k`` systems.
+        ``"overlap"``: the share ``|A & B| / k`` of systems the two selections
+        have in common (Vote'n'Rank's and Colombo et al.'s top-k / last-k
+        agreement).  Each selection holds the ``k`` ranked systems with the
+        highest scores (for ``least``: the lowest), systems tied across the
+        k-th place taken in system order (lower index first), so it holds
+        ``k`` systems (all ranked ones when fewer than ``k`` are ranked).
 
     Returns
     -------
     ndarray of float64, shape (...)
-        1.0 when the two selections are the same set, else 0.0; ``NaN`` when
-        either ranks no system.  The selection is ``{s : min_rank(s) <= k}``
-        (competition ranks, :func:`engine.kernels.ranking.min_rank`; for
-        ``least``, ranks of the negated scores), so systems tied across the
-        k-th place are all included and a selection may hold more than ``k``
-        systems.
+        The agreement in [0, 1]; ``NaN`` when either ranking ranks no system.
 
     Examples
     --------
@@ -762,9 +770,13 @@ def topk_agreement(score: np.ndarray, reference: np.ndarray, k: int, *, least: b
     1.0
     >>> float(topk_agreement(np.array([3.0, 2.0, 1.0]), np.array([3.0, 1.0, 2.0]), 2))
     0.0
+    >>> float(topk_agreement(np.array([3.0, 2.0, 1.0]), np.array([3.0, 1.0, 2.0]), 2, kind="overlap"))
+    0.5
     """
     if int(k) != k or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
+    if kind not in ("identical", "overlap"):
+        raise ValueError(f"kind must be 'identical' or 'overlap', got {kind!r}")
     a = _as_float(score, "score", 1)
     b = _as_float(reference, "reference", 1)
     shape = np.broadcast_shapes(a.shape, b.shape)
@@ -772,8 +784,18 @@ def topk_agreement(score: np.ndarray, reference: np.ndarray, k: int, *, least: b
     b = np.broadcast_to(b, shape)
     if least:
         a, b = -a, -b
+    empty = np.isnan(a).all(axis=-1) | np.isnan(b).all(axis=-1)
+    if kind == "overlap":
+        def first_k(x: np.ndarray) -> np.ndarray:  # the k highest ranked values, ties in index order
+            order = np.argsort(np.where(np.isnan(x), np.inf, -x), axis=-1, kind="stable")
+            position = np.empty_like(order)
+            np.put_along_axis(position, order, np.arange(x.shape[-1]), axis=-1)
+            return (position < k) & ~np.isnan(x)
+
+        common = (first_k(a) & first_k(b)).sum(axis=-1)
+        return _scalar(np.where(empty, np.nan, common / int(k)))
     sa = min_rank(a) <= k
     sb = min_rank(b) <= k
     same = (sa == sb).all(axis=-1)
-    empty = np.isnan(a).all(axis=-1) | np.isnan(b).all(axis=-1)
     return _scalar(np.where(empty, np.nan, same.astype(np.float64)))
+

@@ -695,3 +695,56 @@ def test_rows_restricting_one_vector_vs_loops(method, seed):
     y[3, np.flatnonzero(~np.isnan(y[3]))[0]] += 0.5  # one disagreement: the general path
     assert M._agreeing_rows_matrix(y) is None
     assert_nan_close(M.pairwise_correlations(y, method=method), bf_pairwise(y, method))
+
+
+# ---------------------------------------------------------------------------------------------
+# top-k overlap (kind="overlap"): Vote'n'Rank / Colombo agreement
+# ---------------------------------------------------------------------------------------------
+
+
+def bf_topk_overlap(score, ref, k, least) -> float:
+    """Share of common systems among the k best (worst) ranked ones, ties taken in system order."""
+    def sel(v):
+        ranked = [s for s in range(len(v)) if present(v[s])]
+        # sorted() is stable: tied systems keep their index order
+        ranked = sorted(ranked, key=lambda s: v[s] if least else -v[s])
+        return set(ranked[:k])
+
+    if all(not present(v) for v in score) or all(not present(v) for v in ref):
+        return math.nan
+    return len(sel(score) & sel(ref)) / k
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_topk_overlap_vs_loops(seed):
+    rng = np.random.default_rng(seed)
+    a = tied(rng, (40, 6), values=3, holes=0.15)
+    b = tied(rng, (40, 6), values=3, holes=0.15)
+    b[::2] = a[::2] + rng.integers(0, 2, size=(20, 6))
+    a[5] = np.nan  # a ranking of nothing
+    seen = set()
+    for k in (1, 2, 3, 4, 7):
+        for least in (False, True):
+            got = M.topk_agreement(a, b, k, least=least, kind="overlap")
+            ref = [bf_topk_overlap(a[r], b[r], k, least) for r in range(40)]
+            assert_nan_close(got, ref)
+            assert np.isnan(got[5])
+            seen |= set(got[~np.isnan(got)].tolist())
+    assert {0.0, 1.0} < seen  # partial overlaps occur as well
+
+
+def test_topk_overlap_hand():
+    a = np.array([5.0, 4.0, 3.0, 2.0, 1.0])
+    b = np.array([5.0, 3.0, 4.0, 1.0, 2.0])
+    got = [float(M.topk_agreement(a, b, k, kind="overlap")) for k in (1, 2, 3)]
+    assert got == [1.0, 0.5, 1.0]
+    assert float(M.topk_agreement(a, b, 1, least=True, kind="overlap")) == 0.0
+    assert float(M.topk_agreement(a, b, 2, least=True, kind="overlap")) == 1.0
+    # ties across the k-th place: system order decides ({0, 1} vs {0, 2}); "identical" compares {0, 1, 2} with {0, 2}
+    s, r = np.array([3.0, 2.0, 2.0, 1.0]), np.array([3.0, 1.0, 2.0, 0.0])
+    assert float(M.topk_agreement(s, r, 2, kind="overlap")) == 0.5
+    assert float(M.topk_agreement(s, r, 2)) == 0.0
+    # leading axes broadcast, default kind unchanged
+    assert M.topk_agreement(np.stack([a, b]), b, 2, kind="overlap").tolist() == [0.5, 1.0]
+    with pytest.raises(ValueError, match="kind"):
+        M.topk_agreement(a, b, 1, kind="share")

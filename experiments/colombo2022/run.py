@@ -22,17 +22,20 @@ by a point or two.
 
 from __future__ import annotations
 
-import contextlib
-import copy
+import functools
 import json
 import math
 import time
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from engine import experiment
+from engine.experiment import ComparisonLog as _Log
+from engine.experiment import format_value, json_safe, markdown_table, scheduler_context, write_json
+from engine.metrics import topk_agreement
 
 TITLE = "Colombo et al. (2022): what are the best systems? Borda/Kemeny vs mean aggregation"
 DESCRIPTION = (
@@ -114,68 +117,14 @@ INSTANCE_LABELS = {"colombo_tac08": "TAC08", "colombo_mlqe": "MLQE", "colombo_di
 # ------------------------------------------------------------------------------------------------
 # configuration, small helpers
 # ------------------------------------------------------------------------------------------------
-def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for k, v in over.items():
-        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
-        else:
-            out[k] = copy.deepcopy(v)
-    return out
-
-
-def load_config(*, smoke: bool = False, path: Path | None = None) -> dict[str, Any]:
+def load_config(*, smoke: bool = False) -> dict[str, Any]:
     """The parameters of ``config.toml`` (with its ``[smoke]`` table applied when ``smoke``)."""
-    with open(path or HERE / "config.toml", "rb") as fh:
-        raw = tomllib.load(fh)
-    smoke_over = raw.pop("smoke", {})
-    return _merge(raw, smoke_over) if smoke else raw
+    return experiment.load_config(HERE, smoke=smoke)
 
 
-def _json_safe(obj: Any) -> Any:
-    """Plain JSON types; NaN / inf become ``None``."""
-    if isinstance(obj, Mapping):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _json_safe(obj.tolist())
-    if isinstance(obj, (np.bool_, bool)):
-        return bool(obj)
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        v = float(obj)
-        return v if math.isfinite(v) else None
-    return obj
-
-
-def _fmt(v: Any, nd: int = 2) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)):
-        if not math.isfinite(float(v)):
-            return "-"
-        return f"{float(v):.{nd}f}"
-    return str(v)
-
-
-class _Log:
-    """Collects the paper-vs-ours comparisons (one row per reproduced number)."""
-
-    def __init__(self) -> None:
-        self.rows: list[dict[str, Any]] = []
-
-    def add(self, item: str, paper: Any, ours: Any, status: str, why: str = "") -> None:
-        self.rows.append({"item": item, "paper": paper, "ours": ours, "status": status, "why": why})
-
-    def compare(self, item: str, paper: float, ours: float, *, tol: float, why: str = "") -> None:
-        ok = ours is not None and math.isfinite(float(ours)) and abs(float(ours) - float(paper)) <= tol
-        self.add(item, paper, ours, "matches" if ok else "differs", "" if ok else why)
+#: table cells: 2 decimals unless told
+_fmt = functools.partial(format_value, digits=2)
+_md_table = functools.partial(markdown_table, fmt=_fmt)
 
 
 #: figure options of the current run (``[figures]`` of config.toml)
@@ -332,12 +281,8 @@ def _synthetic(cfg: Mapping[str, Any], seed: int, log: _Log, figs: Path) -> dict
 # ------------------------------------------------------------------------------------------------
 # section 5.2: task level
 # ------------------------------------------------------------------------------------------------
-def _overlap(a: np.ndarray, b: np.ndarray, k: int, *, least: bool = False) -> float:
-    """Share of common systems among the k best (or worst) of two score vectors (ties broken by system order)."""
-    sa, sb = (a, b) if least else (-a, -b)
-    ta = set(np.argsort(sa, kind="stable")[:k].tolist())
-    tb = set(np.argsort(sb, kind="stable")[:k].tolist())
-    return len(ta & tb) / k
+#: share of common systems among the k best (``least``: worst) of two score vectors, ties broken by system order
+_overlap = functools.partial(topk_agreement, kind="overlap")
 
 
 def _task_matrix(name: str) -> tuple[Any, np.ndarray, list[str]]:
@@ -361,7 +306,6 @@ def _xtreme_authors_columns(X: np.ndarray, systems: list[str]) -> np.ndarray | N
 def _table2(X: np.ndarray, top: Sequence[int], last: Sequence[int]) -> dict[str, Any]:
     from engine.kernels.kemeny import kendall_tau_b
     from engine.kernels.ranking import borda_points
-    from engine.metrics import topk_agreement
 
     borda = borda_points(X).sum(axis=0)
     mean = X.mean(axis=0)
@@ -663,12 +607,6 @@ def _instance_level(cfg: Mapping[str, Any], seed: int, log: _Log, figs: Path) ->
 # ------------------------------------------------------------------------------------------------
 # report
 # ------------------------------------------------------------------------------------------------
-def _md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join((v if isinstance(v, str) else _fmt(v)).replace("|", "\\|") for v in r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def _readme(results: Mapping[str, Any], log: _Log, cfg: Mapping[str, Any]) -> str:
     smoke = results["smoke"]
     timing = cfg.get("timing", {})
@@ -680,7 +618,7 @@ def _readme(results: Mapping[str, Any], log: _Log, cfg: Mapping[str, Any]) -> st
          "benchmarking*, NeurIPS 2022. Conventions here: Borda points give tied systems 0.5 each (the paper's code "
          "broke ties by numpy `argsort` order, so published Borda counts can differ by a point or two); ranks in "
          "tables are 0-based as in the paper; tau is Kendall's tau-b.", ""]
-    counts = {s: sum(r["status"] == s for r in log.rows) for s in ("matches", "differs", "not reproducible")}
+    counts = log.counts()
     L += [f"Summary: {counts['matches']} numbers match, {counts['differs']} differ, "
           f"{counts['not reproducible']} are not reproducible (every row is listed at the end).", ""]
 
@@ -704,7 +642,7 @@ def _readme(results: Mapping[str, Any], log: _Log, cfg: Mapping[str, Any]) -> st
     for j, phi in enumerate(res["phis"]):
         for i, r in enumerate(res["rules"]):
             rows.append([f"{PAPER_NAMES[r]}, phi = {phi}"] + [_fmt(v) for v in np.asarray(res["mean_error"])[i, j]])
-    L += [_md_table(["method"] + [f"x={_fmt(f, 0)}" for f in res["factors"]], rows), "",
+    L += [_md_table(["method"] + [f"x={_fmt(f, digits=0)}" for f in res["factors"]], rows), "",
           f"Paper: error > 0.9 from x = 2 (phi = 0.05) and x = 7 (phi = 0.3); ours: "
           f"{res['smallest_factor_mean_error_above_0.9']}. Borda errors constant in x: "
           f"{'yes' if res['borda_errors_constant'] else 'no'}.", "", "![Fig. 7](figures/fig7_rescaling.png)", ""]
@@ -747,8 +685,8 @@ def _readme(results: Mapping[str, Any], log: _Log, cfg: Mapping[str, Any]) -> st
         for pos, count, team, prank, pmean, _key in PAPER["table6"].get(name, []):
             o = e["table6_paper_vs_ours"].get(team)
             rows.append([pos, count, team, prank, pmean,
-                         "-" if o is None else _fmt(o["borda_count"], 1), "-" if o is None else _short(o["system"], 38),
-                         "-" if o is None else o["mean_rank"], "-" if o is None else _fmt(o["mean"], 2)])
+                         "-" if o is None else _fmt(o["borda_count"], digits=1), "-" if o is None else _short(o["system"], 38),
+                         "-" if o is None else o["mean_rank"], "-" if o is None else _fmt(o["mean"], digits=2)])
         L += [f"**{lab}** ({pv}):", "",
               _md_table(["sigma* pos.", "paper count", "team", "paper sigma_mean rank", "paper mean",
                          "our count", "our system", "our sigma_mean rank", "our mean"], rows), ""]
@@ -809,9 +747,7 @@ def _readme(results: Mapping[str, Any], log: _Log, cfg: Mapping[str, Any]) -> st
               "## Fig. 9: task removal with instance-level information", "",
               "![Fig. 9](figures/fig9_instance_subsets.png)", ""]
 
-    L += ["## Every reproduced number", "", _md_table(["item", "paper", "ours", "status", "why"],
-                                                       [[r["item"], _fmt(r["paper"]), _fmt(r["ours"]), r["status"], r["why"]]
-                                                        for r in log.rows]), ""]
+    L += ["## Every reproduced number", "", log.markdown(fmt=_fmt), ""]
     return "\n".join(L)
 
 
@@ -841,14 +777,7 @@ def run(out: Path, *, smoke: bool = False, scheduler: str | None = None) -> dict
     _FIG.update(cfg.get("figures", {}))
     seed = int(cfg.get("seed", 0))
     log = _Log()
-    with contextlib.ExitStack() as stack:
-        if scheduler:
-            from engine.sweep import connect
-
-            client = connect(scheduler)
-            if client is not None:
-                stack.callback(client.close)
-                stack.enter_context(client.as_current())
+    with scheduler_context(scheduler):
         synthetic = _synthetic(cfg, seed, log, figs)
         task_level = _task_level(cfg, seed, log, figs)
         instance_level = _instance_level(cfg, seed, log, figs)
@@ -858,10 +787,9 @@ def run(out: Path, *, smoke: bool = False, scheduler: str | None = None) -> dict
         "config": cfg, "synthetic": synthetic, "task_level": task_level, "instance_level": instance_level,
         "comparisons": log.rows, "paper": {k: v for k, v in PAPER.items() if k != "table6"},
     }
-    results = _json_safe(results)
-    (out / "results.json").write_text(json.dumps(results, indent=1, allow_nan=False), encoding="utf-8")
+    results = json_safe(results)
+    write_json(out / "results.json", results)
     (out / "README.md").write_text(_readme(results, log, cfg), encoding="utf-8")
-    counts = {s: sum(r["status"] == s for r in log.rows) for s in ("matches", "differs", "not reproducible")}
-    return {"seconds": seconds, "smoke": bool(smoke), "counts": counts,
+    return {"seconds": seconds, "smoke": bool(smoke), "counts": log.counts(),
             "tables": ["Fig. 3", "Fig. 7", "Table 2", "Table 3/6", "Table 7", "Fig. 5/8", "Fig. 6", "Fig. 9"],
             "figures": sorted(p.name for p in figs.glob("*.png"))}

@@ -21,6 +21,7 @@ from engine.experiment import dask_compute, load_config, markdown_table, write_j
 from engine.kernels.condorcet_lp import prospective_systems
 from engine.kernels.kemeny import kendall_tau_b
 from engine.kernels.ranking import min_rank, tied_count
+from engine.metrics import topk_agreement
 from engine.robustness import iia_experiment, omitted_scores_stability
 
 __all__ = ["TITLE", "DESCRIPTION", "run"]
@@ -142,15 +143,13 @@ def _authors_convention(scores: Any, rule: str, weights: dict[str, float] | None
     X = np.asarray(engine.core.task_scores(scores).values, dtype=np.float64)  # (T, S)
     T, S = X.shape
     w = np.ones(T) if weights is None else np.array([weights[str(t)] for t in scores["task"].values])
-    better = (X[:, None, :] > X[:, :, None]).sum(axis=2)  # systems strictly better
-    max_rank = (X[:, None, :] >= X[:, :, None]).sum(axis=2)  # 1 + better + tied others
-    min_rank = better + 1
+    max_rank = (X[:, None, :] >= X[:, :, None]).sum(axis=2)  # 1 + systems strictly better + tied others
     if rule == "borda":
         pts = S - max_rank
     elif rule == "plurality":
         pts = (max_rank <= 1).astype(float)
     else:
-        pts = 1.0 / min_rank
+        pts = 1.0 / min_rank(X)  # 1 + systems strictly better
     return (pts * w[:, None]).sum(axis=0)
 
 
@@ -184,9 +183,12 @@ def _rerank(scores: Any, weights: dict[str, float] | None, rules: list[str], cfg
 
 # ----------------------------------------------------------------------------------------- Table 1
 def _agreement(order_rule: list[str], order_ref: list[str], k: int, least: bool) -> float:
-    a = order_rule[-k:] if least else order_rule[:k]
-    b = order_ref[-k:] if least else order_ref[:k]
-    return len(set(a) & set(b)) / k
+    """Share of the first (``least``: last) ``k`` positions of two orders of the same systems that they share."""
+    def by_position(order: list[str]) -> np.ndarray:  # a strict score: first position highest
+        position = {n: i for i, n in enumerate(order)}
+        return -np.array([position[n] for n in order_ref], dtype=np.float64)
+
+    return float(topk_agreement(by_position(order_rule), by_position(order_ref), int(k), least=least, kind="overlap"))
 
 
 def _tau_authors(order_rule: list[str], order_ref: list[str]) -> float:

@@ -25,18 +25,18 @@ writes a page saying so.
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import csv
-import json
-import math
+import functools
 import time
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from engine import experiment
+from engine.experiment import ComparisonLog as _Log
+from engine.experiment import format_value, json_safe, markdown_table, scheduler_context, write_json
 
 TITLE = "xLLMBench (2025): PROMETHEE II rankings of LLMs under user-defined trade-offs"
 DESCRIPTION = (
@@ -149,78 +149,14 @@ HELM_S5_NAMED = {"NarrativeQA": ("Falcon-Instruct (40B)", "Vicuna v1.3 (7B)"),
 # ------------------------------------------------------------------------------------------------
 # helpers
 # ------------------------------------------------------------------------------------------------
-def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for k, v in over.items():
-        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
-            out[k] = _merge(out[k], v)
-        else:
-            out[k] = copy.deepcopy(v)
-    return out
-
-
-def load_config(*, smoke: bool = False, path: Path | None = None) -> dict[str, Any]:
+def load_config(*, smoke: bool = False) -> dict[str, Any]:
     """The parameters of ``config.toml`` (with its ``[smoke]`` table applied when ``smoke``)."""
-    with open(path or HERE / "config.toml", "rb") as fh:
-        raw = tomllib.load(fh)
-    smoke_over = raw.pop("smoke", {})
-    return _merge(raw, smoke_over) if smoke else raw
+    return experiment.load_config(HERE, smoke=smoke)
 
 
-def _json_safe(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _json_safe(obj.tolist())
-    if isinstance(obj, (np.bool_, bool)):
-        return bool(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        v = float(obj)
-        return v if math.isfinite(v) else None
-    return obj
-
-
-def _fmt(v: Any, nd: int = 3) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, (bool, np.bool_)):
-        return "yes" if v else "no"
-    if isinstance(v, (int, np.integer)):
-        return str(int(v))
-    if isinstance(v, (float, np.floating)):
-        return "-" if not math.isfinite(float(v)) else f"{float(v):.{nd}f}"
-    return str(v)
-
-
-def _md_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join((v if isinstance(v, str) else _fmt(v)).replace("|", "\\|") for v in r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-class _Log:
-    """The paper-vs-ours comparisons (one row per reproduced number or claim)."""
-
-    def __init__(self) -> None:
-        self.rows: list[dict[str, Any]] = []
-
-    def add(self, item: str, paper: Any, ours: Any, status: str, why: str = "") -> None:
-        self.rows.append({"item": item, "paper": paper, "ours": ours, "status": status, "why": why})
-
-    #: set while checking claims that only hold at full size (smoke runs mark a failing check "not reproducible")
-    size_note = ""
-
-    def check(self, item: str, paper: Any, ours: Any, ok: bool, why: str = "") -> None:
-        if ok:
-            self.add(item, paper, ours, "matches")
-        elif self.size_note:
-            self.add(item, paper, ours, "not reproducible", self.size_note)
-        else:
-            self.add(item, paper, ours, "differs", why or "see the values")
+#: table cells: 3 decimals unless told
+_fmt = functools.partial(format_value, digits=3)
+_md_table = functools.partial(markdown_table, fmt=_fmt)
 
 
 #: figure options of the current run (``[figures]`` of config.toml): annotate cells with numbers, resolution
@@ -242,14 +178,23 @@ def _short(name: str, width: int = 34) -> str:
     return name if len(name) <= width else name[: width - 1] + "\u2026"
 
 
-def _read_table(path: Path) -> tuple[list[str], list[str], np.ndarray]:
-    """First column = name, other columns numeric (empty = NaN)."""
+def _read_table(path: Path) -> tuple[list[str], dict[str, np.ndarray]]:
+    """First column = name, other columns numeric (empty = NaN): the names and ``{column: values}``."""
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
     header = rows[0]
     names = [r[0] for r in rows[1:]]
     X = np.array([[float(v) if v.strip() else np.nan for v in r[1:]] for r in rows[1:]], dtype=np.float64)
-    return header[1:], names, X
+    return names, {n: X[:, i] for i, n in enumerate(header[1:])}
+
+
+def _read_shared(file: str, log: _Log, item: str, paper: str, *, note: str = "") -> tuple[list[str], dict[str, np.ndarray]] | None:
+    """:func:`_read_table` of ``SHARED / file``; ``None`` (and a "not reproducible" row ``item`` in ``log``) when it is absent."""
+    path = SHARED / file
+    if not path.exists():
+        log.add(item, paper, None, "not reproducible", f"data not available ({path} missing{note})")
+        return None
+    return _read_table(path)
 
 
 def _spearman_matrix(scores: np.ndarray) -> np.ndarray:
@@ -404,13 +349,11 @@ def _open_llm(cfg: Mapping[str, Any], log: _Log, figs: Path) -> dict[str, Any]:
     from engine.kernels.ranking import min_rank
 
     c = cfg["open_llm"]
-    path = SHARED / c["file"]
-    if not path.exists():
-        log.add("Open LLM Leaderboard scenarios S1-S7", "Fig. 2, 3, 7", None, "not reproducible",
-                f"data not available ({path} missing; the project's shared data folder is not shipped)")
-        return {"status": f"unavailable: {path} not found"}
-    cols, names, V = _read_table(path)
-    col = {n: V[:, i] for i, n in enumerate(cols)}
+    loaded = _read_shared(c["file"], log, "Open LLM Leaderboard scenarios S1-S7", "Fig. 2, 3, 7",
+                          note="; the project's shared data folder is not shipped")
+    if loaded is None:
+        return {"status": f"unavailable: {SHARED / c['file']} not found"}
+    names, col = loaded
     n_all = len(names)
     avg_all = np.mean(np.stack([col[b] for b in OPEN_BENCHMARKS]), axis=0)
     top = int(c["top"])
@@ -461,7 +404,7 @@ def _open_llm(cfg: Mapping[str, Any], log: _Log, figs: Path) -> dict[str, Any]:
         ok = len(twins) == 2 and all(v["S7"] <= 2 for v in twin_info.values()) and \
             all(v["S6"] <= 2 for v in twin_info.values() if np.isfinite(v["S6"]))
         log.check("Sec. 5.1: the two LLMs 'ranked 12th' by average rank 1st and 2nd in S6 and S7", "1, 2",
-                  "; ".join(f"{_short(n)}: S6 {_fmt(v['S6'], 0)}, S7 {_fmt(v['S7'], 0)}" for n, v in twin_info.items()),
+                  "; ".join(f"{_short(n)}: S6 {_fmt(v['S6'], digits=0)}, S7 {_fmt(v['S7'], digits=0)}" for n, v in twin_info.items()),
                   ok, "see the ranks; S6 cannot rank T3Q-Qwen2.5-14B-Instruct-1M-e3 (no parameter count here)")
         calme = [i for i in top3 if "CalmeRys" in names[i]]
         if calme:
@@ -556,7 +499,7 @@ def _open_llm(cfg: Mapping[str, Any], log: _Log, figs: Path) -> dict[str, Any]:
     log.size_note = ""
     # figures
     union = union_all
-    row_labels = [f"{_short(names[i])} ({_fmt(table['params_B'][i], 1).replace('-', '?')}B, {average[i]:.2f})" for i in union]
+    row_labels = [f"{_short(names[i])} ({_fmt(table['params_B'][i], digits=1).replace('-', '?')}B, {average[i]:.2f})" for i in union]
     _rank_heatmap(figs / "fig2_openllm_ranks.png", R_all[:, union].T, row_labels, cols_fig,
                   f"Fig. 2: Open LLM Leaderboard, ranks in each scenario (union of top {k}: {union.size} LLMs of {S})")
     plus = np.stack([res[n].plus for n in scen])[:, union].T
@@ -662,13 +605,10 @@ def _helm(cfg: Mapping[str, Any], log: _Log, figs: Path) -> dict[str, Any]:
     from engine.robustness import criteria_clusters
 
     c = cfg["helm"]
-    path = SHARED / c["file"]
-    if not path.exists():
-        log.add("HELM Classic QA scenarios S1-S5", "Fig. 8-11, 18-20", None, "not reproducible",
-                f"data not available ({path} missing)")
-        return {"status": f"unavailable: {path} not found"}
-    cols, names, V = _read_table(path)
-    col = {n: V[:, i] for i, n in enumerate(cols)}
+    loaded = _read_shared(c["file"], log, "HELM Classic QA scenarios S1-S5", "Fig. 8-11, 18-20")
+    if loaded is None:
+        return {"status": f"unavailable: {SHARED / c['file']} not found"}
+    names, col = loaded
     datasets = list(c["datasets"])
     # listwise deletion over every dataset and metric of the paper, even when fewer datasets are analysed
     used = [f"{d} - {m}" for d in c.get("listwise_over", datasets) for m in HELM_METRICS]
@@ -743,7 +683,7 @@ def _helm(cfg: Mapping[str, Any], log: _Log, figs: Path) -> dict[str, Any]:
         top_dev = float(np.nanmax(list(dev_top.values())))
         ok = top_dev <= 3
         log.check(f"Sec. 5.2 {short}: max rank deviation between the S4.k.1-3 repetitions (LLMs in the top {k} of all "
-                  "three)", 3, f"{_fmt(top_dev, 0)} (figure's union: {int(max(dev_union.values()))}, all {S} LLMs: "
+                  "three)", 3, f"{_fmt(top_dev, digits=0)} (figure's union: {int(max(dev_union.values()))}, all {S} LLMs: "
                   f"{int(max(dev_all.values()))})", ok, "larger rank changes when another F1 variant is kept")
         if s5r:
             best = {nm: min(v.values()) for nm, v in s5r.items()}
@@ -810,7 +750,7 @@ def _readme(results: Mapping[str, Any], log: _Log, cfg: Mapping[str, Any]) -> st
          "(rankings unchanged, flow values in Fig. 3 not comparable). Ranks are 1-based min ranks (1 = best). "
          "'linear' = linear preference with a = min and b = max of the pairwise differences; 'Gaussian' sigma = "
          "standard deviation of the pairwise differences.", ""]
-    counts = {s: sum(r["status"] == s for r in log.rows) for s in ("matches", "differs", "not reproducible")}
+    counts = log.counts()
     L += [f"Summary: {counts['matches']} match, {counts['differs']} differ, {counts['not reproducible']} not reproducible.", ""]
     o = results["open_llm"]
     L += ["## Open LLM Leaderboard v2 (sections 4.1, 5.1)", ""]
@@ -855,9 +795,7 @@ def _readme(results: Mapping[str, Any], log: _Log, cfg: Mapping[str, Any]) -> st
                   f"![ranks](figures/fig9_11_helm_{short}_ranks.png)", "",
                   f"![spearman](figures/fig18_20_helm_{short}_spearman.png)", "",
                   f"![appendix](figures/figB_C_helm_{short}.png)", ""]
-    L += ["## Every reproduced number or claim", "",
-          _md_table(["item", "paper", "ours", "status", "why"],
-                    [[r["item"], _fmt(r["paper"]), _fmt(r["ours"]), r["status"], r["why"]] for r in log.rows]), ""]
+    L += ["## Every reproduced number or claim", "", log.markdown(fmt=_fmt), ""]
     return "\n".join(L)
 
 
@@ -885,23 +823,15 @@ def run(out: Path, *, smoke: bool = False, scheduler: str | None = None) -> dict
     cfg = load_config(smoke=smoke)
     _FIG.update(cfg.get("figures", {}))
     log = _Log()
-    with contextlib.ExitStack() as stack:
-        if scheduler:
-            from engine.sweep import connect
-
-            client = connect(scheduler)
-            if client is not None:
-                stack.callback(client.close)
-                stack.enter_context(client.as_current())
+    with scheduler_context(scheduler):
         open_llm = _open_llm(cfg, log, figs)
         helm = _helm(cfg, log, figs)
     seconds = time.perf_counter() - t0
-    results = _json_safe({"experiment": "xllmbench2025", "title": TITLE, "smoke": bool(smoke), "seconds": seconds,
-                          "config": cfg, "open_llm": open_llm, "helm": helm, "comparisons": log.rows})
-    (out / "results.json").write_text(json.dumps(results, indent=1, allow_nan=False), encoding="utf-8")
+    results = json_safe({"experiment": "xllmbench2025", "title": TITLE, "smoke": bool(smoke), "seconds": seconds,
+                         "config": cfg, "open_llm": open_llm, "helm": helm, "comparisons": log.rows})
+    write_json(out / "results.json", results)
     (out / "README.md").write_text(_readme(results, log, cfg), encoding="utf-8")
-    counts = {s: sum(r["status"] == s for r in log.rows) for s in ("matches", "differs", "not reproducible")}
-    return {"seconds": seconds, "smoke": bool(smoke), "counts": counts,
+    return {"seconds": seconds, "smoke": bool(smoke), "counts": log.counts(),
             "tables": ["S1-S7 (Open LLM)", "Fig. 2", "Fig. 3", "Fig. 7", "S1-S5 (HELM)", "Fig. 8", "Figs. 9-11",
                        "Figs. 18-20", "App. B", "App. C", "App. D"],
             "figures": sorted(p.name for p in figs.glob("*.png"))}
