@@ -263,6 +263,35 @@ def _pair_gather_block(ids: np.ndarray, P: np.ndarray, *, seed: int, rule: Any, 
     return _scatter_systems(res, idx, S)
 
 
+def _linear_candidates_block(ids: np.ndarray, P: np.ndarray, *, seed: int, rule: str) -> np.ndarray:
+    """Candidate bootstrap of task-level Borda or Average Rank from the full-data ``wins`` and ``pairs`` sums.
+
+    With ``G[s, j] = wins[s, j] + ties[s, j] / 2`` (weighted over the tasks where
+    both are present; ``G[s, s]`` = half the weight ``W_s`` of the tasks where
+    ``s`` is present), a drawn copy of ``s`` among candidates drawn ``c`` times
+    has Borda points ``(G c)_s - W_s / 2`` (the copy does not meet itself), and
+    its weighted rank sum is ``W_s / 2 + (L c)_s`` with ``L = G^T`` off the
+    diagonal (``L[s, j]`` = weight where ``j`` beats ``s`` plus half the ties):
+    one ``(B, S) x (S, S)`` product per block.
+    """
+    ids = np.asarray(ids).reshape(-1)
+    wins, pairs = P[0], P[1]
+    S = P.shape[-1]
+    W = np.diagonal(pairs).copy()
+    idx = draw_systems(W > 0, seed=seed, replicates=ids)
+    counts = counts_from_indices(idx, S).astype(np.float64)
+    if rule == "borda":
+        res = counts @ (0.5 * (pairs + wins - wins.T)).T - 0.5 * W
+    else:  # average_rank: minus the weighted mean rank
+        with np.errstate(invalid="ignore", divide="ignore"):
+            res = -(0.5 * W + counts @ (0.5 * (pairs + wins.T - wins)).T) / W
+    return _scatter_systems(np.take_along_axis(res, idx, axis=-1), idx, S)
+
+
+#: task-level rules whose candidate-bootstrap scores are linear in the candidate counts
+_CANDIDATE_LINEAR = frozenset({"borda", "average_rank"})
+
+
 def _borda_pairs_block(ids: np.ndarray, M: np.ndarray, present: np.ndarray, judged: np.ndarray, miss: np.ndarray, *,
                        seed: int, fin: Mapping[str, Any], pooled: bool) -> np.ndarray:
     """Candidate bootstrap of the within-task Borda statistic from per-task pair sums ``M`` (T, S, S).
@@ -405,18 +434,25 @@ def _replicate_scores(plan: Plan, over: str, ids: np.ndarray, seed: int, block: 
                            X, cnts, judged, miss, seed=seed, fin=fin), "batched pooling"
     across = plan.across
     w = plan.weights
-    if (over == "systems" and stat is not None and stat.name == "mean" and not plan.pooled and across.from_sums is not None
-            and plan.groups is None and (w is None or (w > 0).all())):
+
+    def pair_sums(kinds: Sequence[str]) -> Any:
+        """Full-data pairwise sums over tasks of the task-level matrix, ``(len(kinds), S, S)``."""
         X, _ = task_inputs()
-        pk = dict(kinds=across.sums, weights=w)
+        pk = dict(kinds=tuple(kinds), weights=w)
         if lazy:
-            Xd = X.data.rechunk(-1)
-            P = Xd.map_blocks(_full_pair_sums, new_axis=0, chunks=((len(across.sums),), (S,), (S,)), dtype=np.float64,
-                              meta=np.empty((0, 0, 0)), **pk)
-        else:
-            P = _full_pair_sums(np.asarray(X.values), **pk)
+            return X.data.rechunk(-1).map_blocks(_full_pair_sums, new_axis=0, chunks=((len(kinds),), (S,), (S,)),
+                                                 dtype=np.float64, meta=np.empty((0, 0, 0)), **pk)
+        return _full_pair_sums(np.asarray(X.values), **pk)
+
+    task_pairs = (over == "systems" and stat is not None and stat.name == "mean" and not plan.pooled and plan.groups is None
+                  and (w is None or (w > 0).all()))
+    if task_pairs and across.name in _CANDIDATE_LINEAR:
+        b = _block_size(ids.size, S * 4, block)
+        return _map_blocks(_linear_candidates_block, ids, b, lazy, S, pair_sums(("wins", "pairs")), seed=seed,
+                           rule=across.name), "pairwise matrix x candidate counts"
+    if task_pairs and across.from_sums is not None:
         b = _block_size(ids.size, S * S * 8, block)
-        return _map_blocks(_pair_gather_block, ids, b, lazy, S, P, seed=seed, rule=across, n_tasks=T), \
+        return _map_blocks(_pair_gather_block, ids, b, lazy, S, pair_sums(across.sums), seed=seed, rule=across, n_tasks=T), \
             "pairwise matrix gather"
     if over == "systems" and stat is not None and stat.name == "mean":
         X, cnts = task_inputs()

@@ -56,6 +56,7 @@ __all__ = [
 Method = Literal["spearman", "kendall"]
 
 _CAP = 1 << 24  # elements of one float32 work block (64 MB); integer sums below 2**24 stay exact in float32
+_CACHE = 1 << 17  # elements of the small integer temporaries of one step (about 0.5 MB: they stay in cache)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -193,7 +194,7 @@ def _agreeing_rows_matrix(x: np.ndarray) -> np.ndarray | None:
 
 def _restricted_rank_deviations(first: np.ndarray, last: np.ndarray, sorted_masks: np.ndarray, mine: np.ndarray,
                                 masks: np.ndarray, common: np.ndarray) -> np.ndarray:
-    """Twice the average-rank deviations of rows restricted to the systems of other rows: ``(I, S, J)``.
+    """Twice the average-rank deviations of rows restricted to the systems of other rows: ``(I, S, J)`` integers.
 
     For rows ``i`` sorted ascending (``NaN`` last), ``first``/``last`` (I, S) are
     the sorted positions where the tie run of every system starts and ends
@@ -207,10 +208,13 @@ def _restricted_rank_deviations(first: np.ndarray, last: np.ndarray, sorted_mask
     ``C[first - 1] + C[last] - n`` (0 for a system not shared).
     """
     n_i, S, n_j = sorted_masks.shape
-    csz = np.zeros((n_i, S + 1, n_j), dtype=np.int32)
-    np.cumsum(sorted_masks, axis=1, dtype=np.int32, out=csz[:, 1:])
+    dtype = np.int16 if 2 * S < 2**15 else np.int32  # narrow integers: faster sums, deviations up to 2 S
+    csz = np.zeros((n_i, S + 1, n_j), dtype=dtype)
+    np.cumsum(sorted_masks, axis=1, dtype=dtype, out=csz[:, 1:])
     rows = np.arange(n_i)[:, None]
-    dev = csz[rows, first] + csz[rows, last + 1] - common[:, None, :]
+    dev = csz[rows, first]
+    dev += csz[rows, last + 1]
+    dev -= common[:, None, :].astype(dtype)
     dev *= mine[:, :, None] & masks.T[None]
     return dev
 
@@ -222,8 +226,8 @@ def _spearman_matrix_masked(x: np.ndarray) -> np.ndarray:
     row shares with another row is a count of the shared systems before its tie
     run plus half of those within it, from a cumulative sum along the sorted
     row (see ``_restricted_rank_deviations``).  rho is a ratio of sums of
-    products of these deviations (integers, exact): ``O(B^2 S)`` work in
-    blocks of rows.
+    products of these deviations (integers, exact): ``O(B^2 S)`` work, in
+    cache-sized blocks of rows.
     """
     B, S = x.shape
     order = np.argsort(x, axis=-1, kind="stable")
@@ -235,20 +239,31 @@ def _spearman_matrix_masked(x: np.ndarray) -> np.ndarray:
     present = ~np.isnan(x)
     mt = np.ascontiguousarray(present.T)  # (S, B)
     common = (present.astype(np.float32) @ present.T.astype(np.float32)).astype(np.int32)  # (B, B), counts <= S
-    bs = max(1, min(B, (_CAP >> 3) // max(1, B * S)))
+
+    def devs(rows: slice, cols: slice, out: np.ndarray) -> None:
+        step = max(1, _CACHE // max(1, S * (cols.stop - cols.start)))
+        for r0 in range(rows.start, rows.stop, step):
+            r = slice(r0, min(rows.stop, r0 + step))
+            out[r0 - rows.start : r.stop - rows.start] = _restricted_rank_deviations(
+                first[r], last[r], mt[order[r]][:, :, cols], present[r], present[cols], common[r, cols])
+
     out = np.full((B, B), np.nan)
-
-    def devs(rows: slice, cols: slice) -> np.ndarray:
-        sorted_masks = mt[order[rows]][:, :, cols]  # (I, S, J)
-        return _restricted_rank_deviations(first[rows], last[rows], sorted_masks, present[rows], present[cols],
-                                           common[rows, cols]).astype(np.float64)
-
+    bs = max(1, min(B, _CAP // max(1, B * S)))  # float64 blocks of at most _CAP elements
+    d_ij = np.empty((min(bs, B), S, B))
+    d_ji = np.empty((B, S, min(bs, B))) if bs < B else None
     for i0 in range(0, B, bs):
         rows = slice(i0, min(B, i0 + bs))
-        d_ij = devs(rows, slice(0, B))  # (I, S, B): this block's rows restricted to every row
-        d_ji = devs(slice(0, B), rows).transpose(2, 1, 0)  # (I, S, B): every row restricted to this block's rows
-        num = np.einsum("isj,isj->ij", d_ij, d_ji)
-        den = np.einsum("isj,isj->ij", d_ij, d_ij) * np.einsum("isj,isj->ij", d_ji, d_ji)
+        n = rows.stop - rows.start
+        devs(rows, slice(0, B), d_ij[:n])  # (I, S, B): this block's rows restricted to every row
+        if d_ji is None:  # one block: every row restricted to this block's rows is the same array, transposed
+            back = d_ij.transpose(2, 1, 0)
+            var = np.einsum("isj,isj->ij", d_ij, d_ij)
+            den = var * var.T
+        else:
+            devs(slice(0, B), rows, d_ji[:, :, :n])  # (B, S, I): every row restricted to this block's rows
+            back = d_ji[:, :, :n].transpose(2, 1, 0)
+            den = np.einsum("isj,isj->ij", d_ij[:n], d_ij[:n]) * np.einsum("isj,isj->ij", back, back)
+        num = np.einsum("isj,isj->ij", d_ij[:n], back)
         with np.errstate(invalid="ignore", divide="ignore"):
             out[rows] = np.where(den > 0, num / np.sqrt(np.where(den > 0, den, 1.0)), np.nan)
     return out

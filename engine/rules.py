@@ -263,8 +263,9 @@ register_rule(Rule("kemeny", KE.kemeny_across,
 _PAVAO = "Pavao, Vaccaro, Guyon 2021 (ESANN), section 2.1"
 register_rule(Rule("geometric_mean", B.geometric_mean_across, "weighted geometric mean over tasks (sigma_gm); scores > 0",
                    ties="equal means share a rank", references=("Rofin et al. 2023, section 3.1",), separable=True))
-register_rule(Rule("median", B.median_across, "median over tasks (Pavao's median judge); no weights",
-                   ties="equal medians share a rank", references=(_PAVAO,), separable=True))
+register_rule(Rule("median", B.median_across, "median over tasks (Pavao's median judge); whole-number weights repeat tasks",
+                   ties="equal medians share a rank", references=(_PAVAO,), separable=True,
+                   resample="weights"))
 register_rule(Rule("optimality_gap", B.optimality_gap_across,
                    "minus the mean shortfall below gamma (option gamma, default 0.95; scores on a 0-1 scale)",
                    ties="equal gaps share a rank", references=("Rofin et al. 2023, section 3.1; Agarwal et al. 2021",),

@@ -369,8 +369,6 @@ def test_zero_weight_tasks_are_ignored():
     Xj = np.vstack([X, junk])
     w = np.array([1.0, 2.0, 1.0, 3.0, 0.0])
     for name, f in DETERMINISTIC.items():
-        if name == "median":
-            continue
         np.testing.assert_allclose(f(Xj, weights=w), f(X, weights=w[:4]), rtol=1e-12, err_msg=name)
     for seed in range(30):
         assert not np.array_equal(random_judge_across(Xj, weights=w, seed=seed), junk[0], equal_nan=True)
@@ -406,11 +404,6 @@ def test_geometric_mean_needs_positive_scores():
     for bad in (0.0, -1.0):
         with pytest.raises(ValueError, match="positive"):
             geometric_mean_across(np.array([[1.0, bad], [2.0, 3.0]]))
-
-
-def test_median_rejects_weights():
-    with pytest.raises(ValueError, match="median"):
-        median_across(np.ones((2, 3)), weights=np.ones(2))
 
 
 def test_relative_difference_rejects_negative_scores():
@@ -530,3 +523,25 @@ def test_votenrank_superglue_table_9():
     # sigma_og as published is unweighted, on scores / 100 with gamma = 0.95
     og = np.sort(optimality_gap_across(X / 100))[::-1][:7]
     np.testing.assert_allclose(og, -np.array([0.066, 0.068, 0.068, 0.073, 0.074, 0.089, 0.10]), atol=5e-4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(T=st.integers(1, 6), S=st.integers(1, 5), B=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
+def test_median_multiplicities_equal_the_median_of_repeated_tasks(T, S, B, seed):
+    """Weight k = the task listed k times (brute force: repeat the rows, plain sorted-list median)."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 4, size=(T, S)).astype(float)
+    W = rng.integers(0, 3, size=(B, T)).astype(float)
+    W[:, 0] += 1  # a positive total
+    got = median_across(X, weights=W)
+    for b in range(B):
+        rows = np.repeat(X, W[b].astype(int), axis=0)
+        np.testing.assert_array_equal(got[b], ref_median(rows, None))
+        np.testing.assert_array_equal(median_across(X, weights=W[b]), got[b])
+    Xb = np.broadcast_to(X, (B, T, S)).copy()
+    np.testing.assert_array_equal(median_across(Xb, weights=W), got)
+
+
+def test_median_rejects_fractional_weights():
+    with pytest.raises(ValueError, match="whole numbers"):
+        median_across(np.ones((3, 2)), weights=[1.0, 0.5, 1.0])

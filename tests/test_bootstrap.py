@@ -129,6 +129,8 @@ def _expected_method(rule: str, over: str, level: str, *, weights=None) -> str:
             return "pairwise matrix gather"
         if stat == "mean" and level != "one" and r.separable:
             return "full-data scores gathered"
+        if stat == "mean" and level != "one" and rule in ("borda", "average_rank") and positive:
+            return "pairwise matrix x candidate counts"
         if stat == "mean":
             return "batched pooling" if level == "one" else "batched kernel"
         if stat == "borda":
@@ -210,6 +212,8 @@ def test_every_rule_axis_level_matches_brute_force(rule, over, level):
         ("mean", "systems", "two", "full-data scores gathered"),
         ("median", "systems", "task", "full-data scores gathered"),
         ("topsis", "systems", "task", "batched kernel"),
+        ("borda", "systems", "task", "pairwise matrix x candidate counts"),
+        ("average_rank", "systems", "task", "pairwise matrix x candidate counts"),
         ("mean", "systems", "one", "batched pooling"),
         ("copeland", "tasks", "task", "task weights"),
         ("copeland", "systems", "task", "pairwise matrix gather"),

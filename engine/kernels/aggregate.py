@@ -98,10 +98,12 @@ def mean_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarr
         ``sum_t w_t X_t / sum_t w_t`` over the tasks where the system has a score.
     """
     X = np.asarray(X, dtype=np.float64)
-    w = task_weights(weights, X.shape[-2])[..., :, None]
+    w = task_weights(weights, X.shape[-2])
     present = ~np.isnan(X)
-    num = np.where(present, X * w, 0.0).sum(axis=-2)
-    den = np.where(present, w, 0.0).sum(axis=-2)
+    # contractions over tasks (also for a stack of weight vectors over one profile, e.g. bootstrap
+    # multiplicities); einsum sums every (batch, system) cell in the same order, so equal columns stay equal
+    num = np.einsum("...t,...ts->...s", w, np.where(present, X, 0.0))
+    den = np.einsum("...t,...ts->...s", w, present.astype(np.float64))
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
