@@ -51,7 +51,7 @@ import numpy as np
 import xarray as xr
 
 from . import metrics
-from .core import Plan, _finalize, _is_dask, _within_step, aggregate, aggregate_plan, prepare, ranking
+from .core import Plan, _finalize, _is_dask, _within_step, aggregate_plan, prepare, ranking
 from .dims import INSTANCE, OPPONENT, REPLICATE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
 from .kernels.ranking import min_rank
@@ -149,7 +149,7 @@ def _reference_one(plan: Plan, over: str, b: int, seed: int, present: np.ndarray
         kw["groups"] = dict(zip([str(t) for t in r[TASK].values], groups))
     if weights is not None:
         kw["weights"] = weights
-    s = np.asarray(aggregate(r, **kw).values, dtype=np.float64)
+    s = np.asarray(aggregate_plan(prepare(r, validate=False, **kw)).values, dtype=np.float64)
     if over != "systems":
         return s
     if present is None:
@@ -194,6 +194,12 @@ def _tasks_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.nd
     ids = np.asarray(ids).reshape(-1)
     T = X.shape[-2]
     idx = resample_indices(T, seed=seed, replicates=ids, stream="tasks")
+    has = np.asarray(judged).reshape(-1) > 0
+    if not has.all():  # tasks left without judges by the policy: a replicate may draw only those
+        drawn = counts_from_indices(idx, T)[:, has].sum(axis=1) > 0
+        if not drawn.all():
+            raise VotebenchError(f"replicate {int(ids[np.argmin(drawn)])}: no task has complete scores under "
+                                 f"missing-score policy {fin['policy']!r}")
     w = fin["weights"]
     if pooled is not None:  # level one: X holds per-task sums, `pooled` = (stat, counts)
         stat, counts = pooled

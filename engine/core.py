@@ -383,9 +383,16 @@ def prepare(
     across: str | None = None,
     groups: bool | Mapping[str, str] | None = None,
     options: Mapping[str, Any] | None = None,
+    validate: bool = True,
 ) -> Plan:
-    """Validate an aggregation request (options as :func:`aggregate`) and prepare its inputs lazily."""
-    validate_scores(scores)
+    """Validate an aggregation request (options as :func:`aggregate`) and prepare its inputs lazily.
+
+    ``validate=False`` skips the checks of the tensor itself (:func:`engine.io.validate_scores`), for
+    tensors derived from a validated one, such as bootstrap replicates of a policy-applied tensor,
+    where a task may have lost every judge to the missing-score policy.
+    """
+    if validate:
+        validate_scores(scores)
     r_within = get_rule(within or rule)
     r_across = get_rule(across or rule)
     lvl = resolve_level(scores, level)

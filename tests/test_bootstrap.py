@@ -6,8 +6,7 @@ Every evaluation path of :func:`engine.bootstrap.bootstrap` (task weights, batch
 pooling, pairwise matrix gather, pairwise matrix x candidate counts, instance counts x judge values,
 per-replicate kernel and fallback) is compared with it on small random tensors with ties (integer
 scores), missing cells and padding; ``ds.attrs["method"]`` is checked so that each fast path is
-really the one exercised.  Tests marked ``xfail(strict=True)`` document known bugs.
-"""
+really the one exercised.  """
 
 from __future__ import annotations
 
@@ -354,7 +353,7 @@ def test_system_copies_share_a_score_and_undrawn_systems_are_nan():
 
 
 # ------------------------------------------------------------------------------------------------
-# tasks left without judges by drop-judges (known bugs marked xfail)
+# tasks left without judges by drop-judges
 # ------------------------------------------------------------------------------------------------
 def _judgeless_task_scores() -> xr.DataArray:
     """t1 misses s0 on every instance: under drop-judges it keeps no judge (the full-data ranking works)."""
@@ -364,8 +363,6 @@ def _judgeless_task_scores() -> xr.DataArray:
     return engine.scores_from_array(X)
 
 
-@pytest.mark.xfail(strict=True, reason="per-replicate fallback re-validates the policy-applied tensor: "
-                   "'task t1 has no scores' although the full-data ranking works")
 @pytest.mark.parametrize("over", ["systems", "instances"])
 def test_fallback_with_a_task_left_without_judges(over):
     s = _judgeless_task_scores()
@@ -375,8 +372,6 @@ def test_fallback_with_a_task_left_without_judges(over):
     assert np.isfinite(ds["replicate_score"].values).any()
 
 
-@pytest.mark.xfail(strict=True, reason="reference raises 'task t1#0 has no scores' on a replicate that draws a "
-                   "judge-less task; the fast path returns scores")
 def test_reference_with_a_task_left_without_judges():
     s = _judgeless_task_scores()
     ds = bootstrap(s, rule="borda", over="tasks", level="two", replicates=3, seed=0, missing="drop-judges")
@@ -385,13 +380,7 @@ def test_reference_with_a_task_left_without_judges():
     _assert_same(ds, ref)
 
 
-_SILENT = "a task replicate that draws only judge-less tasks returns all-tied (0) or all-NaN rows instead of raising"
-
-
-@pytest.mark.parametrize("rule, level", [("mean", "task"),
-                                         pytest.param("borda", "task", marks=pytest.mark.xfail(strict=True, reason=_SILENT)),
-                                         pytest.param("copeland", "two", marks=pytest.mark.xfail(strict=True, reason=_SILENT)),
-                                         pytest.param("borda", "one", marks=pytest.mark.xfail(strict=True, reason=_SILENT))])
+@pytest.mark.parametrize("rule, level", [("mean", "task"), ("borda", "task"), ("copeland", "two"), ("borda", "one")])
 def test_replicate_drawing_only_judgeless_tasks_raises_like_aggregate(rule, level):
     X = np.array([[1, np.nan, 2], [2, 1, np.nan], [0, 2, 1], [3, 0, 0]], float)  # t1, t2 lose their judges
     s = engine.scores_from_array(np.repeat(X[..., None], 2, axis=-1))
