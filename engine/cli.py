@@ -30,6 +30,8 @@ from .rules import LEVELS, RULES, rule_names
 __all__ = ["main", "build_parser"]
 
 FORMATS = ("table", "json", "csv")
+_SCHEDULER_HELP = ("address of a running dask scheduler, e.g. tcp://10.0.0.5:8786 (default: DASK_SCHEDULER_ADDRESS, "
+                   "else an in-process scheduler); the workers read INPUT by its path or URL")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -97,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("input", metavar="INPUT", help="score file or zarr store (a <name>.meta.json sidecar is read when present)")
     _add_rank_options(r)
+    r.add_argument("--scheduler", default=None, metavar="ADDRESS", help=_SCHEDULER_HELP)
     r.add_argument("--format", default="table", choices=FORMATS, help="output format (default: table)")
     r.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
     r.set_defaults(func=_cmd_rank)
@@ -134,8 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     bt.add_argument("--block", type=int, default=50, metavar="N", help="replicates per task and store chunk (default: 50)")
     bt.add_argument("--store", default=None, metavar="PATH",
                     help="also write the replicates to a results store (zarr, same format as `votebench sweep`)")
-    bt.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                    help="dask scheduler address (default: DASK_SCHEDULER_ADDRESS, else in-process)")
+    bt.add_argument("--scheduler", default=None, metavar="ADDRESS", help=_SCHEDULER_HELP)
     bt.add_argument("--format", default="table", choices=FORMATS, help="output format (default: table)")
     bt.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
     bt.set_defaults(func=_cmd_bootstrap)
@@ -149,8 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sw.add_argument("config", metavar="CONFIG", help="sweep file (.toml, .yaml)")
     sw.add_argument("--store", default=None, metavar="PATH", help="results store (overrides the file's store)")
-    sw.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                    help="dask scheduler address (default: DASK_SCHEDULER_ADDRESS, else in-process)")
+    sw.add_argument("--scheduler", default=None, metavar="ADDRESS", help=_SCHEDULER_HELP)
     sw.add_argument("--overwrite", action="store_true", help="start from an empty store")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.set_defaults(func=_cmd_sweep)
@@ -343,13 +344,19 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     from .core import rank
 
     opts = rank_options(args)
-    scores = _load_scores(args)
-    ds = rank(scores, **opts)
-    if not isinstance(ds["score"].data, np.ndarray):
-        import dask
+    client = _connect(args.scheduler)
+    try:
+        if client is not None and not _is_store(args.input):
+            # a table: one worker reads it by path and ranks it; only the ranking comes back
+            from .sweep import cluster_rank
 
-        with dask.config.set(scheduler="threads"):
-            ds = ds.compute()
+            ds = cluster_rank(client, _source(args), **opts)
+        else:
+            ds = rank(_open_input(args), **opts)
+            ds = _compute(ds, client)
+    finally:
+        if client is not None:
+            client.close()
     systems = [str(s) for s in ds["system"].values]
     score = np.asarray(ds["score"].values, dtype=float)
     dropped = [s for s, v in zip(systems, score) if math.isnan(v)]
@@ -428,36 +435,45 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
     if not 0 < args.interval < 1:
         raise VotebenchError(f"--interval must be between 0 and 1, got {args.interval}")
     opts = rank_options(args)
-    scores = _load_scores(args)
-    if args.store:
-        from .sweep import open_results, parse_config, run_sweep
+    if args.store and args.lower_is_better:
+        raise VotebenchError("--store cannot record --lower-is-better; put the directions in a sidecar (--meta)")
+    client = _connect(args.scheduler)
+    try:
+        if args.store:  # the workers read the input by path; this process only writes the finished blocks
+            from .sweep import is_url, open_results, parse_config, run_sweep
 
-        inp = {"path": str(Path(args.input).resolve()), "name": Path(args.input).name.split(".")[0]}
-        if args.meta:
-            inp["meta"] = str(Path(args.meta).resolve())
-        for k in ("level", "missing", "weights", "groups", "within", "across"):
-            if opts.get(k) not in (None, False):
-                inp[k] = opts[k]
-        if args.lower_is_better:
-            raise VotebenchError("--store cannot record --lower-is-better; put the directions in a sidecar (--meta)")
-        raw = {"input": inp, "rules": [{"name": opts["rule"], "options": opts["options"]}], "seed": args.seed,
-               "store": str(Path(args.store).resolve()),
-               "perturbations": [{"kind": "bootstrap", "over": args.over, "replicates": args.replicates,
-                                  "block": args.block}]}
-        cfg = parse_config(raw, where="bootstrap")
-        path = run_sweep(cfg, scheduler=args.scheduler, progress=sys.stderr.isatty())
-        stored = open_results(path, f"{inp['name']}/bootstrap-{args.over}").isel(rule=0).compute()
-        from .kernels.ranking import min_rank
+            path = args.input if is_url(args.input) else str(Path(args.input).resolve())
+            inp = {"path": path, "name": Path(args.input).name.split(".")[0]}
+            if args.meta:
+                inp["meta"] = args.meta if is_url(args.meta) else str(Path(args.meta).resolve())
+            for k in ("level", "missing", "weights", "groups", "within", "across"):
+                if opts.get(k) not in (None, False):
+                    inp[k] = opts[k]
+            raw = {"input": inp, "rules": [{"name": opts["rule"], "options": opts["options"]}], "seed": args.seed,
+                   "store": str(Path(args.store).resolve()),
+                   "perturbations": [{"kind": "bootstrap", "over": args.over, "replicates": args.replicates,
+                                      "block": args.block}]}
+            cfg = parse_config(raw, where="bootstrap")
+            store = run_sweep(cfg, client=client, progress=sys.stderr.isatty())
+            stored = open_results(store, f"{inp['name']}/bootstrap-{args.over}").isel(rule=0).compute()
+            from .kernels.ranking import min_rank
 
-        ds = xr.Dataset({"score": stored["score"], "rank": stored["rank"], "replicate_score": stored["replicate_score"],
-                         "replicate_rank": (stored["replicate_score"].dims, min_rank(stored["replicate_score"].values))})
-        from .core import prepare
+            ds = xr.Dataset({"score": stored["score"], "rank": stored["rank"], "replicate_score": stored["replicate_score"],
+                             "replicate_rank": (stored["replicate_score"].dims, min_rank(stored["replicate_score"].values))})
+            ds.attrs = {"rule": _rule_label(opts), "over": args.over, "replicates": args.replicates, "seed": args.seed}
+        elif client is not None and not _is_store(args.input):
+            # a table: the workers read it by path, one task per --block replicates
+            from .sweep import cluster_bootstrap
 
-        label = prepare(scores, **opts).rule_label
-        ds.attrs = {"rule": label, "over": args.over, "replicates": args.replicates, "seed": args.seed}
-    else:
-        ds = bootstrap(scores, over=args.over, replicates=args.replicates, seed=args.seed, block=args.block, **opts)
-        ds = _compute(ds, args.scheduler)
+            ds = cluster_bootstrap(client, _source(args), over=args.over, replicates=args.replicates, seed=args.seed,
+                                   block=args.block, **opts)
+        else:
+            ds = bootstrap(_open_input(args), over=args.over, replicates=args.replicates, seed=args.seed, block=args.block,
+                           **opts)
+            ds = _compute(ds, client)
+    finally:
+        if client is not None:
+            client.close()
     summ = summarize(ds, level=args.interval)
     systems = [str(s) for s in summ["system"].values]
     rows = []
@@ -478,20 +494,61 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compute(ds: Any, scheduler: str | None) -> Any:
-    if all(isinstance(v.data, np.ndarray) for v in ds.data_vars.values()):
-        return ds
-    import dask
-
+def _connect(scheduler: str | None) -> Any | None:
+    """A client of ``--scheduler`` / ``DASK_SCHEDULER_ADDRESS`` (None: embedded); its dashboard link goes to stderr."""
     from .sweep import connect
 
     client = connect(scheduler)
     if client is not None:
-        with client:
-            print(f"votebench: dask dashboard: {client.dashboard_link}", file=sys.stderr)
-            return ds.compute()
+        try:
+            link = client.dashboard_link
+        except Exception:  # noqa: BLE001 - a scheduler started without a dashboard has no link
+            link = None
+        where = f"dask dashboard: {link}" if link else f"dask scheduler {client.scheduler.address} (no dashboard)"
+        print(f"votebench: {where}", file=sys.stderr)
+    return client
+
+
+def _compute(ds: Any, client: Any | None) -> Any:
+    """Compute a lazy result on ``client``'s cluster (the workers read the store's chunks), else with local threads."""
+    if all(isinstance(v.data, np.ndarray) for v in ds.data_vars.values()):
+        return ds
+    if client is not None:
+        return ds.compute(scheduler=client)
+    import dask
+
     with dask.config.set(scheduler="threads"):
         return ds.compute()
+
+
+def _is_store(path: str) -> bool:
+    """A zarr store (local folder or URL): opened lazily, its chunks read by whoever computes."""
+    from .sweep import is_url
+
+    return is_url(path) or Path(path).is_dir()
+
+
+def _source(args: argparse.Namespace) -> Any:
+    from .sweep import make_source
+
+    lower = [t.strip() for t in (args.lower_is_better or "").split(",") if t.strip()]
+    return make_source(args.input, meta=args.meta, lower_is_better=lower)
+
+
+def _open_input(args: argparse.Namespace) -> Any:
+    """The scores of INPUT here: lazily for a store (also an fsspec URL), in memory for a table."""
+    from .sweep import is_url, open_source
+
+    return open_source(_source(args)) if is_url(args.input) else _load_scores(args)
+
+
+def _rule_label(opts: dict[str, Any]) -> str:
+    """The label of a (two-step) rule request, as :attr:`engine.core.Plan.rule_label`, without the data."""
+    from .rules import get_rule
+
+    within = get_rule(opts["within"] or opts["rule"]).name
+    across = get_rule(opts["across"] or opts["rule"]).name
+    return across if within == across else f"{within}>{across}"
 
 
 def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
@@ -537,13 +594,23 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import load_config, open_results, run_sweep
 
     cfg = load_config(args.config, store=args.store)
-    path = run_sweep(cfg, scheduler=args.scheduler, overwrite=args.overwrite, progress=not args.no_progress)
+    computed: list[Any] = []
+    client = _connect(args.scheduler)
+    try:
+        path = run_sweep(cfg, client=client, overwrite=args.overwrite, progress=not args.no_progress,
+                         on_block=computed.append)
+    finally:
+        if client is not None:
+            client.close()
     groups = open_results(path)
     lines = [f"# results store {path}"]
+    total = 0
     for name, ds in groups.items():
         done = ds["done"].values
+        total += done.size
         lines.append(f"{name}: {dict(ds.sizes)}; blocks done {int(done.sum())}/{done.size}")
     print("\n".join(lines))
+    print(f"votebench: computed {len(computed)} of {total} blocks in this run", file=sys.stderr)
     return 0
 
 

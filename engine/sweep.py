@@ -40,6 +40,14 @@ the same store computes only the blocks not yet done, so an interrupted sweep
 resumes without losing or duplicating replicates.  The root attributes record
 the provenance: engine version, the sweep config, seed and the checksum of
 every input.
+
+On a cluster (``run_sweep(cfg, scheduler="tcp://...")`` or ``client=``) the
+client never holds the scores: every task carries a :class:`Source` (the
+input's path or fsspec URL, loader options, sha256) and the worker running it
+opens the input itself, once per worker process (:func:`load_source`), checking
+the checksum.  The client only writes the finished blocks, so a killed worker
+costs its running blocks (dask reruns them elsewhere) and a killed client the
+blocks not yet written (a re-run resumes).
 """
 
 from __future__ import annotations
@@ -49,8 +57,12 @@ import itertools
 import json
 import logging
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +72,11 @@ import xarray as xr
 from .dims import REPLICATE, RULE, SYSTEM
 from .errors import VotebenchError
 
-__all__ = ["SweepConfig", "load_config", "parse_config", "plan_sweep", "run_sweep", "open_results", "Block"]
+__all__ = [
+    "Block", "IN_MEMORY_BYTES", "Source", "SweepConfig", "cached_sources", "clear_cache", "cluster_bootstrap", "cluster_rank",
+    "connect", "input_checksum", "is_url", "load_config", "load_source", "make_source", "open_results", "open_source", "parse_config",
+    "plan_sweep", "run_sweep",
+]
 
 log = logging.getLogger("engine")
 
@@ -219,10 +235,271 @@ def _positive(where: str, i: int, spec: Mapping[str, Any], *keys: str) -> None:
             raise _fail(where, f"perturbation {i + 1}: {k} must be a positive integer, got {v!r}")
 
 
+# ------------------------------------------------------------------------------------ inputs on the workers
+@dataclass(frozen=True)
+class Source:
+    """Where a worker finds an input: a path or fsspec URL it can reach, the loader options and the checksum.
+
+    Tasks carry a ``Source``, never the scores: every worker process opens
+    the input itself (once, see :func:`load_source`) and checks that it reads
+    the same bytes the sweep was planned on.
+    """
+
+    path: str
+    meta: str | None = None
+    lower_is_better: tuple[str, ...] = ()
+    checksum: str | None = None
+
+
+#: inputs whose in-memory size (at their stored dtype) is at most this are loaded into memory once per worker
+#: process; larger zarr stores stay lazy and every task streams through their chunks
+IN_MEMORY_BYTES = 1 << 30
+_CACHE_ENTRIES = 4
+_CACHE: OrderedDict[Source, xr.DataArray] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def is_url(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an fsspec URL (``s3://...``, ``file://...``, ``memory://...``) rather than a local path."""
+    return "://" in str(path)
+
+
+def make_source(
+    path: str | os.PathLike[str],
+    *,
+    base: str | os.PathLike[str] = ".",
+    meta: str | os.PathLike[str] | None = None,
+    lower_is_better: Sequence[str] = (),
+) -> Source:
+    """A :class:`Source` for ``path``: a relative local path is looked up from the working directory, then ``base``.
+
+    Local paths are made absolute (workers need not share the client's
+    working directory, but they must see the same file system path).
+    """
+
+    def local(p: str | os.PathLike[str]) -> str:
+        if is_url(p):
+            return str(p)
+        q = Path(p)
+        if not q.is_absolute() and not q.exists():
+            q = Path(base) / q
+        return str(q.absolute())
+
+    return Source(path=local(path), meta=None if meta is None else local(meta),
+                  lower_is_better=tuple(str(t) for t in lower_is_better))
+
+
+def input_checksum(path: str | os.PathLike[str]) -> str:
+    """sha256 of a file, or of every file of a folder or zarr store (relative names and contents, sorted).
+
+    ``path`` may be an fsspec URL; a folder then hashes like the same folder on a local disk.
+    """
+    if not is_url(path):
+        return _checksum(Path(path))
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(str(path))
+    root = root.rstrip("/")
+    h = hashlib.sha256()
+    if fs.isdir(root):
+        rel = sorted(Path(f[len(root) + 1 :]) for f in fs.find(root))  # files only
+        for r in rel:
+            h.update(str(r).encode())
+            h.update(fs.cat_file(f"{root}/{r.as_posix()}"))
+    else:
+        with fs.open(root, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def open_source(src: Source) -> xr.DataArray:
+    """Open ``src`` (no cache, no checksum): :func:`engine.open_scores` for a local path, the zarr store for a URL."""
+    from .io import _apply_meta, open_scores, read_sidecar
+
+    if is_url(src.path):
+        from .store import open_store
+
+        scores = open_store(src.path)
+        if src.meta is not None:
+            scores = _apply_meta(scores, read_sidecar(src.meta), src.path)
+        scores.attrs["source_file"] = src.path
+    else:
+        scores = open_scores(src.path, meta=src.meta)
+    if src.lower_is_better:
+        tasks = [str(t) for t in scores["task"].values]
+        unknown = [t for t in src.lower_is_better if t not in tasks]
+        if unknown:
+            raise VotebenchError(f"--lower-is-better names unknown task(s): {', '.join(unknown)}")
+        hib = np.array([t not in src.lower_is_better for t in tasks]) & np.asarray(scores["higher_is_better"].values, dtype=bool)
+        scores = scores.assign_coords(higher_is_better=("task", hib))
+    return scores
+
+
+def load_source(src: Source) -> tuple[xr.DataArray, Source]:
+    """The scores of ``src``, read at most once per process, and the source with its checksum filled in.
+
+    A module-level LRU cache keyed by the source (path, loader options,
+    checksum) keeps the last few inputs, so each worker process reads an input
+    once however many tasks use it.  A zarr store of at most
+    :data:`IN_MEMORY_BYTES` is loaded into memory; a larger one stays lazy.
+
+    Raises
+    ------
+    VotebenchError
+        When the input cannot be read, or its checksum differs from ``src.checksum``
+        (the file changed, or this worker sees another copy of it).
+    """
+    with _CACHE_LOCK:
+        if src.checksum is not None and src in _CACHE:
+            _CACHE.move_to_end(src)
+            return _CACHE[src], src
+        scores = open_source(src)
+        actual = input_checksum(src.path)
+        if src.checksum is not None and actual != src.checksum:
+            raise VotebenchError(f"{src.path}: the input differs from the one the sweep was planned on (sha256 "
+                                 f"{actual[:12]}... instead of {src.checksum[:12]}...); every worker must read the same file")
+        key = replace(src, checksum=actual)
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            return _CACHE[key], key
+        if not isinstance(scores.data, np.ndarray) and scores.nbytes <= IN_MEMORY_BYTES:
+            scores = scores.compute(scheduler="synchronous")
+        _CACHE[key] = scores
+        while len(_CACHE) > _CACHE_ENTRIES:
+            _CACHE.popitem(last=False)
+        return scores, key
+
+
+def cached_sources() -> list[Source]:
+    """The inputs held by this process's cache (e.g. ``client.run(cached_sources)`` on a cluster's workers)."""
+    with _CACHE_LOCK:
+        return list(_CACHE)
+
+
+def clear_cache() -> None:
+    """Forget every input read by this process."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+_SYNC_LOCK = threading.Lock()
+_SYNC_USERS = 0
+_SYNC_SAVED: Any = None
+
+
+@contextmanager
+def _synchronous() -> Iterator[None]:
+    """Dask collections computed inside engine tasks run single-threaded in the task, never through the cluster.
+
+    Without this, a ``.compute()`` inside a task on a worker (opening a store
+    reads its coordinates; a large input stays lazy) would go through the
+    worker's client to the scheduler and could deadlock a worker whose
+    threads all wait.  Reference-counted, so concurrent tasks in one process
+    restore the previous setting only when the last one finishes.
+    """
+    import dask
+
+    global _SYNC_USERS, _SYNC_SAVED
+    with _SYNC_LOCK:
+        if _SYNC_USERS == 0:
+            _SYNC_SAVED = dask.config.set(scheduler="synchronous")
+        _SYNC_USERS += 1
+    try:
+        yield
+    finally:
+        with _SYNC_LOCK:
+            _SYNC_USERS -= 1
+            if _SYNC_USERS == 0:
+                _SYNC_SAVED.__exit__(None, None, None)
+                _SYNC_SAVED = None
+
+
+# ------------------------------------------------------------------------------------ tasks (run on the workers)
+def _point(scores: xr.DataArray, opts: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+    """Full-data ``score``, ``rank`` and the ranking's attrs (rule label, resolved level, missing policy)."""
+    from .core import rank
+
+    ds = rank(scores, **opts).compute(scheduler="synchronous")
+    return np.asarray(ds["score"].values), np.asarray(ds["rank"].values), dict(ds.attrs)
+
+
+def _inspect_input(src: Source, rules: Sequence[tuple[str, Mapping[str, Any]]],
+                   checks: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """Open an input, fill in its checksum, rank it by every rule and validate every bootstrap on it."""
+    from .bootstrap import _plan_for
+
+    scores, src = load_source(src)
+    points = {label: _point(scores, opts)[:2] for label, opts in rules}
+    for over, opts in checks:
+        _plan_for(scores, over, opts)  # fail before any store is written
+    return {"source": src, "systems": [str(s) for s in scores[SYSTEM].values], "n_tasks": int(scores.sizes["task"]),
+            "points": points}
+
+
+def _boot_block(src: Source, opts: Mapping[str, Any], over: str, ids: np.ndarray, seed: int,
+                block: int | None = None) -> np.ndarray:
+    from .bootstrap import bootstrap
+
+    scores, _ = load_source(src)
+    ds = bootstrap(scores, over=over, replicates=ids, seed=seed, block=block, **opts)
+    return np.asarray(ds["replicate_score"].values, dtype=np.float64)
+
+
+def _subset_block(src: Source, opts: Mapping[str, Any], size: int, ids: np.ndarray, seed: int) -> np.ndarray:
+    from .robustness import task_subset_curve
+
+    scores, _ = load_source(src)
+    kw = {k: v for k, v in opts.items() if k in ("level", "missing", "options")}
+    ds = task_subset_curve(scores, rules=[opts["rule"]], sizes=[size], repeats=ids, seed=seed, **kw)
+    return np.asarray(ds["tau"].values, dtype=np.float64).reshape(-1)
+
+
+def _grid_block(src: Source, opts: Mapping[str, Any]) -> np.ndarray:
+    scores, _ = load_source(src)
+    score, rank, _ = _point(scores, opts)
+    return np.stack([score, rank])
+
+
+def _point_task(src: Source, opts: Mapping[str, Any],
+                over: str | None = None) -> tuple[np.ndarray, np.ndarray, dict[str, Any], list[str]]:
+    scores, _ = load_source(src)
+    if over is not None:
+        from .bootstrap import _plan_for
+
+        _plan_for(scores, over, opts)
+    score, rank, attrs = _point(scores, opts)
+    return score, rank, attrs, [str(s) for s in scores[SYSTEM].values]
+
+
+def _run_block(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run an engine task (single-threaded dask inside); a :class:`VotebenchError` comes back as its message, not a failure."""
+    try:
+        with _synchronous():
+            return fn(*args)
+    except VotebenchError as exc:
+        return _Failed(str(exc))
+
+
+@dataclass(frozen=True)
+class _Failed:
+    message: str
+
+
+def _result(value: Any, prefix: str = "") -> Any:
+    if isinstance(value, _Failed):  # a user-facing error inside the task: one line, no worker traceback
+        raise VotebenchError(prefix + value.message)
+    return value
+
+
 # ------------------------------------------------------------------------------------ plan
 @dataclass(frozen=True)
 class Block:
-    """One unit of work: a function computing values for a region of one store variable."""
+    """One unit of work: a small picklable function computing values for a region of one store variable.
+
+    ``compute`` holds the input's :class:`Source` (path, options, checksum),
+    never the scores: the worker that runs it opens the input itself.
+    """
 
     group: str
     var: str
@@ -245,11 +522,6 @@ def _checksum(path: Path) -> str:
     return h.hexdigest()
 
 
-def _resolve(cfg: SweepConfig, p: str) -> Path:
-    path = Path(p)
-    return path if path.is_absolute() or path.exists() else cfg.base / path
-
-
 def _agg_options(inp: Mapping[str, Any], rule: Mapping[str, Any]) -> dict[str, Any]:
     opts = {k: inp[k] for k in ("level", "missing", "weights", "groups", "within", "across") if k in inp}
     opts.update({k: rule[k] for k in ("level", "within", "across") if k in rule})
@@ -258,32 +530,41 @@ def _agg_options(inp: Mapping[str, Any], rule: Mapping[str, Any]) -> dict[str, A
     return opts
 
 
-def plan_sweep(cfg: SweepConfig) -> tuple[dict[str, xr.Dataset], list[Block], dict[str, Any]]:
+def _inspect_all(cfg: SweepConfig, client: Any | None) -> list[dict[str, Any]]:
+    """Inspect every input: on the cluster's workers when a client is given, else in this process."""
+    calls = []
+    for inp in cfg.inputs:
+        src = make_source(inp["path"], base=cfg.base, meta=inp.get("meta"))
+        rules = [(r["label"], _agg_options(inp, r)) for r in cfg.rules]
+        checks = [(p["over"], _agg_options(inp, r)) for p in cfg.perturbations if p["kind"] == "bootstrap" for r in cfg.rules]
+        calls.append((src, rules, checks))
+    if client is None:
+        return [_result(_run_block(_inspect_input, *c)) for c in calls]
+    futures = [client.submit(_run_block, _inspect_input, *c, pure=False) for c in calls]
+    return [_result(f.result()) for f in futures]
+
+
+def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str, xr.Dataset], list[Block], dict[str, Any]]:
     """Skeleton datasets per store group, the blocks to compute, and the provenance attributes.
 
-    Full-data rankings (``score``/``rank``) are computed here, eagerly: they are
-    small and also validate every rule on every input before any block runs.
+    Every input is first opened once (on a worker of ``client`` when given,
+    else in this process): its checksum, systems and full-data rankings
+    (``score``/``rank``, small) are computed there, which also validates every
+    rule on every input before any block runs.  The blocks refer to the inputs
+    by path or URL (:class:`Source`).
     """
     from . import __version__
-    from .bootstrap import bootstrap
-    from .core import rank
-    from .io import open_scores
 
     skeletons: dict[str, xr.Dataset] = {}
     blocks: list[Block] = []
     checksums = {}
-    for inp in cfg.inputs:
-        path = _resolve(cfg, str(inp["path"]))
-        scores = open_scores(path, meta=_resolve(cfg, inp["meta"]) if inp.get("meta") else None)
-        checksums[inp["name"]] = _checksum(path)
-        if not isinstance(scores.data, np.ndarray):
-            scores = scores.compute()
-        systems = np.array([str(s) for s in scores[SYSTEM].values], dtype=object)
+    for inp, info in zip(cfg.inputs, _inspect_all(cfg, client)):
+        src: Source = info["source"]
+        checksums[inp["name"]] = src.checksum
+        systems = np.array(info["systems"], dtype=object)
         S = systems.size
         labels = [r["label"] for r in cfg.rules]
-        points = {}
-        for r in cfg.rules:
-            points[r["label"]] = rank(scores, **_agg_options(inp, r)).compute()
+        points = info["points"]
         for pert in cfg.perturbations:
             group = f"{inp['name']}/{pert['name']}"
             if pert["kind"] == "grid":
@@ -300,7 +581,7 @@ def plan_sweep(cfg: SweepConfig) -> tuple[dict[str, xr.Dataset], list[Block], di
                 )
                 for i, g in enumerate(grid):
                     opts = _agg_options(inp, {**rule, "options": {**rule.get("options", {}), **g}})
-                    blocks.append(Block(group, "grid", (i,), (i,), _grid_fn(scores, opts)))
+                    blocks.append(Block(group, "grid", (i,), (i,), partial(_grid_block, src, opts)))
                 continue
             if pert["kind"] == "bootstrap":
                 n, b = pert["replicates"], pert["block"]
@@ -308,27 +589,22 @@ def plan_sweep(cfg: SweepConfig) -> tuple[dict[str, xr.Dataset], list[Block], di
                 skeletons[group] = xr.Dataset(
                     {
                         "replicate_score": ((RULE, REPLICATE, SYSTEM), np.full((len(labels), n, S), np.nan)),
-                        "score": ((RULE, SYSTEM), np.stack([points[lb]["score"].values for lb in labels])),
-                        "rank": ((RULE, SYSTEM), np.stack([points[lb]["rank"].values for lb in labels])),
+                        "score": ((RULE, SYSTEM), np.stack([points[lb][0] for lb in labels])),
+                        "rank": ((RULE, SYSTEM), np.stack([points[lb][1] for lb in labels])),
                         "done": ((RULE, "block"), np.zeros((len(labels), nb), dtype=bool)),
                     },
                     coords={RULE: np.array(labels, dtype=object), REPLICATE: np.arange(n), SYSTEM: systems},
                     attrs={"kind": "bootstrap", "over": pert["over"], "replicates": n, "block": b, "seed": cfg.seed},
                 )
-                from .bootstrap import _plan_for
-
                 for ri, r in enumerate(cfg.rules):
                     opts = _agg_options(inp, r)
-                    _plan_for(scores, pert["over"], opts)  # fail before any store is written
                     for bi in range(nb):
                         ids = np.arange(bi * b, min(n, (bi + 1) * b))
-                        fn = _boot_fn(bootstrap, scores, opts, pert["over"], ids, cfg.seed)
+                        fn = partial(_boot_block, src, opts, pert["over"], ids, cfg.seed)
                         blocks.append(Block(group, "replicate_score", (ri, slice(ids[0], ids[-1] + 1)), (ri, bi), fn))
                 continue
             # subsets
-            from .robustness import task_subset_curve
-
-            T = scores.sizes["task"]
+            T = info["n_tasks"]
             sizes = [s for s in pert.get("sizes", list(range(1, T + 1))) if s <= T]
             if not sizes:
                 raise VotebenchError(f"{group}: every subset size exceeds the {T} tasks of the input")
@@ -347,7 +623,7 @@ def plan_sweep(cfg: SweepConfig) -> tuple[dict[str, xr.Dataset], list[Block], di
                 for si, size in enumerate(sizes):
                     for bi in range(nb):
                         ids = np.arange(bi * b, min(n, (bi + 1) * b))
-                        fn = _subset_fn(task_subset_curve, scores, opts, size, ids, cfg.seed)
+                        fn = partial(_subset_block, src, opts, size, ids, cfg.seed)
                         blocks.append(Block(group, "tau", (ri, si, slice(ids[0], ids[-1] + 1)), (ri, si, bi), fn))
     attrs = {
         "engine_version": __version__,
@@ -356,36 +632,6 @@ def plan_sweep(cfg: SweepConfig) -> tuple[dict[str, xr.Dataset], list[Block], di
         "inputs": json.dumps(checksums, sort_keys=True),
     }
     return skeletons, blocks, attrs
-
-
-def _boot_fn(bootstrap: Any, scores: xr.DataArray, opts: Mapping[str, Any], over: str, ids: np.ndarray,
-             seed: int) -> Callable[[], np.ndarray]:
-    def fn() -> np.ndarray:
-        ds = bootstrap(scores, over=over, replicates=ids, seed=seed, **opts)
-        return np.asarray(ds["replicate_score"].values, dtype=np.float64)
-
-    return fn
-
-
-def _subset_fn(curve: Any, scores: xr.DataArray, opts: Mapping[str, Any], size: int, ids: np.ndarray,
-               seed: int) -> Callable[[], np.ndarray]:
-    def fn() -> np.ndarray:
-        kw = {k: v for k, v in opts.items() if k in ("level", "missing", "options")}
-        rule = opts["rule"]
-        ds = curve(scores, rules=[rule], sizes=[size], repeats=ids, seed=seed, **kw)
-        return np.asarray(ds["tau"].values, dtype=np.float64).reshape(-1)
-
-    return fn
-
-
-def _grid_fn(scores: xr.DataArray, opts: Mapping[str, Any]) -> Callable[[], np.ndarray]:
-    def fn() -> np.ndarray:
-        from .core import rank
-
-        ds = rank(scores, **opts).compute()
-        return np.stack([ds["score"].values, ds["rank"].values])
-
-    return fn
 
 
 # ------------------------------------------------------------------------------------ store
@@ -459,29 +705,38 @@ def _write(root: Any, blk: Block, values: np.ndarray) -> None:
 
 
 def connect(scheduler: str | None) -> Any | None:
-    """A client of the scheduler at ``scheduler`` (else ``DASK_SCHEDULER_ADDRESS``); ``None`` when neither is set."""
+    """A client of the scheduler at ``scheduler`` (else ``DASK_SCHEDULER_ADDRESS``); ``None`` when neither is set.
+
+    Raises
+    ------
+    VotebenchError
+        When no scheduler answers within ``distributed.comm.timeouts.connect``.
+    """
+    import dask
     from distributed import Client
 
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
     if not address:
         return None
-    try:
-        return Client(address, timeout="10s")
-    except (OSError, TimeoutError) as exc:
-        raise VotebenchError(f"cannot connect to dask scheduler {address!r} ({exc})") from None
+    try:  # the connection timeout is dask's own setting (distributed.comm.timeouts.connect, 30 s by default)
+        return Client(address, timeout=dask.config.get("distributed.comm.timeouts.connect"), set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        why = str(exc).splitlines()[0] if str(exc) else repr(exc)
+        raise VotebenchError(f"cannot connect to dask scheduler {address!r} ({why})") from None
 
 
-def _client(scheduler: str | None) -> Any:
-    """The given scheduler's client, else an in-process local cluster."""
+def _embedded() -> Any:
+    """An in-process local cluster (threads), the default when no scheduler is given."""
     from distributed import Client
 
-    return connect(scheduler) or Client(processes=False, dashboard_address=None)
+    return Client(processes=False, dashboard_address=None, set_as_default=False)
 
 
 def run_sweep(
     cfg: SweepConfig,
     *,
     scheduler: str | None = None,
+    client: Any | None = None,
     overwrite: bool = False,
     progress: bool = True,
     max_blocks: int | None = None,
@@ -489,12 +744,20 @@ def run_sweep(
 ) -> Path:
     """Run a sweep: compute every block not yet done and write it to the store as it finishes.
 
+    The inputs are opened by the workers from their paths or URLs (the
+    client sends each task the :class:`Source`, never the scores) and results
+    are written by this process as blocks finish, so a killed worker only
+    costs its running blocks (the scheduler reruns them elsewhere) and a
+    killed client only the blocks not yet written (a re-run resumes).
+
     Parameters
     ----------
     cfg : SweepConfig
     scheduler : str, optional
         Address of a dask scheduler (default: ``DASK_SCHEDULER_ADDRESS``, else
         an in-process local cluster).
+    client : distributed.Client, optional
+        An already connected client to use instead (left open).
     overwrite : bool
         Start from an empty store.
     progress : bool
@@ -511,40 +774,72 @@ def run_sweep(
     """
     from distributed import as_completed
 
-    skeletons, blocks, attrs = plan_sweep(cfg)
-    path = _resolve_store(cfg)
-    root = _open_root(path, attrs, skeletons, overwrite)
-    todo = _pending(root, blocks)
-    if max_blocks is not None:
-        todo = todo[:max_blocks]
-    log.info("sweep: %d of %d blocks to compute", len(todo), len(blocks))
-    if not todo:
-        return path
-    client = _client(scheduler)
-    bar = _progress(len(blocks), len(blocks) - len(_pending(root, blocks)), enabled=progress)
+    own = client is None
+    if own:
+        client = connect(scheduler)
     try:
-        futures = {client.submit(_run_block, b.compute, pure=False): b for b in todo}
-        for fut in as_completed(futures):
-            blk = futures[fut]
-            value = fut.result()
-            if isinstance(value, str):  # a user-facing error inside the block: one line, no worker traceback
-                raise VotebenchError(f"{blk.group}: {value}")
-            _write(root, blk, value)
-            bar.update(1)
-            if on_block is not None:
-                on_block(blk)
+        skeletons, blocks, attrs = plan_sweep(cfg, client=client)
+        path = _resolve_store(cfg)
+        root = _open_root(path, attrs, skeletons, overwrite)
+        todo = _pending(root, blocks)
+        already = len(blocks) - len(todo)
+        if max_blocks is not None:
+            todo = todo[:max_blocks]
+        log.info("sweep: %d of %d blocks to compute", len(todo), len(blocks))
+        if not todo:
+            return path
+        if client is None:
+            client = _embedded()
+        bar = _progress(len(blocks), already, enabled=progress)
+        try:
+            futures = {client.submit(_run_block, b.compute, pure=False): b for b in todo}
+            for fut in as_completed(futures, loop=client.loop):
+                blk = futures.pop(fut)
+                value = _result(fut.result(), f"{blk.group}: ")
+                _write(root, blk, value)
+                bar.update(1)
+                if on_block is not None:
+                    on_block(blk)
+        finally:
+            bar.close()
     finally:
-        bar.close()
-        client.close()
+        if own and client is not None:
+            client.close()
     return path
 
 
-def _run_block(fn: Callable[[], np.ndarray]) -> np.ndarray | str:
-    """Run a block; a :class:`VotebenchError` comes back as its message instead of a worker failure."""
-    try:
-        return fn()
-    except VotebenchError as exc:
-        return str(exc)
+def cluster_rank(client: Any, source: Source, **options: Any) -> xr.Dataset:
+    """:func:`engine.rank` of an input computed by one of ``client``'s workers, which reads it by path.
+
+    Returns the computed ranking (``score``, ``rank`` per system; attrs ``rule``, ``level``, ``missing``).
+    """
+    score, rank, attrs, systems = _result(client.submit(_run_block, _point_task, source, options, pure=False).result())
+    ds = xr.Dataset({"score": (SYSTEM, score), "rank": (SYSTEM, rank)}, coords={SYSTEM: np.array(systems, dtype=object)})
+    ds.attrs = attrs
+    return ds
+
+
+def cluster_bootstrap(client: Any, source: Source, *, over: str, replicates: int, seed: int, block: int,
+                      **options: Any) -> xr.Dataset:
+    """:func:`engine.bootstrap` as tasks on ``client``'s workers: the point ranking and one task per ``block`` replicates.
+
+    Every task opens the input by path (:func:`load_source`); the replicate
+    scores equal those of ``engine.bootstrap(scores, ..., block=block)``.
+    Returns the computed Dataset ``score``, ``rank``, ``replicate_score``,
+    ``replicate_rank``.
+    """
+    from .kernels.ranking import min_rank
+
+    point = client.submit(_run_block, _point_task, source, options, over, pure=False)
+    futures = [client.submit(_run_block, _boot_block, source, options, over, np.arange(i, min(replicates, i + block)), seed,
+                             block, pure=False) for i in range(0, replicates, block)]
+    score, rank, attrs, systems = _result(point.result())
+    R = np.concatenate([_result(f.result()) for f in futures], axis=0)
+    ds = xr.Dataset({"score": (SYSTEM, score), "rank": (SYSTEM, rank), "replicate_score": ((REPLICATE, SYSTEM), R),
+                     "replicate_rank": ((REPLICATE, SYSTEM), min_rank(R))},
+                    coords={SYSTEM: np.array(systems, dtype=object), REPLICATE: np.arange(replicates)})
+    ds.attrs = {"rule": attrs["rule"], "over": over, "replicates": replicates, "seed": seed}
+    return ds
 
 
 def _resolve_store(cfg: SweepConfig) -> Path:
