@@ -30,6 +30,7 @@ from .rules import LEVELS, RULES, rule_names
 __all__ = ["main", "build_parser"]
 
 FORMATS = ("table", "json", "csv")
+INPUT_FORMATS = ("wide", "long", "lm-eval", "helm", "jsonl")
 _SCHEDULER_HELP = ("address of a running dask scheduler, e.g. tcp://10.0.0.5:8786 (default: DASK_SCHEDULER_ADDRESS, "
                    "else an in-process scheduler); the workers read INPUT by its path or URL")
 
@@ -39,6 +40,26 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _add_input_options(r: argparse.ArgumentParser) -> None:
+    """How INPUT is read: evaluation outputs (lm-evaluation-harness, HELM, JSONL) and their metric."""
+    r.add_argument("--input-format", default=None, choices=INPUT_FORMATS,
+                   help="kind of INPUT (default: from its suffix or folder content)")
+    r.add_argument("--metric", default=None, metavar="NAME|TASK=NAME,...",
+                   help="lm-eval / HELM per-instance metric, for every task or per task (default: lm-eval the first "
+                   "metric listed, HELM exact_match)")
+    r.add_argument("--filter", dest="eval_filter", default=None, metavar="NAME|TASK=NAME,...",
+                   help="lm-eval filter (default: none, else the first)")
+    r.add_argument("--split", default=None, metavar="NAME|TASK=NAME,...", help="HELM split (default: test, else valid)")
+
+
+def _loader_options(args: argparse.Namespace) -> dict[str, Any]:
+    from .loaders import parse_task_option
+
+    return {"format": getattr(args, "input_format", None), "metric": parse_task_option(getattr(args, "metric", None)),
+            "filter": parse_task_option(getattr(args, "eval_filter", None)),
+            "split": parse_task_option(getattr(args, "split", None))}
 
 
 def _add_rank_options(r: argparse.ArgumentParser) -> None:
@@ -77,6 +98,7 @@ def _add_rank_options(r: argparse.ArgumentParser) -> None:
                    help="sidecar JSON with task directions and groups (default: <name>.meta.json beside INPUT)")
     r.add_argument("--lower-is-better", default=None, metavar="TASKS",
                    help="comma-separated tasks where lower scores are better (overrides the sidecar)")
+    _add_input_options(r)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "listwise / drop-judges remove systems / tasks with gaps first")
     c.add_argument("--weak", action="store_true",
                    help="weak majority (G w >= 0, Vote'n'Rank eq. 2, as in the authors' code) instead of strict wins")
+    _add_input_options(c)
     c.add_argument("--format", default="table", choices=("table", "json"), help="output format (default: table)")
     c.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
     c.set_defaults(func=_cmd_condorcet)
@@ -154,10 +177,22 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--scheduler", default=None, metavar="ADDRESS", help=_SCHEDULER_HELP)
     sw.add_argument("--overwrite", action="store_true", help="start from an empty store")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sw.add_argument("--dashboard", action="store_true",
+                    help="serve a live dashboard of the results store while the sweep runs (see `votebench serve`)")
+    sw.add_argument("--host", default="127.0.0.1", help="dashboard address (default: 127.0.0.1)")
+    sw.add_argument("--port", type=int, default=8050, help="dashboard port (default: 8050; 0 = any free port)")
     sw.set_defaults(func=_cmd_sweep)
 
     ls = sub.add_parser("rules", help="list the registered aggregation rules")
     ls.set_defaults(func=_cmd_rules)
+    # sub-commands that live with their modules
+    from .dashboard import register as register_serve
+    from .experiment import register as register_experiment
+    from .report import register as register_report
+
+    register_report(sub)
+    register_serve(sub)
+    register_experiment(sub)
     return p
 
 
@@ -328,7 +363,8 @@ def rank_options(args: argparse.Namespace) -> dict[str, Any]:
 def _load_scores(args: argparse.Namespace) -> Any:
     from .io import open_scores
 
-    scores = open_scores(args.input, meta=args.meta)
+    opts = {k: v for k, v in _loader_options(args).items() if v is not None}
+    scores = open_scores(args.input, meta=args.meta, **opts)
     if args.lower_is_better:
         lower = [t.strip() for t in args.lower_is_better.split(",") if t.strip()]
         tasks = [str(t) for t in scores["task"].values]
@@ -378,7 +414,7 @@ def _cmd_condorcet(args: argparse.Namespace) -> int:
     from .io import open_scores
     from .kernels.condorcet_lp import condorcet_winner, prospective_systems
 
-    scores = open_scores(args.input)
+    scores = open_scores(args.input, **{k: v for k, v in _loader_options(args).items() if v is not None})
     X = task_scores(scores, missing=args.missing if args.missing != "error" else "error")
     if not isinstance(X.data, np.ndarray):
         import dask
@@ -532,7 +568,7 @@ def _source(args: argparse.Namespace) -> Any:
     from .sweep import make_source
 
     lower = [t.strip() for t in (args.lower_is_better or "").split(",") if t.strip()]
-    return make_source(args.input, meta=args.meta, lower_is_better=lower)
+    return make_source(args.input, meta=args.meta, lower_is_better=lower, loader=_loader_options(args))
 
 
 def _open_input(args: argparse.Namespace) -> Any:
@@ -591,15 +627,27 @@ def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import load_config, open_results, run_sweep
+    from .sweep import _embedded, _resolve_store, load_config, open_results, run_sweep
 
     cfg = load_config(args.config, store=args.store)
     computed: list[Any] = []
     client = _connect(args.scheduler)
+    if args.dashboard and client is None:
+        client = _embedded()  # made here so that the page can link to its dask dashboard
+    stop_dashboard = None
     try:
+        if args.dashboard:
+            from .dashboard import dask_dashboard_link, start_in_background
+
+            url, stop_dashboard = start_in_background(_resolve_store(cfg), host=args.host, port=args.port,
+                                                      dask_dashboard=dask_dashboard_link(client))
+            print(f"votebench: live dashboard at {url} (until the sweep ends; then `votebench serve`)",
+                  file=sys.stderr, flush=True)
         path = run_sweep(cfg, client=client, overwrite=args.overwrite, progress=not args.no_progress,
                          on_block=computed.append)
     finally:
+        if stop_dashboard is not None:
+            stop_dashboard()
         if client is not None:
             client.close()
     groups = open_results(path)

@@ -80,7 +80,9 @@ __all__ = [
 
 log = logging.getLogger("engine")
 
-_INPUT_KEYS = {"name", "path", "meta", "level", "missing", "weights", "groups", "within", "across"}
+#: options of :func:`engine.open_scores` for evaluation outputs (lm-evaluation-harness, HELM, JSONL)
+LOADER_KEYS = ("format", "metric", "filter", "split", "perturbation")
+_INPUT_KEYS = {"name", "path", "meta", "level", "missing", "weights", "groups", "within", "across", *LOADER_KEYS}
 _RULE_KEYS = {"name", "label", "options", "level", "within", "across"}
 _KINDS = {
     "bootstrap": {"kind", "name", "over", "replicates", "block"},
@@ -249,6 +251,11 @@ class Source:
     meta: str | None = None
     lower_is_better: tuple[str, ...] = ()
     checksum: str | None = None
+    loader: tuple[tuple[str, Any], ...] = ()  # open_scores options (format, metric, ...), hashable
+
+    def loader_options(self) -> dict[str, Any]:
+        """The :func:`engine.open_scores` keyword options of this source (a per-task mapping comes back as a dict)."""
+        return {k: dict(v) if isinstance(v, tuple) else v for k, v in self.loader}
 
 
 #: inputs whose in-memory size (at their stored dtype) is at most this are loaded into memory once per worker
@@ -270,8 +277,12 @@ def make_source(
     base: str | os.PathLike[str] = ".",
     meta: str | os.PathLike[str] | None = None,
     lower_is_better: Sequence[str] = (),
+    loader: Mapping[str, Any] | None = None,
 ) -> Source:
     """A :class:`Source` for ``path``: a relative local path is looked up from the working directory, then ``base``.
+
+    ``loader`` holds :func:`engine.open_scores` options for evaluation outputs
+    (``format``, ``metric``, ``filter``, ``split``, ``perturbation``; ``None`` values are dropped).
 
     Local paths are made absolute (workers need not share the client's
     working directory, but they must see the same file system path).
@@ -285,8 +296,13 @@ def make_source(
             q = Path(base) / q
         return str(q.absolute())
 
+    opts = {k: v for k, v in (loader or {}).items() if v is not None}
+    unknown = sorted(set(opts) - set(LOADER_KEYS))
+    if unknown:
+        raise VotebenchError(f"unknown loader option(s) {', '.join(unknown)}; known: {', '.join(LOADER_KEYS)}")
+    items = tuple(sorted((k, tuple(sorted(v.items())) if isinstance(v, Mapping) else v) for k, v in opts.items()))
     return Source(path=local(path), meta=None if meta is None else local(meta),
-                  lower_is_better=tuple(str(t) for t in lower_is_better))
+                  lower_is_better=tuple(str(t) for t in lower_is_better), loader=items)
 
 
 def input_checksum(path: str | os.PathLike[str]) -> str:
@@ -325,7 +341,7 @@ def open_source(src: Source) -> xr.DataArray:
             scores = _apply_meta(scores, read_sidecar(src.meta), src.path)
         scores.attrs["source_file"] = src.path
     else:
-        scores = open_scores(src.path, meta=src.meta)
+        scores = open_scores(src.path, meta=src.meta, **src.loader_options())
     if src.lower_is_better:
         tasks = [str(t) for t in scores["task"].values]
         unknown = [t for t in src.lower_is_better if t not in tasks]
@@ -534,7 +550,7 @@ def _inspect_all(cfg: SweepConfig, client: Any | None) -> list[dict[str, Any]]:
     """Inspect every input: on the cluster's workers when a client is given, else in this process."""
     calls = []
     for inp in cfg.inputs:
-        src = make_source(inp["path"], base=cfg.base, meta=inp.get("meta"))
+        src = make_source(inp["path"], base=cfg.base, meta=inp.get("meta"), loader={k: inp.get(k) for k in LOADER_KEYS})
         rules = [(r["label"], _agg_options(inp, r)) for r in cfg.rules]
         checks = [(p["over"], _agg_options(inp, r)) for p in cfg.perturbations if p["kind"] == "bootstrap" for r in cfg.rules]
         calls.append((src, rules, checks))
@@ -729,7 +745,7 @@ def _embedded() -> Any:
     """An in-process local cluster (threads), the default when no scheduler is given."""
     from distributed import Client
 
-    return Client(processes=False, dashboard_address=None, set_as_default=False)
+    return Client(processes=False, dashboard_address=":0", set_as_default=False)  # any free port: no clash
 
 
 def run_sweep(

@@ -519,3 +519,24 @@ def test_dask_dashboard_link():
     assert dask_dashboard_link(WithLink()) == "http://127.0.0.1:8787/status"
     assert dask_dashboard_link(NoDashboard()) is None
     assert dask_dashboard_link(None) is None
+
+
+def test_sweep_dashboard_flag_serves_the_store_while_it_runs(tmp_path, capsys):
+    """`votebench sweep CONFIG --dashboard --port 0`: the page is announced on stderr, the sweep completes, the
+    server is stopped afterwards (its port no longer answers)."""
+    from conftest import run_cli
+
+    csv = write_input(tmp_path)
+    cfg = tmp_path / "sweep.toml"
+    cfg.write_text(f'seed = 1\nstore = "{tmp_path / "res.zarr"}"\n[input]\npath = "{csv}"\n[[rules]]\nname = "borda"\n'
+                   '[[perturbations]]\nkind = "bootstrap"\nover = "tasks"\nreplicates = 6\nblock = 3\n')
+    code, out, err = run_cli(capsys, "sweep", cfg, "--dashboard", "--port", "0", "--no-progress")
+    assert code == 0, err
+    line = next(ln for ln in err.splitlines() if "live dashboard at" in ln)
+    url = line.split("live dashboard at ")[1].split()[0]
+    assert url.startswith("http://127.0.0.1:")
+    assert "blocks done 2/2" in out
+    snap = snapshot(tmp_path / "res.zarr")
+    assert json.dumps(snap)  # the finished store still reads
+    with pytest.raises(OSError):
+        get(url + "api/snapshot")

@@ -353,6 +353,34 @@ def test_lm_eval_cli_rank(tmp_path, capsys):
     assert got == dict(zip(LM_SYSTEMS, ref.tolist()))
 
 
+def test_lm_eval_cli_metric_filter_and_format_options(tmp_path, capsys):
+    """--metric / --filter per task and --input-format reach the loader (rank and bootstrap)."""
+    root = write_lm_eval(tmp_path / "out")
+    opts = ["--metric", "arc_easy=acc_norm", "--filter", "gsm8k=flexible-extract", "--input-format", "lm-eval"]
+    code, out, err = run_cli(capsys, "rank", root, *opts, "--format", "csv")
+    assert code == 0, err
+    got = {row["system"]: float(row["score"]) for row in pd.read_csv(io.StringIO(out)).to_dict("records")}
+    ref = bf_aggregate(expected_lm("acc_norm", "flexible-extract"), [True, True], rule="borda", level="two")
+    assert got == dict(zip(LM_SYSTEMS, ref.tolist()))
+    code, out, err = run_cli(capsys, "bootstrap", root, *opts, "--over", "instances", "--replicates", "4", "--format", "json")
+    assert code == 0, err
+    assert {r["system"]: r["score"] for r in json.loads(out)["ranking"]} == got
+    one_line_error(*run_cli(capsys, "rank", root, "--input-format", "helm"), "per_instance_stats")
+
+
+def test_sweep_input_takes_loader_options(tmp_path):
+    """A sweep input's metric/filter/format go to the workers' loader (the Source), not through the client."""
+    from engine.sweep import make_source, open_source
+
+    root = write_lm_eval(tmp_path / "out")
+    src = make_source(root, loader={"metric": {"arc_easy": "acc_norm"}, "filter": {"gsm8k": "flexible-extract"},
+                                    "format": "lm-eval"})
+    hash(src)  # the per-worker cache keys on it
+    np.testing.assert_array_equal(open_source(src).values, expected_lm("acc_norm", "flexible-extract"))
+    with pytest.raises(engine.VotebenchError, match="unknown loader option"):
+        make_source(root, loader={"metrik": "acc"})
+
+
 # ---------------------------------------------------------------------------------------------
 # lm-eval errors
 # ---------------------------------------------------------------------------------------------
