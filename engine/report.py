@@ -652,12 +652,15 @@ def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict
 
 
 def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping[str, tuple[float, float, float, bool]]]],
-                     shown: Sequence[str], st: _Settings, what: str, B: int) -> str:
-    """One figure with a panel per rule (systems in the order of ``shown``)."""
+                     st: _Settings, what: str, B: int) -> str:
+    """One figure with a panel per rule (the top systems of the panels, best first by the first panel)."""
     from . import plots
 
     level = 1.0 - st.alpha
-    names = [s for s in shown if any(s in by for _, by in per_rule)]
+    every = list(dict.fromkeys(s for _, by in per_rule for s in by))
+    ranks = np.array([[by[s][0] if s in by else np.nan for s in every] for _, by in per_rule])
+    # the panels' own top systems, drawn best first by the first panel's full-data rank
+    names = [every[i] for i in select_systems(ranks, st.top_k, reference=0)]
     arr = np.full((4, len(per_rule), len(names)), np.nan)
     for i, (_, by) in enumerate(per_rule):
         for j, s in enumerate(names):
@@ -799,8 +802,6 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     sections = _ranking_sections(out, rk, st, notes)
     X, tasks = _task_matrix(scores, missing, rk.systems)
     sections += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
-    idx, _ = _shown(rk, st.top_k)
-    shown = [rk.systems[i] for i in idx]
     if st.replicates >= 2:
         per_rule, rows = [], []
         for label in rk.labels:
@@ -811,7 +812,7 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
             rows += r
         intro = (f"<p>Bootstrap over {html.escape(st.over)}: {st.replicates} replicates, seed {st.seed}; intervals are "
                  f"the {50 * st.alpha:g}-{100 - 50 * st.alpha:g}% percentiles of the replicate ranks (alpha = {st.alpha:g}).</p>")
-        fig_html = _interval_figure(out, "intervals", per_rule, shown, st, f"resampling {st.over}", st.replicates)
+        fig_html = _interval_figure(out, "intervals", per_rule, st, f"resampling {st.over}", st.replicates)
         sections.append(("Bootstrap rank intervals", intro + _interval_table(out, "intervals", rows) + fig_html))
     T = X.shape[0]
     if st.repeats >= 1 and T >= 2:
@@ -908,11 +909,8 @@ def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rul
                 rk = _Rankings([labels[i] for i in order], base_label, [s for s, p in zip(systems, present) if p],
                                S[:, present], min_rank(S[:, present]), [s for s, p in zip(systems, present) if not p])
         body_sections: list[tuple[str, str]] = []
-        shown: list[str] | None = None
         if rk is not None:
             body_sections += _ranking_sections(out, rk, st, notes)
-            idx, _ = _shown(rk, st.top_k)
-            shown = [rk.systems[i] for i in idx]
             if scores is not None:
                 miss = _agg_options(inp, {"name": _BASELINE}).get("missing", "error")
                 X, tasks = _task_matrix(scores, miss, rk.systems)
@@ -921,7 +919,7 @@ def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rul
         for gname, ds in sorted(mine.items()):
             kind = ds.attrs.get("kind")
             if kind == "bootstrap":
-                body_sections.append(_store_bootstrap(out, gname, ds, labels, shown, st, notes))
+                body_sections.append(_store_bootstrap(out, gname, ds, labels, st, notes))
             elif kind == "subsets":
                 sub = ds.sel({RULE: labels}).compute()
                 title = f"Task-subset robustness ({gname}, {int(ds.attrs.get('repeats', ds.sizes['replicate']))} subsets per size)"
@@ -946,8 +944,8 @@ def _find_meta(inp: Mapping[str, Any], store: Path) -> Path | None:
     return None
 
 
-def _store_bootstrap(out: _Out, gname: str, ds: xr.Dataset, labels: Sequence[str], shown: Sequence[str] | None,
-                     st: _Settings, notes: list[str]) -> tuple[str, str]:
+def _store_bootstrap(out: _Out, gname: str, ds: xr.Dataset, labels: Sequence[str], st: _Settings,
+                     notes: list[str]) -> tuple[str, str]:
     from .kernels.ranking import min_rank
 
     ds = ds.compute()
@@ -976,10 +974,7 @@ def _store_bootstrap(out: _Out, gname: str, ds: xr.Dataset, labels: Sequence[str
              "percentiles of the stored replicate ranks.</p>")
     if not per_rule:
         return (f"Bootstrap rank intervals: {gname}", intro)
-    if shown is None:
-        first = per_rule[0][1]
-        shown = sorted(first, key=lambda s: (first[s][0], s))[: st.top_k]
-    fig_html = _interval_figure(out, f"{gname}_intervals", per_rule, shown, st,
+    fig_html = _interval_figure(out, f"{gname}_intervals", per_rule, st,
                                 f"resampling {ds.attrs.get('over', '?')}", max(counts))
     return (f"Bootstrap rank intervals: {gname}", intro + _interval_table(out, f"{gname}_intervals", rows) + fig_html)
 

@@ -499,3 +499,23 @@ def test_report_from_store(store, tmp_path):
     assert "Scores not available" in index.read_text(encoding="utf-8")
     with pytest.raises(VotebenchError, match="not in the store"):
         build_report(path, tmp_path / "r3", rules=["copeland"])
+
+
+def test_store_interval_figure_is_ordered_by_its_rule(store, tmp_path, monkeypatch):
+    """The interval figure of a stored bootstrap draws the first rule's systems best first by that rule's full-data rank."""
+    path, _ = store
+    drawn = []
+    real = plots.rank_interval_figure
+
+    def spy(rank, low, high, systems, *a, **kw):
+        drawn.append((np.atleast_2d(rank)[0].copy(), list(systems)))
+        return real(rank, low, high, systems, *a, **kw)
+
+    monkeypatch.setattr(plots, "rank_interval_figure", spy)
+    build_report(path, tmp_path / "r", formats=("png",), rules=["borda"], top_k=4)
+    rank, systems = drawn[-1]
+    ds = engine.sweep.open_results(path, "tiny/bootstrap-tasks").sel(rule="borda").compute()
+    full = dict(zip([str(s) for s in ds["system"].values], ds["rank"].values))
+    assert len(systems) == 4
+    assert [full[s] for s in systems] == sorted(full[s] for s in systems) == sorted(full.values())[:4]
+    np.testing.assert_array_equal(rank, [full[s] for s in systems])
