@@ -22,8 +22,10 @@ for the rules that have a product form):
     matrices ``(B, T, S)``; ``"loop"`` rules one call per replicate.
 ``over="systems"``
     Separable rules (a system's score depends on its own scores only: mean,
-    median, ...) gather the full-data scores of the drawn systems; pairwise
-    rules gather the drawn rows and columns of the full-data pairwise sums;
+    median, ...) gather the full-data scores of the drawn systems; task-level
+    Borda and Average Rank (whole-number weights) are the full-data pairwise
+    matrix (wins + ties / 2) times the candidate counts; pairwise rules gather
+    the drawn rows and columns of the full-data pairwise sums;
     other rules get a batched kernel call on the resampled columns
     ``X[:, idx]`` (a drawn system's copies tie with each other).  At levels ``one``/``two`` the within-task
     Borda points among the drawn systems are rows of the per-task pairwise
@@ -195,7 +197,9 @@ def _tasks_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.nd
     T = X.shape[-2]
     idx = resample_indices(T, seed=seed, replicates=ids, stream="tasks")
     has = np.asarray(judged).reshape(-1) > 0
-    if not has.all():  # tasks left without judges by the policy: a replicate may draw only those
+    if fin["weights"] is not None:
+        has &= np.asarray(fin["weights"]) > 0
+    if not has.all():  # tasks left without judges by the policy (or of zero weight): a replicate may draw only those
         drawn = counts_from_indices(idx, T)[:, has].sum(axis=1) > 0
         if not drawn.all():
             raise VotebenchError(f"replicate {int(ids[np.argmin(drawn)])}: no task has complete scores under "
@@ -332,9 +336,10 @@ def _instance_partial(ids: np.ndarray, tpos: np.ndarray, kpos: np.ndarray, J0: n
     draws).  Task by task, the resample counts ``(B, Kc)`` of the chunk's
     instances multiply the judge values ``(Kc, S)``.  When the values are
     multiples of ``1 / grid`` and every sum stays below 2**24 after scaling, the
-    product runs in float32 on integers (exact, so the same for any chunking);
-    otherwise in float64 with at least ``_MIN_ROWS`` rows (the same BLAS kernel,
-    so the same rounding, whatever the block size).
+    product runs in float32 on integers (exact, so the same for any chunking
+    and block size); otherwise in float64 with at least ``_MIN_ROWS`` rows,
+    where the BLAS summation order, hence the last bit, may depend on the
+    block size.
     """
     ids = np.asarray(ids).reshape(-1)
     tpos = np.asarray(tpos).reshape(-1)
@@ -342,7 +347,7 @@ def _instance_partial(ids: np.ndarray, tpos: np.ndarray, kpos: np.ndarray, J0: n
     B, (Tc, Kc, S) = ids.size, J0.shape
     start, stop = int(kpos[0]), int(kpos[-1]) + 1
     # a task's sum over its drawn instances is at most (#instances) x max |value|
-    exact = grid is not None and float(np.abs(J0).max(initial=0.0)) * grid * present.shape[-1] < 2.0**24
+    exact = grid is not None and max(1.0, float(np.abs(J0).max(initial=0.0)) * grid) * present.shape[-1] < 2.0**24
     dtype = np.float32 if exact else np.float64
     c = np.zeros((max(B, _MIN_ROWS), Kc), dtype=dtype)
     out = np.empty((B, Tc, 1, S, 2))
@@ -452,7 +457,9 @@ def _replicate_scores(plan: Plan, over: str, ids: np.ndarray, seed: int, block: 
 
     task_pairs = (over == "systems" and stat is not None and stat.name == "mean" and not plan.pooled and plan.groups is None
                   and (w is None or (w > 0).all()))
-    if task_pairs and across.name in _CANDIDATE_LINEAR:
+    # whole-number weights keep the pairwise sums and their products exact (ties between equal systems stay ties)
+    whole = w is None or bool(np.array_equal(w, np.round(w)))
+    if task_pairs and whole and across.name in _CANDIDATE_LINEAR:
         b = _block_size(ids.size, S * 4, block)
         return _map_blocks(_linear_candidates_block, ids, b, lazy, S, pair_sums(("wins", "pairs")), seed=seed,
                            rule=across.name), "pairwise matrix x candidate counts"
@@ -754,8 +761,10 @@ def pavao_stability(
         ``judge_stability`` and ``candidate_stability`` (trial) and their means
         over trials (``*_mean``).
     """
-    if trials < 1 or replicates < 2:
-        raise VotebenchError(f"stability needs trials >= 1 and replicates >= 2, got {trials} and {replicates}")
+    if not (isinstance(trials, (int, np.integer)) and isinstance(replicates, (int, np.integer))) or trials < 1 or replicates < 2:
+        raise VotebenchError(f"stability needs whole numbers trials >= 1 and replicates >= 2, got {trials!r} and {replicates!r}")
+    if method not in ("spearman", "kendall"):
+        raise VotebenchError(f"unknown rank correlation {method!r}; choose spearman or kendall")
     out = {}
     for over, name in (("tasks", "judge_stability"), ("systems", "candidate_stability")):
         ds = bootstrap(scores, rule=rule, over=over, replicates=trials * replicates, seed=seed, **aggregate_options)

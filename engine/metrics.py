@@ -245,7 +245,7 @@ def _spearman_matrix_masked(x: np.ndarray) -> np.ndarray:
         for r0 in range(rows.start, rows.stop, step):
             r = slice(r0, min(rows.stop, r0 + step))
             out[r0 - rows.start : r.stop - rows.start] = _restricted_rank_deviations(
-                first[r], last[r], mt[order[r]][:, :, cols], present[r], present[cols], common[r, cols])
+                first[r], last[r], mt[:, cols][order[r]], present[r], present[cols], common[r, cols])
 
     out = np.full((B, B), np.nan)
     bs = max(1, min(B, _CAP // max(1, B * S)))  # float64 blocks of at most _CAP elements
@@ -331,11 +331,13 @@ def pairwise_correlations(scores: np.ndarray, *, method: Method = "spearman") ->
 
     Notes
     -----
-    Matrix products instead of a loop over the ``B (B - 1) / 2`` pairs.  Spearman
-    without missing systems is the correlation matrix of the average-rank
-    rows.  With missing systems every pair is re-ranked on its common systems
-    through the sign matrices ``sign(x_s - x_t)`` (see ``_spearman_matrix_masked``),
-    ``O(B^2 S^2)`` work.  Kendall's tau-b uses concordant-minus-discordant
+    No loop over the ``B (B - 1) / 2`` pairs.  Rows that all restrict one
+    score vector (a candidate resample of a separable rule) correlate 1 where
+    defined, without re-ranking.  Spearman without missing systems is the
+    correlation matrix of the average-rank rows.  With missing systems every
+    pair is re-ranked on its common systems from one sort per row and
+    cumulative counts of the shared systems (see ``_spearman_matrix_masked``),
+    ``O(B^2 S)`` work in integers.  Kendall's tau-b uses concordant-minus-discordant
     counts and tie counts that are products of (B, S (S - 1) / 2) sign, tie and
     presence matrices, ``O(B^2 S^2)`` work.  Integer sums stay exact; work
     arrays are bounded (about 64 MB) by blocking.

@@ -119,7 +119,7 @@ class Rule:
         batch elements are not independent of their position, e.g. seeded draws).
     separable : bool
         A system's score depends on its own scores only, not on which other
-        systems compete (mean, median, geometric mean): a candidate resample
+        systems compete (mean, median, geometric mean, optimality gap): a candidate resample
         then reuses the full-data scores of the drawn systems.
     """
 

@@ -730,3 +730,43 @@ def test_pavao_stability_matches_per_trial_brute_force(rule):
             expected = np.mean(vals) if vals else np.nan
             np.testing.assert_allclose(ds[name].values[k], expected, rtol=1e-12, atol=1e-12, equal_nan=True)
         np.testing.assert_allclose(ds[f"{name}_mean"].values, np.nanmean(ds[name].values), rtol=1e-12)
+
+
+@pytest.mark.parametrize("over", ["tasks", "systems"])
+@pytest.mark.parametrize("rule", ["borda", "average_rank", "mean", "median", "copeland"])
+def test_identical_systems_tie_in_every_replicate_under_fractional_weights(rule, over):
+    """Two systems with the same scores on every task tie in every replicate, for non-dyadic weights too,
+    and the result does not depend on the block size (real-valued scores)."""
+    rng = np.random.default_rng(_seed("twins", rule, over))
+    X = rng.normal(size=(6, 5))
+    X[4] = X[1]
+    s = engine.scores_from_array(X)
+    w = None if rule == "median" else [0.1, 0.7, 1 / 3, 0.3, 0.9]
+    ds = bootstrap(s, rule=rule, over=over, replicates=24, seed=1, weights=w)
+    R = ds["replicate_score"].values
+    both = ~np.isnan(R[:, 1]) & ~np.isnan(R[:, 4])
+    assert both.any()
+    np.testing.assert_array_equal(R[both, 1], R[both, 4])
+    np.testing.assert_array_equal(ds["replicate_rank"].values[both, 1], ds["replicate_rank"].values[both, 4])
+    one = bootstrap(s, rule=rule, over=over, replicates=24, seed=1, weights=w, block=1)
+    np.testing.assert_array_equal(one["replicate_score"].values, R)
+    np.testing.assert_allclose(R, replicate_scores_reference(s, rule=rule, over=over, replicates=24, seed=1, weights=w),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_task_replicate_of_only_zero_weight_tasks_raises():
+    X = np.array([[1.0, 2.0, 0.0], [2.0, 0.0, 1.0], [0.0, 1.0, 2.0]])
+    s = engine.scores_from_array(X)
+    idx = resample_indices(3, seed=0, replicates=200, stream="tasks")
+    b = next(b for b in range(200) if set(idx[b]) == {2})  # draws only the zero-weight task
+    with pytest.raises(VotebenchError, match=f"replicate {b}"):
+        bootstrap(s, rule="borda", over="tasks", replicates=[b], seed=0, weights=[1.0, 1.0, 0.0])
+
+
+def test_pavao_stability_rejects_bad_options_before_work():
+    from engine.bootstrap import pavao_stability
+
+    s = engine.scores_from_array(np.arange(12.0).reshape(4, 3))
+    for kw in ({"method": "pearson"}, {"trials": 2.5}, {"replicates": 1}):
+        with pytest.raises(VotebenchError):
+            pavao_stability(s, rule="mean", **kw)

@@ -748,3 +748,22 @@ def test_topk_overlap_hand():
     assert M.topk_agreement(np.stack([a, b]), b, 2, kind="overlap").tolist() == [0.5, 1.0]
     with pytest.raises(ValueError, match="kind"):
         M.topk_agreement(a, b, 1, kind="share")
+
+
+def test_masked_spearman_in_small_cache_steps(monkeypatch):
+    """Several cache-sized steps per block give the same matrix (and the loops' values)."""
+    rng = np.random.default_rng(21)
+    x = tied(rng, (9, 8), values=4, holes=0.3)
+    full = M.pairwise_correlations(x)
+    monkeypatch.setattr(M, "_CACHE", 20)
+    assert_nan_close(M.pairwise_correlations(x), full)
+    assert_nan_close(full, bf_pairwise(x, "spearman"))
+
+
+def test_agreeing_rows_with_many_tie_classes_take_the_general_path():
+    rng = np.random.default_rng(3)
+    v = np.repeat(np.arange(70.0), 2)  # 70 tie classes of two systems
+    x = np.tile(v, (5, 1))
+    x[rng.random(x.shape) < 0.3] = np.nan
+    assert M._agreeing_rows_matrix(x) is None
+    assert_nan_close(M.pairwise_correlations(x), bf_pairwise(x, "spearman"))

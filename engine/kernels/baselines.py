@@ -308,12 +308,11 @@ def average_rank_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> 
     _require_complete(X, w, rule)
     n = X.shape[-1]
     # ranks once per task, also under a stack of weight vectors (bootstrap multiplicities): NaN only on
-    # zero-weight tasks, where they are never read; ranks are halves, so the weighted sums are exact
+    # zero-weight tasks, where they are never read; einsum sums every (batch, system) cell in the same
+    # order, so systems tied on every task stay tied whatever the weights
     rank = n - borda_points(X)
     rank = np.where(np.isnan(rank), 0.0, rank)
-    if rank.ndim == 2:
-        return 0.0 - (w @ rank) / w.sum(axis=-1)[..., None]
-    return 0.0 - _weighted_task_mean(rank, w)
+    return 0.0 - np.einsum("...t,...ts->...s", w, rank) / w.sum(axis=-1)[..., None]
 
 
 # --------------------------------------------------------------------------- Pavao: pairwise
