@@ -128,7 +128,8 @@ def _expected_method(rule: str, over: str, level: str, *, weights=None) -> str:
             return "pairwise matrix gather"
         if stat == "mean" and level != "one" and r.separable:
             return "full-data scores gathered"
-        if stat == "mean" and level != "one" and rule in ("borda", "average_rank") and positive:
+        whole = weights is None or (not isinstance(weights, str) and all(float(v).is_integer() for v in weights))
+        if stat == "mean" and level != "one" and rule in ("borda", "average_rank") and positive and whole:
             return "pairwise matrix x candidate counts"
         if stat == "mean":
             return "batched pooling" if level == "one" else "batched kernel"
@@ -257,7 +258,8 @@ def test_property_borda_mean_copeland_match_brute_force(case, rule, over, level,
 
 
 @pytest.mark.parametrize("over", OVER)
-@pytest.mark.parametrize("rule, weights", [("borda", [1.0, 2.0, 0.5, 1.0]), ("mean", [3.0, 1.0, 1.0, 0.0]),
+@pytest.mark.parametrize("rule, weights", [("borda", [1.0, 2.0, 0.5, 1.0]), ("borda", [1.0, 2.0, 3.0, 1.0]),
+                                           ("average_rank", [2.0, 1.0, 1.0, 3.0]), ("mean", [3.0, 1.0, 1.0, 0.0]),
                                            ("copeland", [1.0, 1.0, 2.0, 1.0]), ("copeland", [1.0, 0.0, 2.0, 1.0]),
                                            ("kemeny", [2.0, 1.0, 0.0, 1.0]),
                                            ("topsis", [0.5, 1.0, 1.0, 2.0]), ("borda", "groups")])
