@@ -91,9 +91,6 @@ def _add_rank_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--preference", default=None, metavar="NAME",
                    help="PROMETHEE II preference function for every criterion (usual, quasi, linear, level, "
                    "linear_indifference, gaussian); same as --param preference=NAME")
-    r.add_argument("--config", default=None, metavar="FILE",
-                   help="TOML or JSON file with any of: rule, level, missing, within, across, groups, weights, "
-                   "options (a table); command-line flags win")
     r.add_argument("--meta", default=None, metavar="FILE",
                    help="sidecar JSON with task directions and groups (default: <name>.meta.json beside INPUT)")
     r.add_argument("--lower-is-better", default=None, metavar="TASKS",
@@ -193,6 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
     register_report(sub)
     register_serve(sub)
     register_experiment(sub)
+    for name, sp in sub.choices.items():
+        sp.add_argument("--config", dest="config_file", default=None, metavar="FILE",
+                        help=f"TOML or JSON file of `{name}` options by their long names (e.g. missing = \"listwise\"; "
+                        "rank/bootstrap also take an [options] table of rule options); defaults < file < flags")
     return p
 
 
@@ -282,6 +283,7 @@ def _parse_value(text: str) -> Any:
 
 
 def _read_config(path: str) -> dict[str, Any]:
+    """A ``--config`` file: a TOML table or a JSON object."""
     import tomllib
 
     p = Path(path)
@@ -295,11 +297,51 @@ def _read_config(path: str) -> dict[str, Any]:
         raise VotebenchError(f"{path}: malformed config ({exc})") from None
     if not isinstance(cfg, dict):
         raise VotebenchError(f"{path}: config must be a table/object")
-    known = {"rule", "level", "missing", "within", "across", "groups", "weights", "options", "format"}
-    unknown = sorted(set(cfg) - known)
-    if unknown:
-        raise VotebenchError(f"{path}: unknown config key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     return cfg
+
+
+#: config keys whose option has another destination name
+_CONFIG_ALIASES = {"filter": "eval_filter"}
+
+
+def _config_defaults(sp: argparse.ArgumentParser, cfg: dict[str, Any], path: str) -> dict[str, Any]:
+    """Parser defaults from a ``--config`` file: keys are the long option names of the sub-command.
+
+    Values are checked as the flags would be (choices, types), so a file
+    cannot smuggle in what the command line refuses.
+    """
+    actions = {a.dest: a for a in sp._actions if a.option_strings and a.dest not in ("help", "config_file")}
+    out: dict[str, Any] = {}
+    for key, value in cfg.items():
+        if key == "options" and "param" in actions:
+            if not isinstance(value, dict):
+                raise VotebenchError(f"{path}: 'options' must be a table of rule options")
+            out["config_options"] = dict(value)
+            continue
+        dest = _CONFIG_ALIASES.get(key, key.replace("-", "_"))
+        act = actions.get(dest)
+        if act is None:
+            names = {v: k for k, v in _CONFIG_ALIASES.items()}
+            known = sorted({names.get(d, d) for d in actions} | ({"options"} if "param" in actions else set()))
+            raise VotebenchError(f"{path}: unknown config key {key!r}; known: {', '.join(known)}")
+        if isinstance(act, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            if not isinstance(value, bool):
+                raise VotebenchError(f"{path}: {key} must be true or false")
+        elif isinstance(act, argparse._AppendAction):
+            value = [str(v) for v in (value if isinstance(value, list) else [value])]
+        elif isinstance(value, dict) and dest == "weights":
+            pass  # {task: weight}, as a JSON weights file would give
+        elif isinstance(value, (list, dict)):
+            raise VotebenchError(f"{path}: {key} takes a single value")
+        else:
+            try:
+                value = (act.type or str)(value)
+            except (TypeError, ValueError):
+                raise VotebenchError(f"{path}: {key} = {value!r} is not a valid value") from None
+        if act.choices is not None and value not in act.choices:
+            raise VotebenchError(f"{path}: {key} = {value!r}; choose one of {', '.join(map(str, act.choices))}")
+        out[dest] = value
+    return out
 
 
 def _read_weights(spec: Any) -> Any:
@@ -334,16 +376,11 @@ def _read_weights(spec: Any) -> Any:
 
 
 def rank_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Options of :func:`engine.rank` from defaults < config file < flags."""
-    cfg = _read_config(args.config) if getattr(args, "config", None) else {}
-    defaults = {"rule": "borda", "level": None, "missing": "error", "within": None, "across": None}
-    opts: dict[str, Any] = {}
-    for key, default in defaults.items():
-        flag = getattr(args, key, default)
-        opts[key] = flag if flag != default else cfg.get(key, default)
-    opts["groups"] = True if getattr(args, "groups", False) else bool(cfg.get("groups", False)) or None
-    opts["weights"] = _read_weights(getattr(args, "weights", None) or cfg.get("weights"))
-    options = dict(cfg.get("options", {}))
+    """Options of :func:`engine.rank` (defaults < ``--config`` file < flags, resolved by :func:`main`)."""
+    opts: dict[str, Any] = {key: getattr(args, key, None) for key in ("rule", "level", "missing", "within", "across")}
+    opts["groups"] = True if getattr(args, "groups", False) else None
+    opts["weights"] = _read_weights(getattr(args, "weights", None))
+    options = dict(getattr(args, "config_options", None) or {})
     for item in getattr(args, "param", []) or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
@@ -671,11 +708,22 @@ def _cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input or usage)."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "config_file", None):
+            # defaults < config file < flags: the file's values become the sub-command's defaults, then parse again
+            sp = _subparsers(parser)[args.command]
+            sp.set_defaults(**_config_defaults(sp, _read_config(args.config_file), args.config_file))
+            args = parser.parse_args(argv)
         return int(args.func(args))
     except VotebenchError as exc:
         print(f"votebench: error: {exc}", file=sys.stderr)
