@@ -98,6 +98,22 @@ def _add_rank_options(r: argparse.ArgumentParser) -> None:
     _add_input_options(r)
 
 
+_EPILOG = """getting started (each command has --help):
+  votebench rank data/vnr_glue.csv --missing listwise        rank with Borda, the default rule
+  votebench rules                                            every rule (then --rule copeland, ...)
+  votebench bootstrap data/vnr_glue.csv --missing listwise   how sure: rank intervals, systems tied with the leader
+  votebench bootstrap data/colombo_tac08.csv.gz --over instances --store results/tac08.zarr
+  votebench serve results/tac08.zarr                         live dashboard of a results store
+  votebench report data/vnr_glue.csv --missing listwise --out report/
+  votebench sweep experiments/sweeps/glue_robustness.toml    rules x perturbations into a resumable store
+  votebench experiment --list                                the papers' tables and figures, reproduced
+
+input: CSV (wide: system + one column per task; long: system,task,instance,score), Parquet, a zarr store,
+lm-evaluation-harness or HELM output folders, JSONL; a <name>.meta.json sidecar gives task directions and groups.
+every command takes --config FILE (defaults < file < flags); --scheduler ADDRESS or DASK_SCHEDULER_ADDRESS
+runs on a dask cluster (default: in-process)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``votebench`` argument parser (sub-commands ``rank`` and ``rules``)."""
     from . import __version__
@@ -105,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="votebench",
         description="Rank ML systems from benchmark scores with social-choice rules, and measure how sure the ranking is.",
-        epilog="Example: votebench rank data/colombo_tac08.csv.gz --level two",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"votebench {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
