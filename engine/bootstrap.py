@@ -727,6 +727,7 @@ def pavao_stability(
     replicates: int = 100,
     seed: int = 0,
     method: str = "spearman",
+    axes: Sequence[str] = ("tasks", "systems"),
     **aggregate_options: Any,
 ) -> xr.Dataset:
     """Pavao et al. (2021) judge and candidate stability of a rule, over repeated trials.
@@ -752,6 +753,8 @@ def pavao_stability(
         Seed of both axes.
     method : {"spearman", "kendall"}
         Rank correlation.
+    axes : sequence of {"tasks", "systems"}
+        Which stabilities to compute (default both).
     **aggregate_options
         ``level``, ``missing``, ``weights``, ``options``, ... as for :func:`bootstrap`.
 
@@ -765,14 +768,17 @@ def pavao_stability(
         raise VotebenchError(f"stability needs whole numbers trials >= 1 and replicates >= 2, got {trials!r} and {replicates!r}")
     if method not in ("spearman", "kendall"):
         raise VotebenchError(f"unknown rank correlation {method!r}; choose spearman or kendall")
+    names = {"tasks": "judge_stability", "systems": "candidate_stability"}
+    if not axes or any(a not in names for a in axes):
+        raise VotebenchError(f"stability axes must be among tasks, systems; got {list(axes)}")
     out = {}
-    for over, name in (("tasks", "judge_stability"), ("systems", "candidate_stability")):
+    for over, name in ((a, names[a]) for a in axes):
         ds = bootstrap(scores, rule=rule, over=over, replicates=trials * replicates, seed=seed, **aggregate_options)
         R = np.asarray(ds["replicate_score"].values, dtype=np.float64)
         out[name] = ("trial", np.atleast_1d(metrics.concordance(R.reshape(trials, replicates, -1), method=method)))
     res = xr.Dataset(out, coords={"trial": np.arange(trials)},
                      attrs={"rule": rule, "replicates": replicates, "seed": seed, "method": method})
-    for name in ("judge_stability", "candidate_stability"):
+    for name in out:
         res[f"{name}_mean"] = res[name].mean("trial")
     return res
 

@@ -18,7 +18,7 @@ import numpy as np
 
 import engine
 from engine import metrics
-from engine.bootstrap import bootstrap, pavao_criteria, stability
+from engine.bootstrap import pavao_criteria, pavao_stability
 from engine.experiment import dask_compute, load_config, markdown_table, write_json
 
 __all__ = ["TITLE", "DESCRIPTION", "run"]
@@ -74,11 +74,9 @@ def _criteria(scores: Any, rules: list[str], trials: int, seed: int, method: str
 
 def _stability(scores: Any, rule: str, over: str, size: int, repeats: int, seed: int, method: str) -> list[float]:
     """Pavao's stability of ``repeats`` independent bootstraps of ``size`` replicates each (disjoint replicate ids)."""
-    out = []
-    for r in range(repeats):
-        ds = bootstrap(scores, rule=rule, over=over, replicates=list(range(r * size, (r + 1) * size)), seed=seed)
-        out.append(stability(ds, method=method))
-    return out
+    ds = pavao_stability(scores, rule=rule, trials=repeats, replicates=size, seed=seed, method=method, axes=(over,))
+    name = "judge_stability" if over == "tasks" else "candidate_stability"
+    return [float(v) for v in ds[name].values]
 
 
 # ----------------------------------------------------------------------------------------- helpers
