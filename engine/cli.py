@@ -683,6 +683,10 @@ def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import _embedded, _resolve_store, load_config, open_results, run_sweep
 
+    if args.dashboard:
+        from .dashboard import _check_port
+
+        _check_port(args.port)
     cfg = load_config(args.config, store=args.store)
     computed: list[Any] = []
     client = _connect(args.scheduler)

@@ -637,11 +637,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_serve)
 
 
+def _check_port(port: int) -> None:
+    """``--port`` of ``votebench serve`` and ``votebench sweep --dashboard``: the socket layer would wrap 99999 to 34463."""
+    if not 0 <= port <= 65535:
+        raise VotebenchError(f"--port must be in 0..65535, got {port}")
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     import sys
 
-    if not 0 <= args.port <= 65535:
-        raise VotebenchError(f"--port must be in 0..65535, got {args.port}")
+    _check_port(args.port)
     path = Path(args.store)
     if not path.exists():
         raise VotebenchError(f"{args.store}: no such results store")

@@ -18,13 +18,14 @@ an explicit policy.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import io
 import json
 import os
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -252,19 +253,26 @@ def _apply_meta(da: xr.DataArray, meta: Mapping[str, Any], source: str) -> xr.Da
 # --------------------------------------------------------------------------------------------
 # tables
 # --------------------------------------------------------------------------------------------
-def _read_text(path: Path) -> str:
+@contextlib.contextmanager
+def _reading_text(path: Path) -> Iterator[None]:
+    """Turn the errors of reading a (gzipped) UTF-8 text file into one-line :class:`VotebenchError` naming ``path``."""
     try:
-        if path.name.lower().endswith(".gz"):
-            with gzip.open(path, "rt", encoding="utf-8-sig", newline="") as fh:
-                return fh.read()
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            return fh.read()
+        yield
     except UnicodeDecodeError:
         raise VotebenchError(f"{path}: not a UTF-8 text file") from None
     except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise VotebenchError(f"{path}: not a valid gzip file ({exc})") from None
     except OSError as exc:
         raise VotebenchError(f"{path}: cannot read file ({exc.strerror or exc})") from None
+
+
+def _read_text(path: Path) -> str:
+    with _reading_text(path):
+        if path.name.lower().endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8-sig", newline="") as fh:
+                return fh.read()
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            return fh.read()
 
 
 def _to_float(col: pd.Series, *, source: str, column: str, line_offset: int = 2) -> np.ndarray:

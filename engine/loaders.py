@@ -29,7 +29,6 @@ import gzip
 import json
 import math
 import re
-import zlib
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -40,7 +39,7 @@ import numpy as np
 import xarray as xr
 
 from .errors import VotebenchError
-from .io import scores_from_array
+from .io import _reading_text, scores_from_array
 
 __all__ = [
     "FORMATS",
@@ -119,24 +118,17 @@ _ABSENT = object()
 def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, object)`` for every non-blank line of a (gzipped) JSONL file."""
     opener: Any = gzip.open if path.name.lower().endswith(".gz") else open
-    try:
-        with opener(path, "rt", encoding="utf-8-sig") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise VotebenchError(f"{path}: line {lineno}: not valid JSON ({exc.msg})") from None
-                if not isinstance(obj, dict):
-                    raise VotebenchError(f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}")
-                yield lineno, obj
-    except UnicodeDecodeError:
-        raise VotebenchError(f"{path}: not a UTF-8 text file") from None
-    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        raise VotebenchError(f"{path}: not a valid gzip file ({exc})") from None
-    except OSError as exc:
-        raise VotebenchError(f"{path}: cannot read file ({exc.strerror or exc})") from None
+    with _reading_text(path), opener(path, "rt", encoding="utf-8-sig") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise VotebenchError(f"{path}: line {lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise VotebenchError(f"{path}: line {lineno}: expected a JSON object, got {type(obj).__name__}")
+            yield lineno, obj
 
 
 def _read_json(path: Path, what: str) -> Any:

@@ -8,10 +8,13 @@ with ``engine``.  The tests compare ``engine`` against them on small random tens
 
 from __future__ import annotations
 
+import ast
 import gzip
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -441,6 +444,83 @@ def one_line_error(code, out, err, *fragments, prefix: str = "", marker: str = "
     assert err.startswith(prefix) and marker in err and "Traceback" not in err, repr(err)
     for f in fragments:
         assert f in err, (f, err)
+
+
+# --------------------------------------------------------------------------------------------
+# sweeps (tests/test_sweep.py, tests/test_cluster.py)
+# --------------------------------------------------------------------------------------------
+#: the head of a sweep file: seed 3, one input, Borda and PROMETHEE II (linear preference with indifference, label
+#: ``prom-lin``); append ``[[perturbations]]`` tables and fill ``{store}`` and ``{path}`` with :func:`write_sweep`
+SWEEP_HEAD = """\
+seed = 3
+store = "{store}"
+
+[input]
+path = "{path}"
+
+[[rules]]
+name = "borda"
+
+[[rules]]
+name = "promethee2"
+label = "prom-lin"
+options = {{ preference = "linear_indifference", q = 0.01, p = 0.2 }}
+"""
+
+
+def write_sweep(directory: Path, name: str, template: str, *, store, path) -> Path:
+    """Write ``template`` with ``{store}`` and ``{path}`` filled in to ``directory / name``; returns the file."""
+    p = Path(directory) / name
+    p.write_text(template.format(store=store, path=path), encoding="utf-8")
+    return p
+
+
+def load_all(store) -> dict:
+    """Every group of a results store, computed: ``{"<input>/<perturbation>": Dataset}``."""
+    from engine.sweep import open_results
+
+    return {g: ds.compute() for g, ds in open_results(store).items()}
+
+
+def parse_sweep_summary(line: str) -> tuple[str, dict, int, int]:
+    """A ``votebench sweep`` line ``'<group>: {sizes}; blocks done d/n'`` -> (group, sizes, d, n); sizes come in any order."""
+    group, _, rest = line.partition(": ")
+    sizes, _, done = rest.rpartition("; blocks done ")
+    d, n = done.split("/")
+    return group, ast.literal_eval(sizes), int(d), int(n)
+
+
+# --------------------------------------------------------------------------------------------
+# experiments (tests/test_experiment_<name>.py)
+# --------------------------------------------------------------------------------------------
+class SmokeRun(NamedTuple):
+    """One smoke-size run of an experiment."""
+
+    out: Path  # its output folder
+    summary: dict[str, Any]  # what engine.experiment.run_experiment returned
+    results: dict[str, Any]  # out/results.json
+
+
+def read_strict_json(path: Path) -> Any:
+    """A JSON file that must not hold the non-JSON constants NaN, Infinity or -Infinity."""
+
+    def no_constant(token: str):
+        raise AssertionError(f"{path.name} holds the non-JSON constant {token}")
+
+    return json.loads(Path(path).read_text(encoding="utf-8"), parse_constant=no_constant)
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """``smoke_run(name)`` -> :class:`SmokeRun`: ``experiments/<name>`` run at smoke size by ``engine.experiment.run_experiment``."""
+    from engine.experiment import run_experiment
+
+    def _run(name: str) -> SmokeRun:
+        out = tmp_path_factory.mktemp(name)
+        summary = run_experiment(name, out=out, smoke=True)
+        return SmokeRun(out, summary, read_strict_json(out / "results.json"))
+
+    return _run
 
 
 # --------------------------------------------------------------------------------------------

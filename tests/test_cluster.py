@@ -11,7 +11,6 @@ input lands in the workers' cache).
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import pickle
@@ -27,10 +26,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import zarr
-from conftest import DATA, run_cli
+from conftest import DATA, SWEEP_HEAD, load_all, parse_sweep_summary, run_cli, write_sweep
 
 import engine
-from engine.sweep import cached_sources, clear_cache, input_checksum, make_source, open_results, parse_config, plan_sweep, run_sweep
+from engine.sweep import cached_sources, clear_cache, input_checksum, make_source, parse_config, plan_sweep, run_sweep
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups")
 
@@ -158,10 +157,6 @@ def cluster(tmp_path_factory):
         c.close()
 
 
-def load_all(store):
-    return {g: ds.compute() for g, ds in open_results(store).items()}
-
-
 def provenance(attrs):
     """The attributes of a results group, the store path left out of the recorded config (runs may use other stores)."""
     config = {k: v for k, v in json.loads(attrs["config"]).items() if k != "store"}
@@ -200,16 +195,7 @@ def done_count(store, group=SLOW_GROUP) -> int:
 # ---------------------------------------------------------------------------------------------
 # same results as the embedded scheduler
 # ---------------------------------------------------------------------------------------------
-MIXED_SWEEP = """\
-seed = 3
-store = "{store}"
-[input]
-path = "{path}"
-[[rules]]
-name = "borda"
-[[rules]]
-name = "promethee2"
-options = {{ preference = "linear_indifference", q = 0.01, p = 0.2 }}
+MIXED_SWEEP = SWEEP_HEAD + """
 [[perturbations]]
 kind = "bootstrap"
 over = "tasks"
@@ -228,18 +214,12 @@ params = {{ gamma = [0.8, 0.9] }}
 
 
 def summary(out):
-    """The ``votebench sweep`` lines after the store line as (group, sizes, blocks done); the order of the sizes varies."""
-    rows = []
-    for line in out.splitlines()[1:]:
-        group, _, rest = line.partition(": ")
-        sizes, _, done = rest.rpartition("; blocks done ")
-        rows.append((group, ast.literal_eval(sizes), done))
-    return rows
+    """The ``votebench sweep`` lines after the store line as (group, sizes, blocks done, blocks)."""
+    return [parse_sweep_summary(line) for line in out.splitlines()[1:]]
 
 
 def test_cli_sweep_on_the_cluster_equals_embedded(cluster, tmp_path, capsys):
-    cfg = tmp_path / "s.toml"
-    cfg.write_text(MIXED_SWEEP.format(store=tmp_path / "embedded.zarr", path=AUTOML), encoding="utf-8")
+    cfg = write_sweep(tmp_path, "s.toml", MIXED_SWEEP, store=tmp_path / "embedded.zarr", path=AUTOML)
     code, out_embedded, err = run_cli(capsys, "sweep", cfg, "--no-progress")
     assert code == 0, err
     assert "dashboard" not in err and "computed 20 of 20 blocks" in err
@@ -252,8 +232,7 @@ def test_cli_sweep_on_the_cluster_equals_embedded(cluster, tmp_path, capsys):
 
 
 def test_scheduler_from_the_environment(cluster, tmp_path, capsys, monkeypatch):
-    cfg = tmp_path / "s.toml"
-    cfg.write_text(MIXED_SWEEP.format(store=tmp_path / "env.zarr", path=AUTOML), encoding="utf-8")
+    cfg = write_sweep(tmp_path, "s.toml", MIXED_SWEEP, store=tmp_path / "env.zarr", path=AUTOML)
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cluster.address)
     code, _, err = run_cli(capsys, "sweep", cfg, "--no-progress")
     assert code == 0 and DASHBOARD.fullmatch(err.splitlines()[0]), err  # the embedded scheduler prints no link

@@ -540,3 +540,14 @@ def test_sweep_dashboard_flag_serves_the_store_while_it_runs(tmp_path, capsys):
     assert json.dumps(snap)  # the finished store still reads
     with pytest.raises(OSError):
         get(url + "api/snapshot")
+
+
+def test_sweep_dashboard_bad_port_is_refused_before_anything_is_written(tmp_path, capsys):
+    from conftest import one_line_error, run_cli
+
+    csv = write_input(tmp_path)
+    cfg = tmp_path / "sweep.toml"
+    cfg.write_text(f'seed = 1\nstore = "{tmp_path / "res.zarr"}"\n[input]\npath = "{csv}"\n[[rules]]\nname = "borda"\n'
+                   '[[perturbations]]\nkind = "bootstrap"\nover = "tasks"\nreplicates = 4\nblock = 2\n')
+    one_line_error(*run_cli(capsys, "sweep", cfg, "--dashboard", "--port", "70000", "--no-progress"), "--port")
+    assert not (tmp_path / "res.zarr").exists()

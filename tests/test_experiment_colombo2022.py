@@ -6,43 +6,25 @@ Table 2, Table 6 XTREME counts, Table 7 Random column) and against plain-loop re
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-RUN = REPO / "experiments" / "colombo2022" / "run.py"
+from engine.experiment import load_experiment
+
 STATUSES = {"matches", "differs", "not reproducible"}
-
-
-def load_module():
-    spec = importlib.util.spec_from_file_location("votebench_experiment_colombo2022", RUN)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
 def mod():
-    return load_module()
+    return load_experiment("colombo2022")
 
 
 @pytest.fixture(scope="module")
-def smoke(mod, tmp_path_factory):
-    out = tmp_path_factory.mktemp("colombo2022")
-    summary = mod.run(out, smoke=True)
-    text = (out / "results.json").read_text(encoding="utf-8")
-
-    def no_nan(name):
-        raise AssertionError(f"results.json contains {name}")
-
-    results = json.loads(text, parse_constant=no_nan)
-    return out, summary, results
+def smoke(smoke_run):
+    return smoke_run("colombo2022")
 
 
 def bf_tau_b(a, b):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -11,7 +10,6 @@ from conftest import DATA
 from scipy.stats import rankdata
 
 import engine
-from engine.experiment import run_experiment
 
 #: Pavao et al. (2021), Table 1
 PAPER_W = {"AutoDL-AUC": 0.38, "AutoDL-ALC": 0.60, "AutoML": 0.27, "Artificial": 0.00, "Statlog": 0.27}
@@ -20,16 +18,9 @@ FILES = {"AutoDL-AUC": "esann_autodl_auc.csv", "AutoDL-ALC": "esann_autodl_alc.c
 RULES = ["mean", "median", "average_rank", "success_rate", "relative_difference", "pavao_copeland"]
 
 
-def _no_constant(token):
-    raise AssertionError(f"results.json holds the non-JSON constant {token}")
-
-
 @pytest.fixture(scope="module")
-def result(tmp_path_factory):
-    out = tmp_path_factory.mktemp("pavao2021")
-    summary = run_experiment("pavao2021", out=out, smoke=True)
-    data = json.loads((out / "results.json").read_text(encoding="utf-8"), parse_constant=_no_constant)
-    return summary, data, out
+def result(smoke_run):
+    return smoke_run("pavao2021")
 
 
 def _bf_kendall_w(X: np.ndarray) -> float:
@@ -47,7 +38,7 @@ def _bf_kendall_w(X: np.ndarray) -> float:
 
 
 def test_outputs_exist(result):
-    summary, data, out = result
+    out, summary, data = result
     assert (out / "README.md").stat().st_size > 1000
     pngs = sorted(p.name for p in (out / "figures").glob("*.png"))
     assert pngs == ["criteria.png", "stability_vs_authors.png"]
@@ -60,7 +51,7 @@ def test_outputs_exist(result):
 
 
 def test_kendall_w_matches_table_1(result):
-    _, data, _ = result
+    data = result.results
     for name, paper in PAPER_W.items():
         item = data["kendall_w"][name]
         assert item["paper"] == paper
@@ -71,7 +62,7 @@ def test_kendall_w_matches_table_1(result):
 
 
 def test_criteria_are_in_range(result):
-    _, data, _ = result
+    data = result.results
     for name in PAPER_W:
         for rule in RULES:
             v = data["per_dataset"][name][rule]
@@ -89,7 +80,7 @@ def test_criteria_are_in_range(result):
 
 
 def test_benchmark_average_counts_autodl_once(result):
-    _, data, _ = result
+    data = result.results
     per, avg = data["per_dataset"], data["benchmark_average"]
     assert data["benchmarks"] == 4
     for c in ("winner_average_rank", "generalization", "judge_stability"):
@@ -100,7 +91,7 @@ def test_benchmark_average_counts_autodl_once(result):
 
 
 def test_stability_comparison_is_complete_and_explained(result):
-    _, data, _ = result
+    data = result.results
     comp = data["stability_comparison"]
     assert len(comp) == 5 * 2 * len(RULES)
     for item in comp:

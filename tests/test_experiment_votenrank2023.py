@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from scipy.stats import kendalltau
-
-from engine.experiment import run_experiment
 
 #: Rofin et al. (2023), Appendix A.1 (toy leaderboard of Table 6): ranking of each task, best first
 TOY = [["A", "B", "C", "D"], ["A", "C", "D", "B"], ["B", "D", "C", "A"], ["C", "B", "D", "A"], ["D", "B", "C", "A"]]
@@ -16,20 +12,13 @@ TOY_WINNERS = {"plurality": ["A"], "borda": ["B"], "dowdall": ["A", "B"], "thres
                "condorcet": ["B"], "copeland": ["B"], "minimax": ["B"]}
 
 
-def _no_constant(token):
-    raise AssertionError(f"results.json holds the non-JSON constant {token}")
-
-
 @pytest.fixture(scope="module")
-def result(tmp_path_factory):
-    out = tmp_path_factory.mktemp("votenrank2023")
-    summary = run_experiment("votenrank2023", out=out, smoke=True)
-    data = json.loads((out / "results.json").read_text(encoding="utf-8"), parse_constant=_no_constant)
-    return summary, data, out
+def result(smoke_run):
+    return smoke_run("votenrank2023")
 
 
 def test_outputs_exist(result):
-    summary, data, out = result
+    out, summary, data = result
     assert summary["smoke"] is True and summary["seconds"] > 0
     assert data["config"]["omit_repeats"] < 100  # smoke sizes
     assert (out / "figures" / "fig2_omitted_scores.png").read_bytes()[:4] == b"\x89PNG"
@@ -40,7 +29,7 @@ def test_outputs_exist(result):
 
 
 def test_appendix_a1_known_winners_and_scores(result):
-    _, data, _ = result
+    data = result.results
     toy = data["toy"]
     assert {r: sorted(w) for r, w in toy["winners"].items()} == TOY_WINNERS
     assert all(c["status"] == "matches" for c in toy["checks"])
@@ -56,7 +45,7 @@ def test_appendix_a1_known_winners_and_scores(result):
 
 
 def test_known_winners_on_the_leaderboards(result):
-    _, data, _ = result
+    data = result.results
     w = data["winners"]
     assert w["glue"]["copeland"]["ours"] == ["ERNIE"]
     assert w["glue"]["condorcet"]["ours"] == ["ERNIE"]
@@ -74,7 +63,7 @@ def test_known_winners_on_the_leaderboards(result):
 
 
 def test_prospective_counts_of_section_3_2(result):
-    _, data, _ = result
+    data = result.results
     p = data["prospective"]
     counts = {k: (len(v["weak"]["prospective"]), len(v["weak"]["not_prospective"])) for k, v in p.items()}
     assert counts == {"glue": (9, 88), "sglue": (10, 12), "value": (3, 3)}
@@ -86,7 +75,7 @@ def test_prospective_counts_of_section_3_2(result):
 
 
 def test_table1_values_are_sane_and_tau_is_kendall(result):
-    _, data, _ = result
+    data = result.results
     for key in ("glue", "sglue"):
         values = data["table1"][key]["values"]
         scores = data["rankings"][key]["rules"]
@@ -110,7 +99,7 @@ def test_table1_values_are_sane_and_tau_is_kendall(result):
 
 
 def test_rankings_reproduce_the_published_scores_where_conventions_agree(result):
-    _, data, _ = result
+    data = result.results
     for key in ("glue", "sglue", "value", "value_missing"):
         for rule, item in data["rankings"][key]["comparison"].items():
             n = len(item["published"])
@@ -121,7 +110,7 @@ def test_rankings_reproduce_the_published_scores_where_conventions_agree(result)
 
 
 def test_table2_and_figure2_values(result):
-    _, data, _ = result
+    data = result.results
     for key in ("glue", "sglue"):
         t2 = data["table2"][key]
         for rule in ("mean", "geometric_mean", "optimality_gap"):  # per-system scores cannot violate IIA

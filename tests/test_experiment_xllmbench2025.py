@@ -8,29 +8,20 @@ usual; linear with a, b = min, max of the pairwise differences; Gaussian with si
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-RUN = REPO / "experiments" / "xllmbench2025" / "run.py"
+from engine.experiment import load_experiment
+
 STATUSES = {"matches", "differs", "not reproducible"}
-
-
-def load_module():
-    spec = importlib.util.spec_from_file_location("votebench_experiment_xllmbench2025", RUN)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
 def mod():
-    return load_module()
+    return load_experiment("xllmbench2025")
 
 
 @pytest.fixture(scope="module")
@@ -40,17 +31,10 @@ def have_data(mod):
 
 
 @pytest.fixture(scope="module")
-def smoke(mod, have_data, tmp_path_factory):
+def smoke(have_data, smoke_run):
     if not have_data:
         pytest.skip("the shared LLM leaderboard data is not available")
-    out = tmp_path_factory.mktemp("xllmbench2025")
-    summary = mod.run(out, smoke=True)
-
-    def no_nan(name):
-        raise AssertionError(f"results.json contains {name}")
-
-    results = json.loads((out / "results.json").read_text(encoding="utf-8"), parse_constant=no_nan)
-    return out, summary, results
+    return smoke_run("xllmbench2025")
 
 
 def bf_net_flow(X, weights, pref):

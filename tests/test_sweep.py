@@ -8,7 +8,6 @@ without starting one.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
@@ -20,7 +19,7 @@ import numpy as np
 import pytest
 import xarray as xr
 import yaml
-from conftest import DATA, bf_aggregate, one_line_error, run_cli
+from conftest import DATA, SWEEP_HEAD, bf_aggregate, load_all, one_line_error, parse_sweep_summary, run_cli, write_sweep
 
 import engine
 from engine.bootstrap import replicate_scores_reference
@@ -33,21 +32,7 @@ AUTOML = DATA / "esann_automl.csv"  # 17 systems x 30 tasks, complete, higher is
 TAC08 = DATA / "colombo_tac08.csv.gz"  # 62 systems x 15 tasks x 48 instances
 PROM = {"preference": "linear_indifference", "q": 0.01, "p": 0.2}
 
-TOML_SWEEP = """\
-seed = 3
-store = "{store}"
-
-[input]
-path = "{path}"
-
-[[rules]]
-name = "borda"
-
-[[rules]]
-name = "promethee2"
-label = "prom-lin"
-options = {{ preference = "linear_indifference", q = 0.01, p = 0.2 }}
-
+TOML_SWEEP = SWEEP_HEAD + """
 [[perturbations]]
 kind = "bootstrap"
 over = "tasks"
@@ -95,16 +80,6 @@ perturbations:
   - {{kind: subsets, sizes: [2, 7], repeats: 3, block: 2}}
   - {{kind: grid, rule: optimality_gap, params: {{gamma: [0.3, 0.5]}}}}
 """
-
-
-def write_sweep(directory, name, template, *, store, path):
-    p = directory / name
-    p.write_text(template.format(store=store, path=path), encoding="utf-8")
-    return p
-
-
-def load_all(store):
-    return {g: ds.compute() for g, ds in open_results(store).items()}
 
 
 def block_key(blk):
@@ -612,14 +587,6 @@ block = 2
 SIZES = {"rule": 1, "replicate": 4, "system": 17, "block": 2}
 
 
-def parse_summary(line):
-    """``'<group>: {sizes}; blocks done d/n'`` -> (group, sizes, d, n); the order of the sizes is not fixed."""
-    group, _, rest = line.partition(": ")
-    sizes, _, done = rest.rpartition("; blocks done ")
-    d, n = done.split("/")
-    return group, ast.literal_eval(sizes), int(d), int(n)
-
-
 def test_cli_sweep_summary_and_store_override(capsys, tmp_path, automl):
     cfg_path = write_sweep(tmp_path, "s.toml", CLI_SWEEP, store=tmp_path / "file.zarr", path=AUTOML)
     code, out, err = cli(capsys, "sweep", cfg_path, "--no-progress")
@@ -627,7 +594,7 @@ def test_cli_sweep_summary_and_store_override(capsys, tmp_path, automl):
     store = tmp_path / "file.zarr"
     lines = out.splitlines()
     assert lines[0] == f"# results store {store}"
-    assert len(lines) == 2 and parse_summary(lines[1]) == ("esann_automl/bootstrap-tasks", SIZES, 2, 2)
+    assert len(lines) == 2 and parse_sweep_summary(lines[1]) == ("esann_automl/bootstrap-tasks", SIZES, 2, 2)
     ds = open_results(store, "esann_automl/bootstrap-tasks")
     ref = engine.bootstrap(automl, replicates=4, seed=2)
     np.testing.assert_array_equal(ds["replicate_score"].values[0], ref["replicate_score"].values)
@@ -636,12 +603,12 @@ def test_cli_sweep_summary_and_store_override(capsys, tmp_path, automl):
     code, out, err = cli(capsys, "sweep", cfg_path, "--store", other, "--no-progress")
     assert code == 0, err
     lines_other = out.splitlines()
-    assert lines_other[0] == f"# results store {other}" and parse_summary(lines_other[1])[1:] == (SIZES, 2, 2)
+    assert lines_other[0] == f"# results store {other}" and parse_sweep_summary(lines_other[1])[1:] == (SIZES, 2, 2)
     np.testing.assert_array_equal(open_results(other, "esann_automl/bootstrap-tasks")["replicate_score"].values,
                                   ds["replicate_score"].values)
     # the first store is untouched and a re-run of a complete store prints the same summary
     code, again, err = cli(capsys, "sweep", cfg_path, "--no-progress")
-    assert code == 0 and parse_summary(again.splitlines()[1]) == parse_summary(lines[1])
+    assert code == 0 and parse_sweep_summary(again.splitlines()[1]) == parse_sweep_summary(lines[1])
     # the store of the file and an overriding --store of another sweep: refused, one line
     seed4 = write_sweep(tmp_path, "t.toml", CLI_SWEEP.replace("seed = 2", "seed = 4"), store=store, path=AUTOML)
     code, out, err = cli(capsys, "sweep", seed4)
@@ -649,7 +616,7 @@ def test_cli_sweep_summary_and_store_override(capsys, tmp_path, automl):
     # --overwrite: the other sweep replaces the store
     code, out, err = cli(capsys, "sweep", seed4, "--overwrite", "--no-progress")
     assert code == 0, err
-    assert parse_summary(out.splitlines()[1]) == ("esann_automl/bootstrap-tasks", SIZES, 2, 2)
+    assert parse_sweep_summary(out.splitlines()[1]) == ("esann_automl/bootstrap-tasks", SIZES, 2, 2)
     ds = open_results(store, "esann_automl/bootstrap-tasks")
     assert ds.attrs["seed"] == 4
     np.testing.assert_array_equal(ds["replicate_score"].values[0],
