@@ -215,6 +215,25 @@ def _grid_group(name: str, ds: xr.Dataset) -> dict[str, Any]:
             "blocks_total": int(done.size), "points": points}
 
 
+def _curve_group(name: str, ds: xr.Dataset) -> dict[str, Any]:
+    """A synthetic ``manipulation`` / ``rescaling`` group: mean error per (variant, phi) and axis value over done replicates."""
+    kind = str(ds.attrs.get("kind"))
+    axis = "n_corrupted" if kind == "manipulation" else "factor"
+    done = _values(ds["done"]).astype(bool)  # (rule, block)
+    n, block = int(ds.sizes[REPLICATE]), int(ds.attrs.get("block", 1))
+    error = _values(ds["error"]).astype(np.float64)  # (rule, phi, axis, replicate)
+    phis = [float(v) for v in ds["phi"].values]
+    rows = []
+    for ri, label in enumerate(ds[RULE].values):
+        ids = _done_replicates(done[ri], block, n)
+        for pi, phi in enumerate(phis):
+            vals = error[ri, pi][:, ids]
+            mean = [_num(np.nanmean(v)) if np.isfinite(v).any() else None for v in vals]
+            rows.append({"rule": str(label), "phi": phi, "mean_error": mean, "repeats_done": int(ids.size)})
+    return {"name": name, "kind": kind, "axis": axis, "values": [_num(float(v)) for v in ds[axis].values], "repeats": n,
+            "blocks_done": int(done.sum()), "blocks_total": int(done.size), "rows": rows}
+
+
 def _progress(groups: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     boot = [g for g in groups if g["kind"] == "bootstrap"]
     rd, rt = sum(g["replicates_done"] for g in boot), sum(g["replicates_total"] for g in boot)
@@ -257,7 +276,9 @@ def snapshot(store: str | Path, *, dask_dashboard: str | None = None, level: flo
         full-data rankings and its mean over the replicates both rules have
         done (the same resample for both).  Subsets groups give the mean tau
         per rule and subset size so far, grid groups the leader per done
-        point.  Non-finite numbers are ``None``.
+        point, synthetic ``manipulation``/``rescaling`` groups the mean error
+        per (variant, phi) and axis value (``n_corrupted`` or ``factor``);
+        groups of other kinds are left out.  Non-finite numbers are ``None``.
     """
     from .sweep import open_results
 
@@ -285,6 +306,8 @@ def snapshot(store: str | Path, *, dask_dashboard: str | None = None, level: flo
             groups.append(_subsets_group(name, ds))
         elif kind == "grid":
             groups.append(_grid_group(name, ds))
+        elif kind in ("manipulation", "rescaling"):
+            groups.append(_curve_group(name, ds))
     prog = _progress(groups)
     status = "complete" if groups and prog["blocks_done"] == prog["blocks_total"] else "partial"
     return {**out, "status": status, "progress": prog, "groups": groups}
@@ -892,6 +915,31 @@ function subsetsCard(g) {
   return c;
 }
 
+function curveCard(g) {
+  const c = el("section", {class: "card", "data-group": g.name});
+  const what = g.kind === "manipulation" ? "corrupted tasks" : "rescaling factor";
+  c.append(el("div", {class: "row"}, el("h2", {}, g.name),
+    el("span", {class: "sub"}, `synthetic ${g.kind} (Colombo et al. 2022) · ${g.repeats} replicates`),
+    el("div", {class: "bar small"}, el("div", {style: `width:${pct(g.blocks_done, g.blocks_total).toFixed(1)}%`})),
+    el("span", {class: "sub"}, `${g.blocks_done} / ${g.blocks_total} blocks`)));
+  const t = el("table", {class: "m", style: "margin-top:8px"});
+  const head = el("tr", {}, el("th", {}, `rule · φ \\ ${what}`));
+  g.values.forEach(v => head.append(el("th", {}, v)));
+  t.append(head);
+  g.rows.forEach(r => {
+    const tr = el("tr", {}, el("th", {}, `${r.rule} · ${r.phi}`));
+    r.mean_error.forEach(v => {
+      const td = el("td", {style: `background:${tauColor(v === null ? null : 1 - 2 * v)}`}, fmt(v));
+      td.title = `${r.repeats_done} replicates`;
+      tr.append(td);
+    });
+    t.append(tr);
+  });
+  c.append(el("div", {class: "sub", style: "margin-top:6px"},
+               "mean normalized Kendall distance between the aggregated ranking and the ground truth"), t);
+  return c;
+}
+
 function gridCard(g) {
   const c = el("section", {class: "card", "data-group": g.name});
   c.append(el("div", {class: "row"}, el("h2", {}, g.name), el("span", {class: "sub"}, `parameter grid of ${g.rule}`),
@@ -927,7 +975,8 @@ function render(s) {
   document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
   const main = document.getElementById("groups");
   const cards = s.groups.map(g => g.kind === "bootstrap" ? bootstrapCard(g, s.level)
-                                : g.kind === "subsets" ? subsetsCard(g) : gridCard(g));
+                                : g.kind === "subsets" ? subsetsCard(g) : g.kind === "grid" ? gridCard(g)
+                                : g.kind === "manipulation" || g.kind === "rescaling" ? curveCard(g) : null).filter(c => c);
   if (!cards.length) cards.push(el("div", {class: "empty"}, s.message || "No groups in the store yet."));
   main.replaceChildren(...cards);
   fitLabels(main);

@@ -32,9 +32,39 @@ A sweep file (TOML or YAML)::
     rule = "optimality_gap"
     params = { gamma = [0.8, 0.9, 0.95] }
 
+    [[perturbations]]
+    kind = "manipulation"          # Colombo et al. 2022 section 4.2 on synthetic Gumbel benchmarks (no input)
+    variants = ["mean:task", "borda:one", "borda:two"]   # the default: sigma_mean, sigma_l, sigma_2l
+    phis = [0.05, 0.1, 0.3]
+    n_corrupted = [0, 5, 10, 15, 20]                     # default 0..n_tasks
+    n_systems = 20                 # also n_tasks, n_instances (20), corrupt_location, scale (1), options = {...}
+    repeats = 20
+    block = 10
+
+    [[perturbations]]
+    kind = "rescaling"             # section 4.3: one (reversed) task rescaled by each factor
+    factors = [1, 2, 5, 10]
+    reversed_task = true           # same keys as manipulation otherwise (no n_corrupted)
+
 The store holds one group per input and perturbation (``<input>/<name>``),
 each an xarray Dataset with named dims (``rule``, ``replicate``,
-``subset_size``, ``point``, ``system``) and a ``done`` flag per block.  Blocks
+``subset_size``, ``point``, ``system``) and a ``done`` flag per block.
+
+The synthetic kinds ``manipulation`` and ``rescaling`` read no input (a sweep
+made only of them needs no ``[input]``): each is stored once, in group
+``synthetic/<name>`` (so no input may be called ``synthetic``), as
+:func:`engine.robustness.manipulation_curve` / :func:`~engine.robustness.rescaling_curve`
+compute it with the sweep's ``seed``: ``error`` (normalized Kendall distance to
+the ground truth) and ``tau`` with dims (``rule``, ``phi``, ``n_corrupted`` or
+``factor``, ``replicate``), coords ``level`` and ``paper_name`` per rule, and
+``done`` (``rule``, ``block``).  The ``rule`` dim holds the perturbation's own
+``variants`` (``"rule:level"`` strings, default Colombo's sigma_mean, sigma_l,
+sigma_2l), not the sweep's ``[[rules]]``: the paper's experiment compares
+aggregation levels, which the sweep rules (and their input-dependent options)
+do not describe; ``options`` (kernel options) applies to every variant.  One
+block is one variant and ``block`` replicates, and equals the same replicates
+of the direct call whatever the block size; the mean and std over replicates are
+not stored (``ds.error.mean("replicate")``).  Blocks
 are written (zarr region writes) as they finish; re-running the same sweep on
 the same store computes only the blocks not yet done, so an interrupted sweep
 resumes without losing or duplicating replicates.  The root attributes record
@@ -73,9 +103,9 @@ from .dims import REPLICATE, RULE, SYSTEM
 from .errors import VotebenchError
 
 __all__ = [
-    "Block", "IN_MEMORY_BYTES", "Source", "SweepConfig", "cached_sources", "clear_cache", "cluster_bootstrap", "cluster_rank",
-    "connect", "input_checksum", "is_url", "load_config", "load_source", "make_source", "open_results", "open_source", "parse_config",
-    "plan_sweep", "run_sweep",
+    "Block", "IN_MEMORY_BYTES", "SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "Source", "SweepConfig", "cached_sources", "clear_cache",
+    "cluster_bootstrap", "cluster_rank", "connect", "input_checksum", "is_url", "load_config", "load_source", "make_source",
+    "open_results", "open_source", "parse_config", "plan_sweep", "run_sweep",
 ]
 
 log = logging.getLogger("engine")
@@ -88,6 +118,21 @@ _KINDS = {
     "bootstrap": {"kind", "name", "over", "replicates", "block"},
     "subsets": {"kind", "name", "sizes", "repeats", "block"},
     "grid": {"kind", "name", "rule", "params"},
+    "manipulation": {"kind", "name", "variants", "options", "phis", "n_corrupted", "n_systems", "n_tasks", "n_instances",
+                     "repeats", "block", "corrupt_location", "scale"},
+    "rescaling": {"kind", "name", "variants", "options", "phis", "factors", "n_systems", "n_tasks", "n_instances", "repeats",
+                  "block", "reversed_task", "corrupt_location", "scale"},
+}
+#: perturbations on Colombo's synthetic benchmarks: no input, one store group ``synthetic/<name>`` per perturbation
+SYNTHETIC_KINDS = ("manipulation", "rescaling")
+#: the root group holding the synthetic perturbations
+SYNTHETIC_GROUP = "synthetic"
+#: defaults of the synthetic kinds: those of engine.robustness.manipulation_curve / rescaling_curve (paper: N = T = K = 20)
+_SYNTHETIC_DEFAULTS: dict[str, dict[str, Any]] = {
+    "manipulation": {"phis": [0.05, 0.1, 0.3], "n_systems": 20, "n_tasks": 20, "n_instances": 20, "repeats": 20, "block": 10,
+                     "corrupt_location": 1.0, "scale": 1.0},
+    "rescaling": {"phis": [0.05, 0.3], "factors": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "n_systems": 20, "n_tasks": 20,
+                  "n_instances": 20, "repeats": 20, "block": 10, "reversed_task": True, "corrupt_location": 1.0, "scale": 1.0},
 }
 
 
@@ -155,8 +200,11 @@ def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os
     inputs = raw.get("inputs", [raw["input"]] if "input" in raw else None)
     if isinstance(inputs, (str, dict)):
         inputs = [inputs]
-    if not inputs:
+    synthetic_only = bool(raw.get("perturbations")) and all(
+        isinstance(p, Mapping) and p.get("kind") in SYNTHETIC_KINDS for p in raw["perturbations"])
+    if not inputs and not synthetic_only:
         raise _fail(where, "no input: add [input] path = ...")
+    inputs = inputs or []
     ins = []
     for i, item in enumerate(inputs):
         spec = {"path": item} if isinstance(item, str) else dict(item)
@@ -168,6 +216,9 @@ def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os
     names = [s["name"] for s in ins]
     if len(set(names)) != len(names):
         raise _fail(where, f"input names must be unique, got {names}")
+    if SYNTHETIC_GROUP in names and any(isinstance(p, Mapping) and p.get("kind") in SYNTHETIC_KINDS
+                                        for p in raw.get("perturbations") or []):
+        raise _fail(where, f"input name {SYNTHETIC_GROUP!r} is the store group of the synthetic perturbations; rename the input")
     rules = raw.get("rules") or [{"name": "borda"}]
     rs = []
     for i, item in enumerate(rules):
@@ -207,6 +258,8 @@ def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os
             if "sizes" in spec and (not isinstance(spec["sizes"], list) or not all(isinstance(v, int) and v > 0
                                                                                     for v in spec["sizes"])):
                 raise _fail(where, f"perturbation {i + 1}: sizes must be a list of positive integers")
+        elif kind in SYNTHETIC_KINDS:
+            spec = _synthetic_spec(where, i, spec)
         else:
             if "rule" not in spec or "params" not in spec or not isinstance(spec["params"], dict) or not spec["params"]:
                 raise _fail(where, f"perturbation {i + 1} (grid): needs rule = ... and params = {{name = [values]}}")
@@ -235,6 +288,57 @@ def _positive(where: str, i: int, spec: Mapping[str, Any], *keys: str) -> None:
         v = spec[k]
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise _fail(where, f"perturbation {i + 1}: {k} must be a positive integer, got {v!r}")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v))
+
+
+def _synthetic_spec(where: str, i: int, spec: dict[str, Any]) -> dict[str, Any]:
+    """Defaults and checks of a ``manipulation`` or ``rescaling`` perturbation (errors name the key)."""
+    from .robustness import COLOMBO_VARIANTS, _parse_variant
+
+    kind = spec["kind"]
+    at = f"perturbation {i + 1} ({kind})"
+    spec = {**{k: list(v) if isinstance(v, list) else v for k, v in _SYNTHETIC_DEFAULTS[kind].items()}, **spec}
+    spec.setdefault("name", kind)
+    spec.setdefault("variants", list(COLOMBO_VARIANTS))
+    spec.setdefault("options", {})
+    _positive(where, i, spec, "n_systems", "n_tasks", "n_instances", "repeats", "block")
+    if spec["n_systems"] < 2:
+        raise _fail(where, f"{at}: n_systems must be at least 2, got {spec['n_systems']}")
+    variants = spec["variants"]
+    if not isinstance(variants, list) or not variants or not all(isinstance(v, str) for v in variants):
+        raise _fail(where, f"{at}: variants must be a non-empty list of \"rule:level\" strings, got {variants!r}")
+    for v in variants:
+        try:
+            _parse_variant(v, "two")
+        except VotebenchError as exc:
+            raise _fail(where, f"{at}: variants: {exc}") from None
+    if len(set(variants)) != len(variants):
+        raise _fail(where, f"{at}: variants must be unique, got {variants}")
+    if not isinstance(spec["options"], Mapping):
+        raise _fail(where, f"{at}: options must be a table of rule-kernel options, got {spec['options']!r}")
+    phis = spec["phis"]
+    if not isinstance(phis, list) or not phis or not all(_is_number(v) and v >= 0 for v in phis) or len(set(phis)) < len(phis):
+        raise _fail(where, f"{at}: phis must be a non-empty list of distinct finite numbers >= 0, got {phis!r}")
+    for key in ("corrupt_location", "scale"):
+        if not _is_number(spec[key]) or (key == "scale" and spec[key] <= 0):
+            raise _fail(where, f"{at}: {key} must be a finite number{' > 0' if key == 'scale' else ''}, got {spec[key]!r}")
+    T = spec["n_tasks"]
+    if kind == "manipulation":
+        ks = spec.setdefault("n_corrupted", list(range(T + 1)))
+        if (not isinstance(ks, list) or not ks or len(set(ks)) < len(ks)
+                or not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= T for k in ks)):
+            raise _fail(where, f"{at}: n_corrupted must be a non-empty list of distinct integers between 0 and n_tasks = {T}, "
+                               f"got {ks!r}")
+    else:
+        fs = spec["factors"]
+        if not isinstance(fs, list) or not fs or not all(_is_number(f) and f > 0 for f in fs) or len(set(fs)) < len(fs):
+            raise _fail(where, f"{at}: factors must be a non-empty list of distinct finite numbers > 0, got {fs!r}")
+        if not isinstance(spec["reversed_task"], bool):
+            raise _fail(where, f"{at}: reversed_task must be true or false, got {spec['reversed_task']!r}")
+    return spec
 
 
 # ------------------------------------------------------------------------------------ inputs on the workers
@@ -471,6 +575,22 @@ def _subset_block(src: Source, opts: Mapping[str, Any], size: int, ids: np.ndarr
     return np.asarray(ds["tau"].values, dtype=np.float64).reshape(-1)
 
 
+def _curve_params(pert: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments of ``manipulation_curve`` / ``rescaling_curve`` for a synthetic perturbation (not rules, repeats, seed)."""
+    keys = ["phis", "n_systems", "n_tasks", "n_instances", "corrupt_location", "scale", "options"]
+    keys += ["n_corrupted"] if pert["kind"] == "manipulation" else ["factors", "reversed_task"]
+    return {k: pert[k] for k in keys}
+
+
+def _curve_block(kind: str, params: Mapping[str, Any], variant: str, ids: np.ndarray, seed: int) -> np.ndarray:
+    """``error`` and ``tau`` ``(2, phi, n_corrupted | factor, replicate)`` of one variant for replicates ``ids``; no input."""
+    from .robustness import manipulation_curve, rescaling_curve
+
+    curve = manipulation_curve if kind == "manipulation" else rescaling_curve
+    ds = curve(rules=[variant], repeats=ids, seed=seed, **params)
+    return np.stack([np.asarray(ds["error"].values[0], dtype=np.float64), np.asarray(ds["tau"].values[0], dtype=np.float64)])
+
+
 def _grid_block(src: Source, opts: Mapping[str, Any]) -> np.ndarray:
     scores, _ = load_source(src)
     score, rank, _ = _point(scores, opts)
@@ -582,6 +702,8 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
         labels = [r["label"] for r in cfg.rules]
         points = info["points"]
         for pert in cfg.perturbations:
+            if pert["kind"] in SYNTHETIC_KINDS:
+                continue
             group = f"{inp['name']}/{pert['name']}"
             if pert["kind"] == "grid":
                 rule = next((r for r in cfg.rules if r["name"] == pert["rule"]), {"name": pert["rule"], "label": pert["rule"]})
@@ -641,6 +763,11 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
                         ids = np.arange(bi * b, min(n, (bi + 1) * b))
                         fn = partial(_subset_block, src, opts, size, ids, cfg.seed)
                         blocks.append(Block(group, "tau", (ri, si, slice(ids[0], ids[-1] + 1)), (ri, si, bi), fn))
+    for pert in cfg.perturbations:
+        if pert["kind"] in SYNTHETIC_KINDS:
+            group = f"{SYNTHETIC_GROUP}/{pert['name']}"
+            skeletons[group], more = _synthetic_plan(group, pert, cfg.seed)
+            blocks += more
     attrs = {
         "engine_version": __version__,
         "config": json.dumps(cfg.raw, sort_keys=True, default=str),
@@ -648,6 +775,44 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
         "inputs": json.dumps(checksums, sort_keys=True),
     }
     return skeletons, blocks, attrs
+
+
+def _synthetic_plan(group: str, pert: Mapping[str, Any], seed: int) -> tuple[xr.Dataset, list[Block]]:
+    """Skeleton and blocks of a ``manipulation`` / ``rescaling`` perturbation: one block per variant and replicate block."""
+    from .robustness import _PAPER_NAMES, _parse_variant
+
+    kind, variants = pert["kind"], list(pert["variants"])
+    axis, values = ("n_corrupted", [int(k) for k in pert["n_corrupted"]]) if kind == "manipulation" else (
+        "factor", [float(f) for f in pert["factors"]])
+    phis = [float(v) for v in pert["phis"]]
+    n, b = pert["repeats"], pert["block"]
+    nb = -(-n // b)
+    dims = (RULE, "phi", axis, REPLICATE)
+    shape = (len(variants), len(phis), len(values), n)
+    params = _curve_params(pert)
+    attrs = {"kind": kind, "repeats": n, "block": b, "seed": seed, "variants": json.dumps(variants),
+             "experiment": ("robustness to manipulation (Colombo et al. 2022, section 4.2)" if kind == "manipulation" else
+                            "robustness to scaling (Colombo et al. 2022, section 4.3)"),
+             **{k: v for k, v in params.items() if k in ("n_systems", "n_tasks", "n_instances")},
+             "corrupt_location": float(params["corrupt_location"]), "scale": float(params["scale"]),
+             "options": json.dumps(params["options"], sort_keys=True, default=str)}
+    if kind == "rescaling":
+        attrs["reversed_task"] = int(bool(params["reversed_task"]))
+    ds = xr.Dataset(
+        {"error": (dims, np.full(shape, np.nan)), "tau": (dims, np.full(shape, np.nan)),
+         "done": ((RULE, "block"), np.zeros((len(variants), nb), dtype=bool))},
+        coords={RULE: np.array(variants, dtype=object), "phi": phis, axis: values, REPLICATE: np.arange(n),
+                "level": (RULE, np.array([_parse_variant(v, "two")[2] for v in variants], dtype=object)),
+                "paper_name": (RULE, np.array([_PAPER_NAMES.get(v, v) for v in variants], dtype=object))},
+        attrs=attrs,
+    )
+    blocks = []
+    for ri, variant in enumerate(variants):
+        for bi in range(nb):
+            ids = np.arange(bi * b, min(n, (bi + 1) * b))
+            fn = partial(_curve_block, kind, params, variant, ids, seed)
+            blocks.append(Block(group, "curve", (ri, slice(None), slice(None), slice(ids[0], ids[-1] + 1)), (ri, bi), fn))
+    return ds, blocks
 
 
 # ------------------------------------------------------------------------------------ store
@@ -692,7 +857,10 @@ def _open_root(path: Path, attrs: Mapping[str, Any], skeletons: Mapping[str, xr.
         if "replicate_score" in ds:
             b = int(ds.attrs["block"])
             encoding["replicate_score"] = {"chunks": (1, b, ds.sizes[SYSTEM])}
-        if "tau" in ds:
+        if ds.attrs.get("kind") in SYNTHETIC_KINDS:  # one chunk per (variant, replicate block)
+            chunks = (1, *ds["error"].shape[1:3], int(ds.attrs["block"]))
+            encoding["error"] = encoding["tau"] = {"chunks": chunks}
+        elif "tau" in ds:
             encoding["tau"] = {"chunks": (1, 1, int(ds.attrs["block"]))}
         ds.to_zarr(str(path), group=g, mode="w", encoding=encoding, consolidated=False, zarr_format=3)
     return zarr.open_group(str(path), mode="r+")
@@ -714,6 +882,9 @@ def _write(root: Any, blk: Block, values: np.ndarray) -> None:
     if blk.var == "grid":
         grp["score"][blk.region[0], :] = values[0]
         grp["rank"][blk.region[0], :] = values[1]
+    elif blk.var == "curve":
+        grp["error"][blk.region] = values[0]
+        grp["tau"][blk.region] = values[1]
     else:
         grp[blk.var][blk.region] = values
     done = grp["done"]
@@ -880,7 +1051,11 @@ def _progress(total: int, done: int, *, enabled: bool) -> Any:
 
 
 def open_results(store: str | os.PathLike[str], group: str | None = None) -> xr.Dataset | dict[str, xr.Dataset]:
-    """Open a results store: one Dataset (``group`` given) or all of them by group name."""
+    """Open a results store: one Dataset (``group`` given) or all of them by group name.
+
+    Groups are ``<input>/<perturbation>`` and, for the synthetic kinds, ``synthetic/<perturbation>``
+    (see the module docstring for their variables and dims).
+    """
     import zarr
 
     path = Path(store)

@@ -639,3 +639,313 @@ def test_cli_sweep_block_error_is_one_line(tmp_path):
     assert run.returncode == 2 and run.stdout == ""
     assert "instance-level scores" in run.stderr
     assert run.stderr.count("\n") == 1, run.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# synthetic perturbations: Colombo et al. 2022 sections 4.2 (manipulation) and 4.3 (rescaling)
+# ---------------------------------------------------------------------------------------------
+SYNTH_SIZES = {"n_systems": 6, "n_tasks": 6, "n_instances": 6}
+SYNTH_PHIS = [0.1, 0.5]
+SYNTH_FACTORS = [1.0, 3.0]
+SYNTH_REPEATS = 5
+SYNTH_SEED = 4
+#: 2 kinds x 3 variants (Colombo's default) x ceil(5 / 3) replicate blocks
+SYNTH_BLOCKS = 12
+
+
+def synth_raw(store, *, block=3):
+    common = {**SYNTH_SIZES, "phis": SYNTH_PHIS, "repeats": SYNTH_REPEATS, "block": block}
+    return {"seed": SYNTH_SEED, "store": str(store), "perturbations": [
+        {"kind": "manipulation", **common},  # n_corrupted: the default 0..n_tasks
+        {"kind": "rescaling", "factors": SYNTH_FACTORS, **common}]}
+
+
+def synth_direct(kind, **kw):
+    from engine.robustness import manipulation_curve, rescaling_curve
+
+    if kind == "manipulation":
+        return manipulation_curve(phis=SYNTH_PHIS, repeats=SYNTH_REPEATS, seed=SYNTH_SEED, **SYNTH_SIZES, **kw)
+    return rescaling_curve(phis=SYNTH_PHIS, factors=SYNTH_FACTORS, repeats=SYNTH_REPEATS, seed=SYNTH_SEED, **SYNTH_SIZES, **kw)
+
+
+@pytest.fixture(scope="module")
+def synth_client():
+    """One in-process dask client for the synthetic sweeps (run_sweep leaves a given client open)."""
+    from engine.sweep import _embedded
+
+    client = _embedded()
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def synth_full(tmp_path_factory, synth_client):
+    d = tmp_path_factory.mktemp("synth")
+    cfg = parse_config(synth_raw(d / "synth.zarr"))
+    seen = []
+    path = run_sweep(cfg, client=synth_client, progress=False, on_block=seen.append)
+    return cfg, path, load_all(path), seen
+
+
+@pytest.fixture(scope="module")
+def synth_resumed(tmp_path_factory, synth_client):
+    """Four blocks, a half-written block (data without its flag), then the rest, then nothing."""
+    import zarr
+
+    d = tmp_path_factory.mktemp("synth_resumed")
+    cfg = parse_config(synth_raw(d / "synth.zarr"))
+    runs = [[], [], []]
+    path = run_sweep(cfg, client=synth_client, progress=False, max_blocks=4, on_block=runs[0].append)
+    after_first = load_all(path)
+    grp = zarr.open_group(str(path), mode="r+")["synthetic/rescaling"]
+    assert not np.asarray(grp["done"][...])[2, 1]
+    grp["error"][2, :, :, 3:5] = 12345.0
+    for run in runs[1:]:
+        run_sweep(cfg, client=synth_client, progress=False, on_block=run.append)
+    return cfg, load_all(path), after_first, runs
+
+
+def test_synthetic_groups_and_layout(synth_full):
+    from engine.robustness import COLOMBO_VARIANTS
+    from engine.sweep import Source
+
+    _, path, res, seen = synth_full
+    assert sorted(res) == ["synthetic/manipulation", "synthetic/rescaling"]
+    assert len(seen) == SYNTH_BLOCKS and len({block_key(b) for b in seen}) == SYNTH_BLOCKS
+    for blk in seen:  # a worker gets parameters only: no input source, no scores
+        assert not any(isinstance(a, (Source, xr.DataArray)) for a in blk.compute.args)
+        assert not any(isinstance(v, (Source, xr.DataArray)) for v in blk.compute.args[1].values())
+    for kind, axis, values in (("manipulation", "n_corrupted", list(range(7))), ("rescaling", "factor", SYNTH_FACTORS)):
+        ds = res[f"synthetic/{kind}"]
+        for var in ("error", "tau"):
+            assert ds[var].dims == ("rule", "phi", axis, "replicate")
+        assert ds["done"].dims == ("rule", "block") and ds["done"].shape == (3, 2) and ds["done"].values.all()
+        assert list(ds["rule"].values) == list(COLOMBO_VARIANTS)
+        assert list(ds["level"].values) == ["task", "one", "two"]
+        assert list(ds["paper_name"].values) == ["sigma_mean", "sigma_l", "sigma_2l"]
+        assert list(ds["phi"].values) == SYNTH_PHIS and list(ds[axis].values) == values
+        assert list(ds["replicate"].values) == list(range(SYNTH_REPEATS))
+        assert (ds.attrs["kind"], ds.attrs["repeats"], ds.attrs["block"], ds.attrs["seed"]) == (kind, 5, 3, SYNTH_SEED)
+        assert (ds.attrs["n_systems"], ds.attrs["n_tasks"], ds.attrs["n_instances"]) == (6, 6, 6)
+        assert json.loads(ds.attrs["inputs"]) == {} and ds.attrs["engine_version"] == engine.__version__
+        assert json.loads(ds.attrs["config"]) == json.loads(json.dumps(synth_raw(path)))
+
+
+@pytest.mark.parametrize("kind", ["manipulation", "rescaling"])
+def test_synthetic_sweep_equals_direct_call(synth_full, kind):
+    _, _, res, _ = synth_full
+    ds, ref = res[f"synthetic/{kind}"], synth_direct(kind)
+    np.testing.assert_array_equal(ds["error"].values, ref["error"].values)
+    np.testing.assert_array_equal(ds["tau"].values, ref["tau"].values)
+    assert np.isfinite(ds["error"].values).all()
+    for coord in ("rule", "phi", "replicate", "level", "paper_name"):
+        assert list(ds[coord].values) == list(ref[coord].values), coord
+    # the points differ from each other: the parameters reached the computation
+    assert len(np.unique(ds["error"].values)) > 5
+    if kind == "rescaling":  # a rescaled reversed task moves the mean's error, not the Borda variants' (section 4.3)
+        err = ds["error"].values
+        assert not np.array_equal(err[0, :, 0], err[0, :, 1])
+        np.testing.assert_array_equal(err[1:, :, 0], err[1:, :, 1])
+
+
+def bf_normalized_kendall(score, truth):
+    """Discordant pairs + 1/2 per tied pair of ``score``, over all pairs (truth has no ties)."""
+    n, bad = len(truth), 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = (score[i] - score[j]) * (truth[i] - truth[j])
+            bad += 1.0 if d < 0 else 0.5 if score[i] == score[j] else 0.0
+    return bad / (n * (n - 1) / 2)
+
+
+@pytest.mark.parametrize("kind", ["manipulation", "rescaling"])
+def test_synthetic_sweep_against_plain_loops(synth_full, kind):
+    """Replicates rebuilt with engine.synthetic.generate_array, aggregated by the brute-force reference."""
+    from engine.synthetic import generate_array
+
+    _, _, res, _ = synth_full
+    ds = res[f"synthetic/{kind}"]
+    variants = [("mean", "task"), ("borda", "one"), ("borda", "two")]
+    # (replicate, phi index, n_corrupted or factor index, variant index)
+    points = [(0, 0, 2, 1), (4, 1, 4, 2), (2, 1, 1, 0)] if kind == "manipulation" else [(1, 0, 1, 0), (3, 1, 0, 1), (4, 0, 1, 2)]
+    for b, pi, ai, ri in points:
+        if kind == "manipulation":
+            kw = {"n_corrupted": int(ds["n_corrupted"].values[ai])}
+        else:
+            kw = {"n_corrupted": 1, "rescale": SYNTH_FACTORS[ai]}
+        x, truth = generate_array(6, 6, 6, phi=SYNTH_PHIS[pi], seed=SYNTH_SEED, replicates=[b], **kw)
+        X = np.transpose(x[0], (2, 0, 1))  # (system, task, instance)
+        rule, level = variants[ri]
+        score = bf_aggregate(X, [True] * 6, rule=rule, level=level)
+        want = bf_normalized_kendall(score, truth)
+        assert ds["error"].values[ri, pi, ai, b] == pytest.approx(want, abs=1e-12), (b, pi, ai, ri)
+
+
+@pytest.mark.parametrize("block", [1, 5])
+def test_synthetic_block_size_does_not_change_results(synth_full, synth_client, tmp_path, block):
+    _, _, full, _ = synth_full
+    seen = []
+    path = run_sweep(parse_config(synth_raw(tmp_path / "b.zarr", block=block)), client=synth_client, progress=False,
+                     on_block=seen.append)
+    res = load_all(path)
+    nb = -(-SYNTH_REPEATS // block)
+    assert len(seen) == 2 * 3 * nb
+    for g in full:
+        assert res[g]["done"].shape == (3, nb) and res[g]["done"].values.all()
+        for var in ("error", "tau"):
+            np.testing.assert_array_equal(res[g][var].values, full[g][var].values, err_msg=f"{g}/{var}")
+
+
+def test_synthetic_resume_computes_only_the_missing_blocks(synth_full, synth_resumed):
+    _, _, full, _ = synth_full
+    cfg, resumed, after_first, (first, second, third) = synth_resumed
+    _, blocks, _ = plan_sweep(cfg)
+    assert len(blocks) == SYNTH_BLOCKS
+    k1, k2 = ({block_key(b) for b in run} for run in (first, second))
+    assert k1 == {block_key(b) for b in blocks[:4]} and len(first) == 4
+    assert not (k1 & k2) and k1 | k2 == {block_key(b) for b in blocks} and len(second) == SYNTH_BLOCKS - 4
+    assert ("synthetic/rescaling", "curve", (2, 1)) in k2  # the half-written block was recomputed
+    assert third == []
+    assert sum(int(ds["done"].values.sum()) for ds in after_first.values()) == 4
+    for g, ds in full.items():
+        for var in ("error", "tau", "done"):
+            np.testing.assert_array_equal(resumed[g][var].values, ds[var].values, err_msg=f"{g}/{var}")
+    assert not (resumed["synthetic/rescaling"]["error"].values == 12345.0).any()
+
+
+def test_synthetic_defaults_are_those_of_the_engine_functions():
+    import inspect
+
+    from engine.robustness import manipulation_curve, rescaling_curve
+
+    cfg = parse_config({"store": "x.zarr", "perturbations": [{"kind": "manipulation"}, {"kind": "rescaling", "name": "r"}]})
+    assert cfg.inputs == []  # no input needed
+    man, res = cfg.perturbations
+    assert man["name"] == "manipulation" and res["name"] == "r"
+    for spec, fn in ((man, manipulation_curve), (res, rescaling_curve)):
+        defaults = {k: p.default for k, p in inspect.signature(fn).parameters.items()}
+        assert spec["variants"] == list(defaults["rules"])
+        assert spec["repeats"] == defaults["repeats"]
+        for key in ("phis", "n_systems", "n_tasks", "n_instances", "corrupt_location", "scale", "factors", "reversed_task"):
+            if key in spec:
+                want = defaults[key]
+                assert spec[key] == (list(want) if isinstance(want, tuple) else want), key
+    assert man["n_corrupted"] == list(range(21)) and "factors" not in man and "n_corrupted" not in res
+
+
+def test_synthetic_mixed_with_an_input(tmp_path):
+    from engine.sweep import Source
+
+    raw = small_raw(tmp_path / "s.zarr", perturbations=[
+        {"kind": "bootstrap", "replicates": 2, "block": 2},
+        {"kind": "manipulation", **SYNTH_SIZES, "phis": [0.1], "n_corrupted": [0, 3], "repeats": 3, "block": 2,
+         "variants": ["borda:two"], "name": "manip"}])
+    skeletons, blocks, attrs = plan_sweep(parse_config(raw))
+    assert sorted(skeletons) == ["esann_automl/bootstrap-tasks", "synthetic/manip"]
+    syn = [b for b in blocks if b.group == "synthetic/manip"]
+    assert len(syn) == 2 and all(not any(isinstance(a, Source) for a in b.compute.args) for b in syn)
+    assert all(isinstance(b.compute.args[0], Source) for b in blocks if b.group != "synthetic/manip")
+    assert skeletons["synthetic/manip"]["error"].shape == (1, 1, 2, 3)
+    assert list(skeletons["synthetic/manip"]["level"].values) == ["two"]
+    assert json.loads(attrs["inputs"]) == {"esann_automl": hashlib.sha256(AUTOML.read_bytes()).hexdigest()}
+
+
+def test_example_sweep_file_and_docstring():
+    import textwrap
+    import tomllib
+
+    import engine.sweep
+
+    cfg = load_config(DATA.parent / "experiments" / "sweeps" / "colombo_manipulation.toml")
+    skeletons, blocks, _ = plan_sweep(cfg)
+    assert dict(skeletons["synthetic/manipulation"]["error"].sizes) == {"rule": 3, "phi": 3, "n_corrupted": 21, "replicate": 100}
+    assert dict(skeletons["synthetic/rescaling"]["error"].sizes) == {"rule": 3, "phi": 2, "factor": 10, "replicate": 100}
+    assert len(blocks) == 2 * 3 * 4
+    text = engine.sweep.__doc__.split("A sweep file (TOML or YAML)::\n", 1)[1].split("\nThe store holds", 1)[0]
+    raw = tomllib.loads(textwrap.dedent(text))
+    kinds = [p["kind"] for p in parse_config(raw).perturbations]
+    assert kinds == ["bootstrap", "subsets", "grid", "manipulation", "rescaling"]
+
+
+GOOD_SYNTH = {"kind": "manipulation", **SYNTH_SIZES}
+BAD_SYNTH = [
+    ({"phis": []}, "phis must be"),
+    ({"phis": [-0.1]}, "phis must be"),
+    ({"phis": 0.1}, "phis must be"),
+    ({"phis": [0.1, 0.1]}, "phis must be"),
+    ({"n_corrupted": [7]}, "n_corrupted must be"),
+    ({"n_corrupted": [1, 1]}, "n_corrupted must be"),
+    ({"n_systems": 1}, "n_systems must be at least 2"),
+    ({"n_tasks": 0}, "n_tasks must be a positive integer"),
+    ({"n_instances": 2.0}, "n_instances must be a positive integer"),
+    ({"repeats": 0}, "repeats must be a positive integer"),
+    ({"block": True}, "block must be a positive integer"),
+    ({"variants": ["borda:three"]}, "variants: unknown level 'three'"),
+    ({"variants": ["bordaa"]}, "variants: unknown rule 'bordaa'"),
+    ({"variants": "borda"}, "variants must be a non-empty list"),
+    ({"variants": []}, "variants must be a non-empty list"),
+    ({"variants": ["borda", "borda"]}, "variants must be unique"),
+    ({"scale": 0}, "scale must be a finite number > 0"),
+    ({"corrupt_location": "x"}, "corrupt_location must be a finite number"),
+    ({"options": 3}, "options must be a table"),
+    ({"factors": [2]}, "(manipulation): unknown key(s) factors"),
+    ({"seed": 1}, "(manipulation): unknown key(s) seed"),
+    ({"kind": "rescaling", "factors": [0, 1]}, "factors must be"),
+    ({"kind": "rescaling", "factors": []}, "factors must be"),
+    ({"kind": "rescaling", "reversed_task": "yes"}, "reversed_task must be true or false"),
+    ({"kind": "rescaling", "n_corrupted": [1]}, "(rescaling): unknown key(s) n_corrupted"),
+]
+
+
+@pytest.mark.parametrize("changes,fragment", BAD_SYNTH, ids=[f"{sorted(c)[-1]}-{f[:30]}" for c, f in BAD_SYNTH])
+def test_bad_synthetic_perturbation_is_a_one_line_error(changes, fragment):
+    pert = {**GOOD_SYNTH, **changes}
+    with pytest.raises(VotebenchError) as info:
+        parse_config({"store": "x.zarr", "perturbations": [pert]}, where="my.toml")
+    msg = str(info.value)
+    assert fragment in msg and "\n" not in msg and msg.startswith("my.toml: perturbation 1"), msg
+
+
+@pytest.mark.parametrize(
+    "raw,fragment",
+    [
+        ({"perturbations": [GOOD_SYNTH, {"kind": "bootstrap"}]}, "no input"),
+        ({"input": {"path": "a.csv", "name": "synthetic"}, "perturbations": [GOOD_SYNTH]}, "input name 'synthetic'"),
+    ],
+    ids=["bootstrap-without-input", "input-named-synthetic"],
+)
+def test_synthetic_config_errors(capsys, tmp_path, raw, fragment):
+    with pytest.raises(VotebenchError, match=fragment):
+        parse_config({"store": "x.zarr", **raw})
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({"store": str(tmp_path / "x.zarr"), **raw}), encoding="utf-8")
+    code, out, err = cli(capsys, "sweep", path, "--no-progress")
+    assert_one_line_error(code, out, err, fragment, str(path))
+
+
+def test_synthetic_store_in_dashboard_and_report(synth_full, tmp_path):
+    from engine.dashboard import snapshot
+    from engine.report import build_report
+
+    _, path, res, _ = synth_full
+    snap = snapshot(path)
+    assert snap["status"] == "complete" and snap["progress"]["blocks_done"] == snap["progress"]["blocks_total"] == SYNTH_BLOCKS
+    by_name = {g["name"]: g for g in snap["groups"]}
+    man = by_name["synthetic/manipulation"]
+    assert man["kind"] == "manipulation" and man["axis"] == "n_corrupted" and man["values"] == list(range(7))
+    err = res["synthetic/manipulation"]["error"].values
+    row = next(r for r in man["rows"] if r["rule"] == "borda:one" and r["phi"] == 0.5)
+    np.testing.assert_allclose(row["mean_error"], err[1, 1].mean(axis=-1), rtol=0, atol=1e-12)
+    assert row["repeats_done"] == SYNTH_REPEATS and by_name["synthetic/rescaling"]["values"] == SYNTH_FACTORS
+    index = build_report(path, tmp_path / "rep", formats=["svg"])
+    page = index.read_text(encoding="utf-8")
+    assert "Synthetic manipulation: synthetic/manipulation" in page and "Synthetic rescaling: synthetic/rescaling" in page
+    import csv
+
+    with (index.parent / "tables" / "synthetic-rescaling_error.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 3 * 2 * 2
+    r = next(r for r in rows if r["rule"] == "mean:task" and float(r["phi"]) == 0.1 and float(r["factor"]) == 3.0)
+    e = res["synthetic/rescaling"]["error"].values[0, 0, 1]
+    assert float(r["error_mean"]) == pytest.approx(e.mean()) and float(r["error_std"]) == pytest.approx(e.std(ddof=1))
+    assert int(r["n"]) == SYNTH_REPEATS
