@@ -91,6 +91,41 @@ def bf_min_rank_row(score) -> np.ndarray:
     return out
 
 
+def bf_average_ranks(row) -> list[float]:
+    """Descending average ranks: 1 + #strictly higher + 0.5 #other tied, among present values; NaN stays NaN."""
+    row = [float(v) for v in row]
+    ok = [not math.isnan(v) for v in row]
+    return [1.0 + sum(1 for j, y in enumerate(row) if ok[j] and y > x)
+            + 0.5 * sum(1 for j, y in enumerate(row) if ok[j] and j != i and y == x) if ok[i] else math.nan
+            for i, x in enumerate(row)]
+
+
+def bf_tau_b(a, b) -> float:
+    """Kendall's tau-b of two complete vectors by a loop over pairs; NaN when either ranking is constant."""
+    n = len(a)
+    conc = disc = ta = tb = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            da, db = a[i] - a[j], b[i] - b[j]
+            ta += da == 0
+            tb += db == 0
+            conc += da * db > 0
+            disc += da * db < 0
+    n0 = n * (n - 1) / 2
+    den = (n0 - ta) * (n0 - tb)
+    return (conc - disc) / math.sqrt(den) if den > 0 else math.nan
+
+
+def bf_kendall_w(R, *, ties: bool = True) -> float:
+    """Kendall's W of J judges (rows of complete scores) ranking n candidates, tie-corrected by default."""
+    J, n = len(R), len(R[0])
+    ranks = [bf_average_ranks(row) for row in R]
+    dev = sum((sum(ranks[j][s] for j in range(J)) - J * (n + 1) / 2) ** 2 for s in range(n))
+    T = sum(t**3 - t for row in R for t in (list(row).count(v) for v in set(row))) if ties else 0
+    den = J * J * (n**3 - n) - J * T
+    return 12 * dev / den if den > 0 else math.nan
+
+
 def bf_min_rank(x) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     out = np.full(x.shape, np.nan)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DATA, TIE_VALUES, bf_borda_across, bf_min_rank, one_line_error, run_cli
+from conftest import DATA, TIE_VALUES, bf_average_ranks, bf_borda_across, bf_kendall_w, bf_min_rank, bf_tau_b, one_line_error, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -151,15 +151,6 @@ def bf_percentile(values, q):
     return v[lo] + (pos - lo) * (v[hi] - v[lo])
 
 
-def bf_average_ranks(values):
-    out = []
-    for x in values:
-        below = sum(1 for y in values if y < x)
-        same = sum(1 for y in values if y == x)
-        out.append(below + (same + 1) / 2)
-    return out
-
-
 def bf_spearman(x, y):
     rx, ry = bf_average_ranks(x), bf_average_ranks(y)
     mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
@@ -167,25 +158,6 @@ def bf_spearman(x, y):
     sxx = sum((a - mx) ** 2 for a in rx)
     syy = sum((b - my) ** 2 for b in ry)
     return math.nan if sxx == 0 or syy == 0 else sxy / math.sqrt(sxx * syy)
-
-
-def bf_kendall_b(x, y):
-    n = len(x)
-    nc = nd = tx = ty = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            a, b = x[i] - x[j], y[i] - y[j]
-            if a == 0:
-                tx += 1
-            if b == 0:
-                ty += 1
-            if a * b > 0:
-                nc += 1
-            elif a * b < 0:
-                nd += 1
-    n0 = n * (n - 1) / 2
-    den = math.sqrt((n0 - tx) * (n0 - ty))
-    return math.nan if den == 0 else (nc - nd) / den
 
 
 def bf_stability(R, corr):
@@ -201,23 +173,12 @@ def bf_stability(R, corr):
     return sum(vals) / len(vals) if vals else math.nan
 
 
-def bf_kendall_w(R):
+def bf_kendall_w_common(R):
+    """Kendall's W over the systems present in every replicate (NaN with fewer than 2 systems or replicates)."""
     cols = [s for s in range(len(R[0])) if all(not math.isnan(row[s]) for row in R)]
-    J, n = len(R), len(cols)
-    if n < 2 or J < 2:
+    if len(cols) < 2 or len(R) < 2:
         return math.nan
-    sums = [0.0] * n
-    ties = 0
-    for row in R:
-        vals = [row[s] for s in cols]
-        for k, r in enumerate(bf_average_ranks(vals)):
-            sums[k] += r
-        for v in set(vals):
-            t = vals.count(v)
-            ties += t**3 - t
-    dev = sum((r - J * (n + 1) / 2) ** 2 for r in sums)
-    den = J**2 * (n**3 - n) - J * ties
-    return math.nan if den == 0 else 12 * dev / den
+    return bf_kendall_w([[row[s] for s in cols] for row in R])
 
 
 def bf_replicates(X, over, B, seed):
@@ -285,8 +246,8 @@ def test_borda_bootstrap_against_plain_loops(data, over, seed):
             tied = tied or not p >= 0.95
         assert row["tied_with_leader"] == tied, name
     stab = obj["stability"]
-    for key, want in (("mean_spearman", bf_stability(R, bf_spearman)), ("mean_kendall", bf_stability(R, bf_kendall_b)),
-                      ("kendall_w", bf_kendall_w(R))):
+    for key, want in (("mean_spearman", bf_stability(R, bf_spearman)), ("mean_kendall", bf_stability(R, bf_tau_b)),
+                      ("kendall_w", bf_kendall_w_common(R))):
         if math.isnan(want):
             assert stab[key] is None, key
         else:

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import zarr
-from conftest import REPO, bf_min_rank
+from conftest import REPO, bf_average_ranks, bf_kendall_w, bf_min_rank, bf_tau_b
 
 import engine
 from engine.dashboard import dask_dashboard_link, register, snapshot, start_in_background, store_fingerprint
@@ -102,38 +102,6 @@ def bf_percentile(values, q: float) -> float:
     lo = math.floor(pos)
     hi = min(lo + 1, len(v) - 1)
     return v[lo] + (pos - lo) * (v[hi] - v[lo])
-
-
-def bf_average_ranks(row) -> list[float]:
-    return [1 + sum(1 for y in row if y > x) + 0.5 * (sum(1 for y in row if y == x) - 1) for x in row]
-
-
-def bf_kendall_w(R) -> float:
-    """Tie-corrected Kendall's W of J judges (rows) ranking S candidates (columns)."""
-    J, n = len(R), len(R[0])
-    ranks = [bf_average_ranks(row) for row in R]
-    sums = [sum(ranks[j][s] for j in range(J)) for s in range(n)]
-    dev = sum((r - J * (n + 1) / 2) ** 2 for r in sums)
-    ties = 0.0
-    for row in R:
-        for v in set(row):
-            t = sum(1 for x in row if x == v)
-            ties += t**3 - t
-    return 12 * dev / (J * J * (n**3 - n) - J * ties)
-
-
-def bf_tau_b(a, b) -> float:
-    conc = disc = ta = tb = pairs = 0
-    for i in range(len(a)):
-        for j in range(i + 1, len(a)):
-            pairs += 1
-            da, db = np.sign(a[i] - a[j]), np.sign(b[i] - b[j])
-            ta += da == 0
-            tb += db == 0
-            conc += da * db > 0
-            disc += da * db < 0
-    den = math.sqrt((pairs - ta) * (pairs - tb))
-    return (conc - disc) / den if den else math.nan
 
 
 def bf_spearman(a, b) -> float:

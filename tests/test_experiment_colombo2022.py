@@ -6,11 +6,9 @@ Table 2, Table 6 XTREME counts, Table 7 Random column) and against plain-loop re
 
 from __future__ import annotations
 
-import itertools
-import math
-
 import numpy as np
 import pytest
+from conftest import bf_tau_b
 
 from engine.experiment import load_experiment
 
@@ -25,24 +23,6 @@ def mod():
 @pytest.fixture(scope="module")
 def smoke(smoke_run):
     return smoke_run("colombo2022")
-
-
-def bf_tau_b(a, b):
-    """Kendall tau-b by a loop over pairs."""
-    c = d = ta = tb = 0
-    for i, j in itertools.combinations(range(len(a)), 2):
-        sa, sb = np.sign(a[i] - a[j]), np.sign(b[i] - b[j])
-        if sa == 0 and sb == 0:
-            continue
-        if sa == 0:
-            ta += 1
-        elif sb == 0:
-            tb += 1
-        elif sa == sb:
-            c += 1
-        else:
-            d += 1
-    return (c - d) / math.sqrt((c + d + ta) * (c + d + tb))
 
 
 def bf_borda(X):

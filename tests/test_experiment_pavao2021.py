@@ -6,8 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import DATA
-from scipy.stats import rankdata
+from conftest import DATA, bf_kendall_w
 
 import engine
 
@@ -21,20 +20,6 @@ RULES = ["mean", "median", "average_rank", "success_rate", "relative_difference"
 @pytest.fixture(scope="module")
 def result(smoke_run):
     return smoke_run("pavao2021")
-
-
-def _bf_kendall_w(X: np.ndarray) -> float:
-    """Kendall's W with tie correction, judges = rows, written out with loops."""
-    J, n = X.shape
-    R = np.zeros(n)
-    tie = 0.0
-    for j in range(J):
-        ranks = rankdata(X[j])  # average ranks
-        R += ranks
-        _, counts = np.unique(X[j], return_counts=True)
-        tie += sum(t ** 3 - t for t in counts)
-    s = sum((R[i] - J * (n + 1) / 2) ** 2 for i in range(n))
-    return 12 * s / (J ** 2 * (n ** 3 - n) - J * tie)
 
 
 def test_outputs_exist(result):
@@ -58,7 +43,7 @@ def test_kendall_w_matches_table_1(result):
         assert round(item["ours"], 2) == paper, name
         assert item["status"] == "matches"
         X = np.asarray(engine.core.task_scores(engine.open_scores(DATA / FILES[name])).values, dtype=float)
-        assert item["ours"] == pytest.approx(_bf_kendall_w(X), abs=1e-12)
+        assert item["ours"] == pytest.approx(bf_kendall_w(X), abs=1e-12)
 
 
 def test_criteria_are_in_range(result):

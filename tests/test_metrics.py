@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.stats
-from conftest import DATA
+from conftest import DATA, bf_average_ranks, bf_kendall_w, bf_tau_b
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -25,25 +25,6 @@ from engine.kernels.kemeny import kendall_tau_b
 
 def present(v) -> bool:
     return not math.isnan(v)
-
-
-def bf_avg_ranks(row) -> list[float]:
-    """1 + #strictly higher + 0.5 #other tied, among present values; NaN stays NaN."""
-    row = [float(v) for v in row]
-    out = []
-    for i, xi in enumerate(row):
-        if not present(xi):
-            out.append(math.nan)
-            continue
-        r = 1.0
-        for j, xj in enumerate(row):
-            if j != i and present(xj):
-                if xj > xi:
-                    r += 1.0
-                elif xj == xi:
-                    r += 0.5
-        out.append(r)
-    return out
 
 
 def bf_pearson(u, v) -> float:
@@ -66,27 +47,11 @@ def bf_common(a, b) -> tuple[list[float], list[float]]:
 
 def bf_spearman(a, b) -> float:
     ca, cb = bf_common(a, b)
-    return bf_pearson(bf_avg_ranks(ca), bf_avg_ranks(cb))
+    return bf_pearson(bf_average_ranks(ca), bf_average_ranks(cb))
 
 
 def bf_kendall(a, b) -> float:
-    ca, cb = bf_common(a, b)
-    n = len(ca)
-    conc = disc = ta = tb = 0
-    for s in range(n):
-        for t in range(s + 1, n):
-            da, db = ca[s] - ca[t], cb[s] - cb[t]
-            if da == 0:
-                ta += 1
-            if db == 0:
-                tb += 1
-            if da * db > 0:
-                conc += 1
-            elif da * db < 0:
-                disc += 1
-    n0 = n * (n - 1) / 2
-    den = (n0 - ta) * (n0 - tb)
-    return (conc - disc) / math.sqrt(den) if den > 0 else math.nan
+    return bf_tau_b(*bf_common(a, b))
 
 
 BF_CORR = {"spearman": bf_spearman, "kendall": bf_kendall}
@@ -109,22 +74,6 @@ def bf_concordance(x, method) -> float:
             if present(c):
                 vals.append(c)
     return sum(vals) / len(vals) if vals else math.nan
-
-
-def bf_kendall_w(X, ties=True) -> float:
-    J, n = len(X), len(X[0])
-    R = [bf_avg_ranks(row) for row in X]
-    sums = [sum(R[j][s] for j in range(J)) for s in range(n)]
-    mean = J * (n + 1) / 2
-    s_dev = sum((r - mean) ** 2 for r in sums)
-    T = 0
-    if ties:
-        for row in X:
-            for v in set(row):
-                t = sum(1 for u in row if u == v)
-                T += t**3 - t
-    den = J * J * (n**3 - n) - J * T
-    return 12 * s_dev / den if den > 0 else math.nan
 
 
 def bf_rank_intervals(ranks, level):
@@ -182,7 +131,7 @@ def bf_winner_average_rank(X, score) -> float:
         rs = []
         for row in X:
             sub = [row[s] if s in alive else math.nan for s in range(S)]
-            r = bf_avg_ranks(sub)[w]
+            r = bf_average_ranks(sub)[w]
             if present(r):
                 rs.append(r)
         if rs:
@@ -264,7 +213,7 @@ def test_average_ranks_vs_loops_and_scipy(seed):
     x = tied(rng, (3, 4, 7), holes=0.25)
     got = M.average_ranks(x)
     for idx in np.ndindex(3, 4):
-        assert_nan_close(got[idx], bf_avg_ranks(x[idx]))
+        assert_nan_close(got[idx], bf_average_ranks(x[idx]))
         row = x[idx]
         ok = ~np.isnan(row)
         assert_nan_close(got[idx][ok], scipy.stats.rankdata(-row[ok]))
