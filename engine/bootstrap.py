@@ -53,9 +53,10 @@ import numpy as np
 import xarray as xr
 
 from . import metrics
-from .core import Plan, _finalize, _is_dask, _within_step, aggregate_plan, prepare, ranking
+from .core import PER_TASK_OPTIONS, Plan, _finalize, _is_dask, _within_step, aggregate_plan, canonical_order, prepare, ranking
 from .dims import INSTANCE, OPPONENT, REPLICATE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
+from .kernels.exact import DIGITS, anchor, digits, digits_to_float, snap_ties
 from .kernels.ranking import min_rank
 from .kernels.social import pairwise_counts, task_pair_sums
 from .resample import counts_from_indices, instance_counts, replicate_ids, resample_indices
@@ -68,8 +69,6 @@ __all__ = [
 
 #: axes a bootstrap can resample
 OVER = ("tasks", "systems", "instances")
-#: rule options that hold one value per task (criterion): they follow the tasks of a task resample
-PER_TASK_OPTIONS = frozenset({"preference", "q", "p", "s", "maximize"})
 _MIN_ROWS = 8  # replicate blocks are padded to this many rows in matrix products
 _CELLS = 1 << 22  # target number of float64 cells of a replicate block's largest temporary
 _TASK_BYTES = 1 << 27  # instance bootstrap: judge values of whole tasks up to this size go in one chunk
@@ -106,11 +105,13 @@ def resampled_scores(scores: xr.DataArray, *, over: str, replicate: int, seed: i
 
     Resampled tasks are named ``"<task>#<position>"`` and resampled systems
     ``"<system>#<position>"``; resampled instances of a task fill its first
-    positions (the rest is padding).  This is the definition the fast paths of
-    :func:`bootstrap` are tested against.
+    positions (the rest is padding).  Draws index the canonical (label) order of
+    systems, tasks and instances (:func:`engine.core.canonical_order`), so a
+    replicate does not depend on the order of the input.  This is the definition
+    the fast paths of :func:`bootstrap` are tested against.
     """
     _check_over(over)
-    x = scores.transpose(SYSTEM, TASK, INSTANCE)
+    x = canonical_order(scores)[0].transpose(SYSTEM, TASK, INSTANCE)
     vals = np.asarray(x.values, dtype=np.float64)
     if over == "tasks":
         idx = resample_indices(x.sizes[TASK], seed=seed, replicates=[replicate], stream="tasks")[0]
@@ -151,7 +152,7 @@ def _reference_one(plan: Plan, over: str, b: int, seed: int, present: np.ndarray
         kw["groups"] = dict(zip([str(t) for t in r[TASK].values], groups))
     if weights is not None:
         kw["weights"] = weights
-    s = np.asarray(aggregate_plan(prepare(r, validate=False, **kw)).values, dtype=np.float64)
+    s = np.asarray(aggregate_plan(prepare(r, validate=False, canonical=False, **kw)).values, dtype=np.float64)
     if over != "systems":
         return s
     if present is None:
@@ -175,7 +176,8 @@ def replicate_scores_reference(
     candidate resample gets ``NaN``.
     """
     plan = prepare(scores.compute(), **options)
-    return _reference_block(replicate_ids(replicates), plan, over, seed)
+    R = _reference_block(replicate_ids(replicates), plan, over, seed)
+    return R if plan.restore is None else R[:, plan.restore]
 
 
 # ------------------------------------------------------------------------------------ numpy blocks
@@ -328,18 +330,20 @@ def _borda_pairs_block(ids: np.ndarray, M: np.ndarray, present: np.ndarray, judg
 
 
 def _instance_partial(ids: np.ndarray, tpos: np.ndarray, kpos: np.ndarray, J0: np.ndarray, ok: np.ndarray,
-                      present: np.ndarray, *, seed: int, grid: int | None = None) -> np.ndarray:
-    """Resampled sums and counts of judge values over one (task, instance) chunk: ``(B, Tc, 1, S, 2)``.
+                      present: np.ndarray, mx: Any = None, *, seed: int, grid: int | None = None) -> np.ndarray:
+    """Resampled sums and counts of judge values over one (task, instance) chunk: ``(B, Tc, 1, S, V)``.
 
     ``J0`` holds the judge values with ``NaN`` replaced by 0, ``ok`` where they
     exist (float), ``present`` the whole rows of the chunk's tasks (for the
     draws).  Task by task, the resample counts ``(B, Kc)`` of the chunk's
     instances multiply the judge values ``(Kc, S)``.  When the values are
     multiples of ``1 / grid`` and every sum stays below 2**24 after scaling, the
-    product runs in float32 on integers (exact, so the same for any chunking
-    and block size); otherwise in float64 with at least ``_MIN_ROWS`` rows,
-    where the BLAS summation order, hence the last bit, may depend on the
-    block size.
+    product runs in float32 on integers and ``V = 2`` (sum, count).  Otherwise
+    the values are cut into the fixed digits of :func:`engine.kernels.exact.digits`
+    below the anchor of ``mx`` (the largest ``|value|`` of the whole tensor) and
+    the counts meet the digits in float64 products of integers: ``V = DIGITS + 1``
+    (digit sums, count).  Both are exact, so results are the same for any chunking
+    and block size.
     """
     ids = np.asarray(ids).reshape(-1)
     tpos = np.asarray(tpos).reshape(-1)
@@ -349,8 +353,12 @@ def _instance_partial(ids: np.ndarray, tpos: np.ndarray, kpos: np.ndarray, J0: n
     # a task's sum over its drawn instances is at most (#instances) x max |value|
     exact = grid is not None and max(1.0, float(np.abs(J0).max(initial=0.0)) * grid) * present.shape[-1] < 2.0**24
     dtype = np.float32 if exact else np.float64
+    nv = 2 if grid is not None else DIGITS + 1
+    top = anchor(np.asarray(mx if mx is not None else np.abs(J0).max(initial=0.0)))
+    # digit products stay integers below 2**53 while at most 2**21 instances are drawn per task
+    int_products = grid is None and present.shape[-1] >= 2**21
     c = np.zeros((max(B, _MIN_ROWS), Kc), dtype=dtype)
-    out = np.empty((B, Tc, 1, S, 2))
+    out = np.empty((B, Tc, 1, S, nv))
     complete = ok.min(initial=1.0) == 1.0
     for t in range(Tc):
         c[:B] = instance_counts(present[t : t + 1], seed=seed, replicates=ids, tasks=tpos[t : t + 1], start=start, stop=stop,
@@ -358,20 +366,32 @@ def _instance_partial(ids: np.ndarray, tpos: np.ndarray, kpos: np.ndarray, J0: n
         if exact:
             out[:, t, 0, :, 0] = (c @ (J0[t] * grid).astype(np.float32))[:B]
             out[:, t, 0, :, 0] /= grid
-        else:
+        elif grid is not None:
             out[:, t, 0, :, 0] = (c @ J0[t])[:B]
-        if complete:  # the counts are the drawn instances
-            out[:, t, 0, :, 1] = c[:B].sum(axis=-1, dtype=np.float64)[:, None]
         else:
-            out[:, t, 0, :, 1] = (c @ ok[t].astype(dtype))[:B]
+            D = digits(J0[t], top).reshape(Kc, S * DIGITS)
+            prod = (c.astype(np.int64) @ D.astype(np.int64)) if int_products else (c @ D)
+            out[:, t, 0, :, :DIGITS] = prod[:B].reshape(B, S, DIGITS)
+        if complete:  # the counts are the drawn instances
+            out[:, t, 0, :, nv - 1] = c[:B].sum(axis=-1, dtype=np.float64)[:, None]
+        else:
+            out[:, t, 0, :, nv - 1] = (c @ ok[t].astype(dtype))[:B]
     return out
 
 
-def _instance_finish(sums: np.ndarray, cnts: np.ndarray, judged: np.ndarray, miss: np.ndarray, *, stat: Any,
+def _instance_finish(total: np.ndarray, judged: np.ndarray, miss: np.ndarray, mx: Any = None, *, stat: Any,
                      fin: Mapping[str, Any], pooled: bool) -> np.ndarray:
+    """Replicate scores from the summed partials of :func:`_instance_partial` ``(B, T, S, V)``."""
+    if total.shape[-1] == 2:
+        sums, cnts = total[..., 0], total[..., 1]
+    else:  # exact digit sums of real judge values
+        sums, cnts = digits_to_float(total[..., :DIGITS], anchor(np.asarray(mx))), total[..., DIGITS]
     if pooled:
         return np.asarray(stat.pool(sums, cnts), dtype=np.float64)
-    return _across(np.asarray(stat.task(sums, cnts), dtype=np.float64), judged, miss, fin, fin["weights"])
+    X = np.asarray(stat.task(sums, cnts), dtype=np.float64)
+    if stat.grid is None:
+        X = snap_ties(X)  # as the within step of the full data (engine.core)
+    return _across(X, judged, miss, fin, fin["weights"])
 
 
 def _reference_block(ids: np.ndarray, plan: Plan, over: str, seed: int) -> np.ndarray:
@@ -534,11 +554,13 @@ def _instance_scores(plan: Plan, stat: Any, ids: np.ndarray, seed: int, block: i
         J0 = np.ascontiguousarray(np.where(ok, J, 0.0))  # BLAS needs C-contiguous stacks
         okf = np.ascontiguousarray(ok, dtype=np.float64)
         pres = np.asarray(present.values)
-        b = _block_size(ids.size, K + T * S, block)
+        mx = np.abs(J0).max(initial=0.0)
+        b = _block_size(ids.size, K + T * S * (1 if stat.grid is not None else DIGITS), block)
         parts = []
         for i in range(0, ids.size, b):
-            p = _instance_partial(ids[i : i + b], np.arange(T), np.arange(K), J0, okf, pres, seed=seed, grid=stat.grid)[:, :, 0]
-            parts.append(_instance_finish(p[..., 0], p[..., 1], np.asarray(judged.values), np.asarray(miss.values), **finish))
+            p = _instance_partial(ids[i : i + b], np.arange(T), np.arange(K), J0, okf, pres, mx, seed=seed,
+                                  grid=stat.grid)[:, :, 0]
+            parts.append(_instance_finish(p, np.asarray(judged.values), np.asarray(miss.values), mx, **finish))
         return np.concatenate(parts, axis=0) if parts else np.empty((0, S))
     J = values.data
     if K * S * 8 <= _TASK_BYTES:
@@ -546,23 +568,25 @@ def _instance_scores(plan: Plan, stat: Any, ids: np.ndarray, seed: int, block: i
         J = J.rechunk({0: max(1, min(max(J.chunks[0]), _TASK_BYTES // (K * S * 8))), 1: -1})
     J0 = da.where(da.isnan(J), 0.0, J)
     okf = (~da.isnan(J)).astype(np.float64)
+    mx = abs(J0).max()  # the anchor of the exact digit sums: one value for every chunk
+    nv = 2 if stat.grid is not None else DIGITS + 1
     tchunks, kchunks = J.chunks[0], J.chunks[1]
-    b = _block_size(ids.size, max(kchunks) + max(tchunks) * S, block)
+    b = _block_size(ids.size, max(kchunks) + max(tchunks) * S * (nv - 1), block)
     rid = da.from_array(ids, chunks=b)
     tpos = da.arange(T, chunks=(tchunks,))
     kpos = da.arange(K, chunks=(kchunks,))
     pres = present.data.rechunk((tchunks, -1))
     part = da.blockwise(
-        _instance_partial, "rtksv", rid, "r", tpos, "t", kpos, "k", J0, "tks", okf, "tks", pres, "tj",
-        new_axes={"v": 2}, adjust_chunks={"k": 1}, concatenate=True, dtype=np.float64,
+        _instance_partial, "rtksv", rid, "r", tpos, "t", kpos, "k", J0, "tks", okf, "tks", pres, "tj", mx, "",
+        new_axes={"v": nv}, adjust_chunks={"k": 1}, concatenate=True, dtype=np.float64,
         meta=np.empty((0, 0, 0, 0, 0)), seed=seed, grid=stat.grid,
     )
-    total = part.sum(axis=2).rechunk({0: b, 1: -1, 2: -1, 3: -1})  # (R, T, S, 2)
+    total = part.sum(axis=2).rechunk({0: b, 1: -1, 2: -1, 3: -1})  # (R, T, S, V): sums of integers, exact
     jd = judged.data.rechunk(-1) if isinstance(judged.data, da.Array) else da.from_array(np.asarray(judged.values))
     md = miss.data.rechunk(-1) if isinstance(miss.data, da.Array) else da.from_array(np.asarray(miss.values))
     return da.blockwise(
-        lambda tot, j, m: _instance_finish(tot[..., 0], tot[..., 1], j, m, **finish),
-        "rs", total, "rtsv", jd, "t", md, "ts", concatenate=True, dtype=np.float64, meta=_meta(),
+        lambda tot, j, m, x: _instance_finish(tot, j, m, x, **finish),
+        "rs", total, "rtsv", jd, "t", md, "ts", mx, "", concatenate=True, dtype=np.float64, meta=_meta(),
     )
 
 
@@ -633,8 +657,10 @@ def bootstrap(
         raise VotebenchError(f"seed must be a non-negative integer, got {seed!r}")
     point = ranking(aggregate_plan(plan))  # the full-data ranking, from the same prepared request
     R, method = _replicate_scores(plan, over, ids, int(seed), block)
-    rep = xr.DataArray(R, dims=(REPLICATE, SYSTEM), coords={REPLICATE: ids, SYSTEM: point[SYSTEM].values},
-                       name="replicate_score")
+    # the tie rule on every replicate (a no-op on rows whose evaluation already applied it)
+    R = R.map_blocks(plan.across.snap, dtype=np.float64) if isinstance(R, da.Array) else plan.across.snap(R)
+    rep = plan.restored(xr.DataArray(R, dims=(REPLICATE, SYSTEM), coords={REPLICATE: ids, SYSTEM: plan.x[SYSTEM].values},
+                                     name="replicate_score"))
     ranks = xr.apply_ufunc(min_rank, rep, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]], dask="parallelized",
                            output_dtypes=[np.float64])
     ds = xr.Dataset({"score": point["score"], "rank": point["rank"], "replicate_score": rep, "replicate_rank": ranks})

@@ -21,6 +21,7 @@ Pipeline of :func:`aggregate` (one pass over the data):
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,17 +32,63 @@ import xarray as xr
 from .dims import INSTANCE, SYSTEM, TASK
 from .errors import VotebenchError
 from .io import validate_scores
+from .kernels.exact import DIGITS, anchor, digit_sums, digits_to_float, snap_ties
 from .kernels.ranking import min_rank, tied_count
 from .rules import LEVELS, Rule, get_rule, get_within
 
 __all__ = [
-    "MISSING_POLICIES", "Plan", "prepare", "orient", "missing_report", "aggregate", "aggregate_plan", "rank", "ranking",
-    "resolve_level", "tied_groups",
-    "task_scores",
+    "MISSING_POLICIES", "PER_TASK_OPTIONS", "Plan", "prepare", "orient", "missing_report", "aggregate", "aggregate_plan",
+    "rank", "ranking", "resolve_level", "tied_groups", "task_scores", "label_order", "canonical_order", "exact_instance_sums",
 ]
 
 #: policies for missing scores of rules that need one
 MISSING_POLICIES = ("error", "listwise", "drop-judges")
+#: rule options that hold one value per task (criterion): they follow the tasks when tasks are reordered or resampled
+PER_TASK_OPTIONS = frozenset({"preference", "q", "p", "s", "maximize"})
+
+
+def _natural_key(label: Any) -> tuple[Any, ...]:
+    text = str(label)
+    parts = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", text) if p)
+    return (parts, text)
+
+
+def label_order(labels: Sequence[Any] | np.ndarray) -> np.ndarray:
+    """The canonical order of a dimension: indices that sort its labels.
+
+    Numbers sort by value; other labels in natural order (``t2`` before ``t10``), ties of the
+    natural key broken by the text itself, so the order depends on the set of labels only.
+
+    Examples
+    --------
+    >>> label_order(["t10", "t2", "b"]).tolist()
+    [2, 1, 0]
+    >>> label_order(np.array([3, 1, 2])).tolist()
+    [1, 2, 0]
+    """
+    arr = np.asarray(labels)
+    if arr.dtype.kind in "iuf" and arr.ndim == 1:
+        return np.argsort(arr, kind="stable")
+    keys = [_natural_key(v) for v in arr.tolist()]
+    return np.asarray(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.intp)
+
+
+def canonical_order(scores: xr.DataArray) -> tuple[xr.DataArray, dict[str, np.ndarray]]:
+    """``scores`` with systems, tasks and instances in their canonical (label) order.
+
+    Every computation of the engine runs in this order, so the same data gives bitwise the same
+    result whatever the order of the input (see :mod:`engine.kernels.exact`).  Returns the
+    reordered tensor and, per dimension, the permutation applied (``new = old[perm]``); a dimension
+    already in order is not copied.
+    """
+    perms: dict[str, np.ndarray] = {}
+    index: dict[str, np.ndarray] = {}
+    for dim in (SYSTEM, TASK, INSTANCE):
+        perm = label_order(scores[dim].values)
+        perms[dim] = perm
+        if not np.array_equal(perm, np.arange(perm.size)):
+            index[dim] = perm
+    return (scores.isel(index) if index else scores), perms
 
 
 def _is_dask(da: xr.DataArray) -> bool:
@@ -203,8 +250,9 @@ def _call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options:
     absent = np.isnan(X).all(axis=tuple(range(X.ndim - 1))) if X.ndim > 1 else np.isnan(X)
     try:
         if not absent.any():
-            return np.asarray(rule.kernel(X, weights=weights, **opts), dtype=np.float64)
-        res = np.asarray(rule.kernel(X[..., ~absent], weights=weights, **opts), dtype=np.float64)
+            return rule.snap(np.asarray(rule.kernel(X, weights=weights, **opts), dtype=np.float64), X)
+        Xp = X[..., ~absent]
+        res = rule.snap(np.asarray(rule.kernel(Xp, weights=weights, **opts), dtype=np.float64), Xp)
         out = np.full(res.shape[:-1] + X.shape[-1:], np.nan)
         out[..., ~absent] = res
         return out
@@ -238,7 +286,7 @@ def _finalize(
     if not has_judges.any():
         raise VotebenchError(f"no task has complete scores under missing-score policy {policy!r}")
     if pooled:
-        score = X
+        score = across.snap(X)
     elif groups is None:
         score = _call_kernel(across, X, weights, options)
     else:
@@ -283,14 +331,22 @@ def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, 
             dask="parallelized",
             output_dtypes=[np.float64],
         )
-        if not _is_dask(values) and not np.isnan(values.data).any():
-            # complete in-memory data: a plain sum, without skipna's masked copy
+        if stat.grid is None:
+            # real judge values (means, Dowdall points): exactly summed, so no order or chunking shows
+            sums = exact_instance_sums(values)
+            counts = values.notnull().sum(INSTANCE)
+        elif not _is_dask(values) and not np.isnan(values.data).any():
+            # complete in-memory data on a grid (Borda halves): a plain sum is exact, without skipna's copy
             sums = values.sum(INSTANCE, skipna=False)
             counts = xr.full_like(sums, values.sizes[INSTANCE], dtype=np.int64)
         else:
             sums = values.sum(INSTANCE, skipna=True)
             counts = values.notnull().sum(INSTANCE)
         fn = stat.pool if lvl == "one" else stat.task
+        if stat.grid is None and lvl != "one":
+            # task-level values equal as rational numbers (e.g. means over different instance counts) tie
+            base = fn
+            fn = lambda su, co: snap_ties(base(su, co))  # noqa: E731
         if _is_dask(values):
             sums, counts = (p.chunk({TASK: -1, SYSTEM: -1}) for p in (sums, counts))
         return xr.apply_ufunc(
@@ -327,13 +383,54 @@ def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, 
     )
 
 
+def _chunk_digits(a: np.ndarray, mx: np.ndarray) -> np.ndarray:
+    """Digit sums of one chunk (..., K) over its instances: (..., 1, DIGITS) int64."""
+    return digit_sums(np.asarray(a, dtype=np.float64), -1, anchor(mx))[..., None, :]
+
+
+def _digits_float(d: np.ndarray, mx: np.ndarray) -> np.ndarray:
+    return digits_to_float(d, anchor(mx))
+
+
+def exact_instance_sums(values: xr.DataArray) -> xr.DataArray:
+    """Sums over ``instance`` that depend on the multiset of values only (``NaN`` = 0), lazily for dask.
+
+    Every value is cut into fixed digits below one anchor taken from the largest ``|value|`` of the
+    whole tensor (:func:`engine.kernels.exact.digits`), digits are summed as integers over the
+    instance chunks (a dask tree reduction) and rounded once: the same bits for every order and
+    every chunking of the instances.
+    """
+    v = values.transpose(..., INSTANCE)
+    dims = v.dims[:-1]
+    coords = {k: c for k, c in v.coords.items() if INSTANCE not in c.dims}
+    if not _is_dask(v):
+        a = np.asarray(v.data, dtype=np.float64)
+        mx = np.where(np.isnan(a), 0.0, np.abs(a)).max(initial=0.0)
+        out = digits_to_float(digit_sums(a, -1, anchor(mx)), anchor(mx))
+        return xr.DataArray(out, dims=dims, coords=coords)
+    import dask.array as da
+
+    arr = v.data.astype(np.float64)
+    mx = da.where(da.isnan(arr), 0.0, abs(arr)).max()
+    idx = "abcdefgh"[: arr.ndim - 1]
+    part = da.blockwise(_chunk_digits, idx + "k" + "z", arr, idx + "k", mx, "", new_axes={"z": DIGITS},
+                        adjust_chunks={"k": 1}, dtype=np.int64, meta=np.empty((0,) * (arr.ndim + 1), dtype=np.int64))
+    D = part.sum(axis=-2)  # integers: exact in any reduction tree
+    out = da.blockwise(_digits_float, idx, D, idx + "z", mx, "", concatenate=True, dtype=np.float64,
+                       meta=np.empty((0,) * (arr.ndim - 1), dtype=np.float64))
+    return xr.DataArray(out, dims=dims, coords=coords)
+
+
 @dataclass(frozen=True)
 class Plan:
     """A validated aggregation request and its lazily prepared inputs (see :func:`prepare`).
 
-    ``x`` is the oriented score tensor after the missing-score policy, ``miss``
-    the missing-score counts (task, system) before the policy, ``judged`` the
-    number of judges per task after it.
+    ``x`` is the oriented score tensor after the missing-score policy, in the
+    canonical order of its labels (:func:`canonical_order`), ``miss`` the
+    missing-score counts (task, system) before the policy, ``judged`` the number
+    of judges per task after it.  ``systems``, ``tasks``, ``weights``, ``groups``
+    and per-task options follow the canonical order; ``restore`` maps results
+    over systems back to the caller's order (``None``: the same order).
     """
 
     x: xr.DataArray
@@ -348,6 +445,11 @@ class Plan:
     options: dict[str, Any]
     systems: list[str]
     tasks: list[str]
+    restore: np.ndarray | None = None
+
+    def restored(self, result: Any, dim: str = SYSTEM) -> Any:
+        """``result`` (xarray, along ``dim``) in the caller's system order."""
+        return result if self.restore is None else result.isel({dim: self.restore})
 
     @property
     def pooled(self) -> bool:
@@ -384,12 +486,14 @@ def prepare(
     groups: bool | Mapping[str, str] | None = None,
     options: Mapping[str, Any] | None = None,
     validate: bool = True,
+    canonical: bool = True,
 ) -> Plan:
     """Validate an aggregation request (options as :func:`aggregate`) and prepare its inputs lazily.
 
     ``validate=False`` skips the checks of the tensor itself (:func:`engine.io.validate_scores`), for
     tensors derived from a validated one, such as bootstrap replicates of a policy-applied tensor,
-    where a task may have lost every judge to the missing-score policy.
+    where a task may have lost every judge to the missing-score policy.  ``canonical=False`` keeps
+    the tensor's own order (for tensors derived from an already canonical one).
     """
     if validate:
         validate_scores(scores)
@@ -414,12 +518,26 @@ def prepare(
         raise VotebenchError("task weights apply to levels 'task' and 'two', not 'one'")
     opts = dict(options or {})
     _check_options([r_within, r_across], opts)
+    restore = None
+    if canonical:
+        scores, perms = canonical_order(scores)
+        tp = perms[TASK]
+        if not np.array_equal(tp, np.arange(tp.size)):
+            tasks = [tasks[i] for i in tp]
+            w = None if w is None else w[tp]
+            group_labels = None if group_labels is None else [group_labels[i] for i in tp]
+            opts = {k: ([v[i] for i in tp] if k in PER_TASK_OPTIONS and isinstance(v, (list, tuple)) and len(v) == tp.size
+                        else v) for k, v in opts.items()}
+        sp = perms[SYSTEM]
+        if not np.array_equal(sp, np.arange(sp.size)):
+            systems = [systems[i] for i in sp]
+            restore = np.argsort(sp)
     x = orient(scores)
     miss = missing_report(x).transpose(TASK, SYSTEM)
     x = _apply_missing_policy(x, missing)
     judged = _judge_present(x).sum(INSTANCE)
     return Plan(x=x, miss=miss, judged=judged, within=r_within, across=r_across, level=lvl, missing=missing,
-                weights=w, groups=group_labels, options=opts, systems=systems, tasks=tasks)
+                weights=w, groups=group_labels, options=opts, systems=systems, tasks=tasks, restore=restore)
 
 
 def aggregate(
@@ -503,7 +621,7 @@ def aggregate_plan(plan: Plan) -> xr.DataArray:
     )
     score.name = "score"
     score.attrs = {"rule": plan.rule_label, "level": plan.level, "missing": plan.missing}
-    return score
+    return plan.restored(score)
 
 
 def rank(scores: xr.DataArray, **options: Any) -> xr.Dataset:

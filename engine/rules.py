@@ -33,6 +33,7 @@ from .kernels import baselines as B
 from .kernels import kemeny as KE
 from .kernels import mcdm as M
 from .kernels import social as V
+from .kernels.exact import snap_ties
 from .kernels.ranking import borda_points
 
 __all__ = [
@@ -121,6 +122,13 @@ class Rule:
         A system's score depends on its own scores only, not on which other
         systems compete (mean, median, geometric mean, optimality gap): a candidate resample
         then reuses the full-data scores of the drawn systems.
+    tie_scale : {"score", "input", "unit"}
+        The magnitude of the rule's terms for the tie rule
+        (:func:`engine.kernels.exact.snap_ties`): ``"score"``, the largest ``|score|`` of the
+        ranking (sums of non-negative terms, counts); ``"input"``, also the largest ``|score|``
+        of the task-level input (a mean of scores of mixed sign can be much smaller than its
+        terms); ``"unit"``, at least 1 (terms normalised to [-1, 1]: PROMETHEE flows, TOPSIS,
+        VIKOR, pairwise shares).
     """
 
     name: str
@@ -134,6 +142,24 @@ class Rule:
     from_sums: Callable[[dict[str, np.ndarray]], np.ndarray] | None = None
     sums: tuple[str, ...] = ()
     separable: bool = False
+    tie_scale: str = "score"
+
+    def magnitude(self, X: np.ndarray) -> np.ndarray | float | None:
+        """Magnitude of the terms of this rule on task-level scores ``X`` (..., T, S) for the tie rule."""
+        if self.tie_scale == "unit":
+            return 1.0
+        if self.tie_scale == "input":
+            X = np.asarray(X, dtype=np.float64)
+            if X.ndim < 2:
+                return None
+            return np.where(np.isfinite(X), np.abs(X), 0.0).max(axis=(-2, -1), initial=0.0)
+        return None
+
+    def snap(self, score: np.ndarray, X: np.ndarray | None = None) -> np.ndarray:
+        """The tie rule applied to this rule's scores (``X``: its task-level input, for the magnitude)."""
+        if self.tie_scale == "unit":
+            return snap_ties(score, 1.0)
+        return snap_ties(score, None if X is None else self.magnitude(X))
 
     @property
     def levels(self) -> tuple[str, ...]:
@@ -170,6 +196,8 @@ def register_rule(rule: Rule) -> Rule:
     """
     if rule.name in RULES:
         raise ValueError(f"rule {rule.name!r} is already registered")
+    if rule.tie_scale not in ("score", "input", "unit"):
+        raise ValueError(f"rule {rule.name!r}: tie_scale must be 'score', 'input' or 'unit', got {rule.tie_scale!r}")
     if rule.resample not in ("index", "weights", "loop"):
         raise ValueError(f"rule {rule.name!r}: resample must be 'index', 'weights' or 'loop', got {rule.resample!r}")
     if rule.within is not None and rule.within not in WITHIN:
@@ -211,7 +239,7 @@ register_rule(
         "arithmetic mean over tasks of the per-task mean over instances (sigma_mean)",
         within="mean",
         ties="systems with equal means share a rank",
-        references=("Colombo et al. 2022, section 2.1",), resample="weights", separable=True
+        references=("Colombo et al. 2022, section 2.1",), resample="weights", separable=True, tie_scale="input"
     )
 )
 register_rule(
@@ -265,20 +293,21 @@ register_rule(Rule("geometric_mean", B.geometric_mean_across, "weighted geometri
                    ties="equal means share a rank", references=("Rofin et al. 2023, section 3.1",), separable=True))
 register_rule(Rule("median", B.median_across, "median over tasks (Pavao's median judge); whole-number weights repeat tasks",
                    ties="equal medians share a rank", references=(_PAVAO,), separable=True,
-                   resample="weights"))
+                   resample="weights", tie_scale="input"))
 register_rule(Rule("optimality_gap", B.optimality_gap_across,
                    "minus the mean shortfall below gamma (option gamma, default 0.95; scores on a 0-1 scale)",
                    ties="equal gaps share a rank", references=("Rofin et al. 2023, section 3.1; Agarwal et al. 2021",),
-                   separable=True))
+                   separable=True, tie_scale="input"))
 register_rule(Rule("average_rank", B.average_rank_across, "minus the mean per-task rank (ties get the average rank)",
                    ties="average ranks", references=(_PAVAO,), resample="weights"))
 register_rule(Rule("success_rate", B.success_rate_across, "mean share of tasks won against each opponent",
                    ties="a tie wins nothing; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
-                   resample="weights", from_sums=B.success_rate_from_sums, sums=('wins', 'pairs')))
+                   resample="weights", from_sums=B.success_rate_from_sums, sums=('wins', 'pairs'), tie_scale="unit"))
 register_rule(Rule("relative_difference", B.relative_difference_across,
                    "mean relative difference (u - v) / (u + v) against each opponent (scores >= 0)",
                    ties="both 0 counts 0; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
-                   resample="weights", from_sums=B.relative_difference_from_sums, sums=('reldiff', 'pairs')))
+                   resample="weights", from_sums=B.relative_difference_from_sums, sums=('reldiff', 'pairs'),
+                   tie_scale="unit"))
 register_rule(Rule("pavao_copeland", B.pavao_copeland_across,
                    "pairwise Copeland of Pavao: 1 / 0.5 / 0 per opponent by majority of tasks, averaged",
                    ties="a majority tie counts 0.5; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
@@ -291,8 +320,8 @@ register_rule(Rule("promethee2", M.promethee2_net,
                    "PROMETHEE II net flow; options preference (usual|quasi|vshape|level|linear_indifference|gaussian, "
                    "or one per task), q, p, s, maximize",
                    ties="equal differences give no preference (usual function); equal net flows share a rank",
-                   references=(_XLLM,), resample="weights"))
+                   references=(_XLLM,), resample="weights", tie_scale="unit"))
 register_rule(Rule("topsis", M.topsis, "TOPSIS relative closeness to the ideal (min-max normalisation)",
-                   ties="equal closeness shares a rank", references=(_XLLM,)))
+                   ties="equal closeness shares a rank", references=(_XLLM,), tie_scale="unit"))
 register_rule(Rule("vikor", M.vikor_score, "VIKOR compromise: -Q with v = 0.5 (option v)",
-                   ties="equal Q shares a rank", references=(_XLLM,)))
+                   ties="equal Q shares a rank", references=(_XLLM,), tie_scale="unit"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .exact import ordered_sum, weighted_task_sum
 from .ranking import borda_points
 
 __all__ = [
@@ -38,8 +39,8 @@ def mean_task(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 def mean_pool(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Mean over all judges of all tasks (one-level mean), ``(..., S)``."""
-    return mean_task(sums.sum(axis=-2), counts.sum(axis=-2))
+    """Mean over all judges of all tasks (one-level mean), ``(..., S)``; tasks added in their canonical order."""
+    return mean_task(ordered_sum(sums, axis=-2), counts.sum(axis=-2))
 
 
 def sum_task(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -49,7 +50,7 @@ def sum_task(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 def sum_pool(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Totals over all judges of all tasks (one-level Borda), ``NaN`` for absent systems."""
-    return np.where(counts.sum(axis=-2) > 0, sums.sum(axis=-2), np.nan)
+    return np.where(counts.sum(axis=-2) > 0, ordered_sum(np.where(counts > 0, sums, 0.0), axis=-2), np.nan)
 
 
 def as_profile(X: np.ndarray, rule: str, *, what: str = "task") -> np.ndarray:
@@ -100,10 +101,10 @@ def mean_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarr
     X = np.asarray(X, dtype=np.float64)
     w = task_weights(weights, X.shape[-2])
     present = ~np.isnan(X)
-    # contractions over tasks (also for a stack of weight vectors over one profile, e.g. bootstrap
-    # multiplicities); einsum sums every (batch, system) cell in the same order, so equal columns stay equal
-    num = np.einsum("...t,...ts->...s", w, np.where(present, X, 0.0))
-    den = np.einsum("...t,...ts->...s", w, present.astype(np.float64))
+    # one term after the other in the canonical task order (engine.kernels.exact): the same bits for any
+    # batch of weight vectors (bootstrap multiplicities), so equal columns stay equal
+    num = ordered_sum(np.where(present, X, 0.0) * w[..., :, None], axis=-2)
+    den = ordered_sum(present * w[..., :, None], axis=-2)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
@@ -134,7 +135,7 @@ def borda_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndar
     array([5., 6., 7.])
     """
     pts = borda_points(X)
-    w = task_weights(weights, pts.shape[-2])[..., :, None]
-    present = ~np.isnan(pts)
-    total = np.where(present, pts * w, 0.0).sum(axis=-2)
-    return np.where(present.any(axis=-2), total, np.nan)
+    task_weights(weights, pts.shape[-2])  # validates
+    # halves times simple-fraction weights: summed in integers (engine.kernels.exact)
+    total = weighted_task_sum(pts, weights, denominator=2)
+    return np.where((~np.isnan(pts)).any(axis=-2), total, np.nan)

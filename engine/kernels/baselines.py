@@ -40,6 +40,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .aggregate import as_profile
+from .exact import TIE_RTOL, exact_weights, ordered_sum, rational_weights, weighted_task_mean, weighted_task_sum
 from .ranking import borda_points
 from .social import pairwise_counts, task_pair_sums
 
@@ -101,10 +102,9 @@ def _require_complete(X: np.ndarray, w: np.ndarray, rule: str) -> None:
 
 
 def _weighted_task_mean(values: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``sum_t w_t v_t / sum_t w_t`` over axis -2, zero-weight tasks skipped (never read)."""
-    wc = w[..., None]
-    num = np.where(wc > 0, values * wc, 0.0).sum(axis=-2)
-    return num / w.sum(axis=-1)[..., None]
+    """``sum_t w_t v_t / sum_t w_t`` over axis -2, zero-weight tasks skipped (never read); terms in task order."""
+    num = weighted_task_sum(np.where(w[..., None] > 0, values, 0.0), w)
+    return num / ordered_sum(w, axis=-1)[..., None]
 
 
 # --------------------------------------------------------------------------- Pythagorean / gap
@@ -312,7 +312,8 @@ def average_rank_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> 
     # order, so systems tied on every task stay tied whatever the weights
     rank = n - borda_points(X)
     rank = np.where(np.isnan(rank), 0.0, rank)
-    return 0.0 - np.einsum("...t,...ts->...s", w, rank) / w.sum(axis=-1)[..., None]
+    # halves times simple-fraction weights: one exact numerator and one division (equal means are equal)
+    return 0.0 - weighted_task_mean(rank, w, denominator=2)
 
 
 # --------------------------------------------------------------------------- Pavao: pairwise
@@ -340,9 +341,18 @@ def _pairwise_sums(X: np.ndarray, w: np.ndarray, kind: str) -> tuple[np.ndarray,
     T, S = X.shape[-2:]
     B = int(np.prod(batch, dtype=np.int64))
     X2 = X.reshape(B, T, S)
-    w2 = np.ascontiguousarray(w.reshape(B, T))
-    present = (~np.isnan(X2)).astype(np.float64)
-    den = np.matmul(np.swapaxes(present * w2[..., None], -1, -2), present)
+    k, L = exact_weights(w, w.shape)  # simple fractions as whole numbers k / L: exact sums
+    kk = (k if L is not None else w).reshape(B, T)
+    present = ~np.isnan(X2)
+    den = np.zeros((B, S, S))
+    buf = np.empty((S, S), dtype=bool)
+    for b in range(B):
+        for t in range(T):
+            if kk[b, t] != 0.0:
+                np.logical_and(present[b, t, :, None], present[b, t, None, :], out=buf)
+                den[b] += kk[b, t] * buf
+    if L not in (None, 1):
+        den /= L
     if kind == "wins":  # the shared win-matrix kernel (integer block reduction when unweighted)
         wins, _ = pairwise_counts(X, weights=None if np.all(w == 1.0) else w)
         return wins, den.reshape(*batch, S, S)
@@ -350,6 +360,7 @@ def _pairwise_sums(X: np.ndarray, w: np.ndarray, kind: str) -> tuple[np.ndarray,
     num = np.zeros((B, S, S))
     diff = np.empty((S, S))
     ssum = np.empty((S, S))
+    w2 = w.reshape(B, T)
     for b in range(B):
         for t in range(T):
             wt = w2[b, t]
@@ -377,7 +388,7 @@ def _pairwise_average(pair_w: np.ndarray, present: np.ndarray) -> np.ndarray:
     """
     S = present.shape[-1]
     mask = present[..., :, None] & present[..., None, :] & ~np.eye(S, dtype=bool)
-    total = np.where(mask, pair_w, 0.0).sum(axis=-1)
+    total = ordered_sum(np.where(mask, pair_w, 0.0), axis=-1)  # opponents in their canonical order
     n = present.sum(axis=-1)[..., None]
     return np.where(present, total / np.maximum(n - 1, 1), np.nan)
 
@@ -390,8 +401,22 @@ def _present_pairs(pairs: np.ndarray) -> np.ndarray:
 def success_rate_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
     """Success Rate from summed pairwise matrices ``wins`` and ``pairs`` (..., S, S) (see :func:`success_rate_across`)."""
     num, den = sums["wins"], sums["pairs"]
+    present = _present_pairs(den)
+    S = den.shape[-1]
+    mask = present[..., :, None] & present[..., None, :] & ~np.eye(S, dtype=bool)
+    lo = np.where(mask, den, np.inf).min(axis=(-2, -1), initial=np.inf)
+    hi = np.where(mask, den, -np.inf).max(axis=(-2, -1), initial=-np.inf)
+    r = rational_weights(np.where(mask, num, 0.0)) if bool(np.all(((lo == hi) & (lo > 0)) | ~mask.any(axis=(-2, -1)))) else None
+    if r is not None:
+        # complete data: every pair compares on the same weight, so the score is one exact sum of wins
+        # divided once (equal shares of wins are bitwise equal)
+        k, L = r
+        n = present.sum(axis=-1)
+        total = ordered_sum(np.where(mask, k, 0.0), axis=-1)
+        scale = (L * np.where(np.isfinite(lo), lo, 1.0) * np.maximum(n - 1, 1))[..., None]
+        return np.where(present, total / scale, np.nan)
     pair_w = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-    return _pairwise_average(pair_w, _present_pairs(den))
+    return _pairwise_average(pair_w, present)
 
 
 def relative_difference_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
@@ -404,8 +429,8 @@ def relative_difference_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
 def pavao_copeland_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
     """Pavao's Copeland from summed ``wins`` and ``pairs`` matrices and ``n_tasks`` (see :func:`pavao_copeland_across`)."""
     wins, den = sums["wins"], sums["pairs"]
-    margin = wins - np.swapaxes(wins, -1, -2)
-    tol = 4.0 * float(sums["n_tasks"]) * np.finfo(np.float64).eps * den
+    margin = wins - np.swapaxes(wins, -1, -2)  # exact for simple-fraction weights
+    tol = TIE_RTOL * den  # the tie rule (engine.kernels.exact) for other weights
     pair_w = np.where(margin > tol, 1.0, np.where(margin < -tol, 0.0, 0.5))
     return _pairwise_average(pair_w, _present_pairs(den))
 
@@ -542,8 +567,8 @@ def pavao_copeland_across(X: np.ndarray, *, weights: np.ndarray | None = None) -
     comparison where either score is ``NaN`` is ignored (Vote'n'Rank eq. 1-3);
     a pair with no task scored for both is therefore a tie (0.5), like the
     absence of a majority relation in Vote'n'Rank.  Weighted margins within
-    ``4 T eps`` of the compared weight are treated as exact ties (floating
-    rounding of the weighted sums).  The issue text describes the score as the
+    ``1e-12`` of the compared weight are ties (the tie rule of
+    :mod:`engine.kernels.exact`; margins are exact for simple-fraction weights).  The issue text describes the score as the
     sum over opponents; the kernel keeps Pavao's ``1/(n-1)`` normalisation,
     which gives the same ranking.
 

@@ -51,6 +51,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from .aggregate import task_weights
+from .exact import weighted_task_sum
 from .ranking import borda_points
 from .social import pairwise_counts
 
@@ -503,7 +504,7 @@ def _use_dp(method: str, n: int, ties: str) -> bool:
 def _borda_scores(X: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Colombo section 3.2: rank the (weighted) Borda totals; ties share positions."""
     pts = borda_points(X)
-    total = np.where(np.isnan(pts), 0.0, pts * w[..., :, None]).sum(axis=-2)
+    total = weighted_task_sum(pts, w, denominator=2)  # exact for simple-fraction weights
     total = np.where(np.isnan(X).all(axis=-2), np.nan, total)
     return borda_points(total)
 

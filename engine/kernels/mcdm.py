@@ -101,6 +101,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .aggregate import as_profile
+from .exact import ordered_sum, weighted_task_mean
 from .ranking import min_rank, tie_groups
 
 __all__ = [
@@ -741,10 +742,12 @@ def promethee2(
     if blk < 1:
         raise ValueError("promethee2: block must be a positive number of pairwise values")
     Fp, Fm = _criterion_sums(Xo, kinds, kq, kp, ks, blk)
-    scale = 1.0 / (S - 1)
-    phi_plus = np.einsum("...t,...ts->...s", w, Fp) * scale
-    phi_minus = np.einsum("...t,...ts->...s", w, Fm) * scale
-    return phi_plus, phi_minus, phi_plus - phi_minus
+    # counts (usual, quasi) and halves (level) with simple-fraction weights: whole-number numerators and
+    # one division, so flows equal as rational numbers are bitwise equal; other functions: criteria in order
+    raw = None if weights is None else np.broadcast_to(np.asarray(weights, dtype=np.float64), w.shape)
+    phi_plus = weighted_task_mean(Fp, raw, extra=S - 1)
+    phi_minus = weighted_task_mean(Fm, raw, extra=S - 1)
+    return phi_plus, phi_minus, weighted_task_mean(Fp - Fm, raw, extra=S - 1)
 
 
 def promethee2_net(X: np.ndarray, *, weights: np.ndarray | None = None, **options) -> np.ndarray:
@@ -877,8 +880,8 @@ def topsis(
     const = span == 0
     r = np.where(const, 1.0, (X - lo) / np.where(const, 1.0, span))
     v = w * r
-    d_plus = np.sqrt(((v - v.max(axis=-1, keepdims=True)) ** 2).sum(axis=-2))
-    d_minus = np.sqrt(((v - v.min(axis=-1, keepdims=True)) ** 2).sum(axis=-2))
+    d_plus = np.sqrt(ordered_sum((v - v.max(axis=-1, keepdims=True)) ** 2, axis=-2))
+    d_minus = np.sqrt(ordered_sum((v - v.min(axis=-1, keepdims=True)) ** 2, axis=-2))
     tot = d_plus + d_minus
     return np.where(tot > 0, d_minus / np.where(tot > 0, tot, 1.0), 0.5)
 
@@ -932,7 +935,7 @@ def vikor(
     span = best - X.min(axis=-1, keepdims=True)
     const = span == 0
     terms = w * np.where(const, 0.0, (best - X) / np.where(const, 1.0, span))
-    S_ = terms.sum(axis=-2)
+    S_ = ordered_sum(terms, axis=-2)
     R_ = terms.max(axis=-2)
 
     def ratio(a):

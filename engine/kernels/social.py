@@ -16,10 +16,12 @@ no missing-score policy.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .aggregate import task_weights
+from .exact import TIE_RTOL, exact_matmul, exact_weights, rational_weights, weighted_task_sum
 from .ranking import tie_groups
 
 __all__ = [
@@ -48,8 +50,8 @@ _PAIR_BLOCK = 1 << 22  # cells of the (tasks x S x S) comparison processed at on
 
 
 def task_pair_sums(
-    X: np.ndarray, weights: np.ndarray, kinds: Sequence[str] = ("wins", "pairs")
-) -> dict[str, np.ndarray]:
+    X: np.ndarray, weights: np.ndarray, kinds: Sequence[str] = ("wins", "pairs"), *, unscaled: bool = False
+) -> Any:
     """Pairwise sums over the tasks of one profile under many weight vectors, as matrix products.
 
     For one profile ``X`` (T, S) and a stack of task weights ``W`` (..., T)
@@ -68,6 +70,10 @@ def task_pair_sums(
         ``reldiff[i, j] = sum_t w_t (X_ti - X_tj) / (X_ti + X_tj)`` (0 when
         the sum is not positive).
 
+    unscaled : bool
+        Return ``(sums, L)``: ``wins`` and ``pairs`` as exact whole numbers in units of ``1 / L``
+        (``L`` the common denominator of simple-fraction weights, 1 for other weights).
+
     Returns
     -------
     dict of ndarray, each of shape (..., S, S)
@@ -80,14 +86,17 @@ def task_pair_sums(
     if W.ndim == 0 or W.shape[-1] != n_t:
         raise ValueError(f"expected {n_t} task weights on the last axis, got shape {W.shape}")
     W2 = W.reshape(-1, n_t)
-    # integer weights (bootstrap multiplicities): 0/1 indicators times integers are exact in float32 below 2**24
-    exact32 = bool(np.all(W2 == np.round(W2)) and np.abs(W2).sum(axis=-1).max(initial=0.0) < 2**24)
+    # simple-fraction weights (bootstrap multiplicities, 1/|group|) as whole numbers k / L: 0/1 indicators
+    # times whole numbers are exact (float32 below 2**24, float64 below 2**53) in any order
+    r = rational_weights(W2)
+    K, L = (W2, 1) if r is None else r
+    total = float(np.abs(K).sum(axis=-1).max(initial=0.0))
     out = {k: np.zeros((W2.shape[0], n_s * n_s)) for k in kinds}
     present = ~np.isnan(X)
     step = max(1, _PAIR_BLOCK // max(1, n_s * n_s))
     for t0 in range(0, n_t, step):
         xb = X[t0 : t0 + step]
-        wb = W2[:, t0 : t0 + step]
+        kb = K[:, t0 : t0 + step]
         for k in kinds:
             if k == "wins":
                 g = xb[:, :, None] > xb[:, None, :]
@@ -100,11 +109,32 @@ def task_pair_sums(
                     g = np.where(ssum > 0, (xb[:, :, None] - xb[:, None, :]) / np.where(ssum > 0, ssum, 1.0), 0.0)
             else:
                 raise ValueError(f"unknown pairwise sum {k!r}")
-            if exact32 and k != "reldiff":
-                out[k] += wb.astype(np.float32) @ g.reshape(g.shape[0], n_s * n_s).astype(np.float32)
+            g2 = g.reshape(g.shape[0], n_s * n_s)
+            if k == "reldiff" or r is None:
+                out[k] += _exact_or_ordered(kb, g2, exact=r is not None)
+            elif total < 2**24:
+                out[k] += kb.astype(np.float32) @ g2.astype(np.float32)
             else:
-                out[k] += wb @ g.reshape(g.shape[0], n_s * n_s).astype(np.float64)
-    return {k: v.reshape(*W.shape[:-1], n_s, n_s) for k, v in out.items()}
+                out[k] += kb @ g2.astype(np.float64)
+    sums = {k: v.reshape(*W.shape[:-1], n_s, n_s) for k, v in out.items()}
+    if not unscaled and L != 1:
+        for k in kinds:
+            sums[k] /= L
+    return (sums, L) if unscaled else sums
+
+
+def _exact_or_ordered(K: np.ndarray, G: np.ndarray, *, exact: bool) -> np.ndarray:
+    """``K @ G`` for weight rows ``K`` (B, t) and real per-task terms ``G`` (t, N) that does not depend on B.
+
+    Whole-number ``K``: exactly summed matrix products (:func:`engine.kernels.exact.exact_matmul`);
+    other weights: one task after the other.
+    """
+    if exact:
+        return exact_matmul(K, G)
+    acc = np.zeros((K.shape[0], G.shape[1]))
+    for t in range(G.shape[0]):
+        acc += K[:, t, None] * G[t]
+    return acc
 
 
 def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -135,13 +165,13 @@ def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tupl
     *batch, n_t, n_s = X.shape
     if weights is not None and X.ndim == 2 and np.ndim(weights) > 1:
         # one profile, many weight vectors (bootstrap multiplicities): compare once, then matrix products
-        sums = task_pair_sums(X, task_weights(weights, n_t), ("wins", "pairs"))
+        sums, L = task_pair_sums(X, task_weights(weights, n_t), ("wins", "pairs"), unscaled=True)
         wins = sums["wins"]
         ties = sums["pairs"] - wins - np.swapaxes(wins, -1, -2)
         idx = np.arange(n_s)
         ties[..., idx, idx] = 0.0
         np.maximum(ties, 0.0, out=ties)
-        return wins, ties
+        return (wins / L, ties / L) if L != 1 else (wins, ties)
     present = ~np.isnan(X)
     if weights is None:
         w = None
@@ -152,20 +182,28 @@ def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tupl
             cmp = xb[..., :, :, None] > xb[..., :, None, :]
             wins += np.add.reduce(cmp, axis=-3, dtype=np.int64)
         pf = present.astype(np.float64)
+        pairs = np.einsum("...ti,...tj->...ij", pf, present.astype(np.float64))  # 0/1 products: exact
     else:
-        w = np.broadcast_to(task_weights(weights, n_t), (*batch, n_t))
+        task_weights(weights, n_t)  # validates
+        k, L = exact_weights(weights, (*batch, n_t))
+        w = np.broadcast_to(k, (*batch, n_t))
         wins = np.zeros((*batch, n_s, n_s))
+        pairs = np.zeros((*batch, n_s, n_s))
         buf = np.empty((*batch, n_s, n_s), dtype=bool)
-        for t in range(n_t):
+        for t in range(n_t):  # whole-number weights k = w L: exact; other weights: one task after the other
             xt = X[..., t, :]
+            wt = w[..., t, None, None]
             np.greater(xt[..., :, None], xt[..., None, :], out=buf)
-            wins += w[..., t, None, None] * buf
-        pf = present * w[..., :, None]
-    pairs = np.einsum("...ti,...tj->...ij", pf, present.astype(np.float64))
-    ties = pairs - wins - np.swapaxes(wins, -1, -2)
+            wins += wt * buf
+            pt = present[..., t, :]
+            np.logical_and(pt[..., :, None], pt[..., None, :], out=buf)
+            pairs += wt * buf
+    ties = pairs - wins - np.swapaxes(wins, -1, -2)  # exact in units of 1 / L
     idx = np.arange(n_s)
     ties[..., idx, idx] = 0.0
-    np.maximum(ties, 0.0, out=ties)  # rounding of weighted sums
+    np.maximum(ties, 0.0, out=ties)  # rounding of weighted sums of weights that are not simple fractions
+    if weights is not None and L not in (None, 1):
+        return wins / L, ties / L
     return wins, ties
 
 
@@ -219,10 +257,17 @@ def scoring_points(X: np.ndarray, vector: Callable[[int], np.ndarray]) -> np.nda
     return out
 
 
-def _weighted_task_sum(points: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
-    w = task_weights(weights, points.shape[-2])[..., :, None]
+def _weighted_task_sum(points: np.ndarray, weights: np.ndarray | None, *, exact: bool = True) -> np.ndarray:
+    """Weighted sum of positional points over tasks; ``NaN`` for a system absent from every task.
+
+    ``exact``: the points are simple fractions (plurality's 1/k for k systems tied first, whole-number
+    scoring vectors), summed in integers when their common denominator is small
+    (:func:`engine.kernels.exact.weighted_task_sum`); otherwise (Dowdall) in task order.
+    """
+    task_weights(weights, points.shape[-2])  # validates
     present = ~np.isnan(points)
-    total = np.where(present, points * w, 0.0).sum(axis=-2)
+    r = rational_weights(np.where(present, points, 0.0)) if exact else None
+    total = weighted_task_sum(points, weights, denominator=None if r is None else r[1])
     return np.where(present.any(axis=-2), total, np.nan)
 
 
@@ -246,7 +291,7 @@ def plurality_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.
 
 def dowdall_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
     """Dowdall: scoring vector c = (1, 1/2, ..., 1/|M|); tied systems share the mean of their positions' points."""
-    return _weighted_task_sum(scoring_points(X, _dowdall_vector), weights)
+    return _weighted_task_sum(scoring_points(X, _dowdall_vector), weights, exact=False)
 
 
 def scoring_vector_across(
@@ -279,12 +324,20 @@ def _bottom_position_histogram(X: np.ndarray, weights: np.ndarray | None) -> np.
     """
     X = np.asarray(X, dtype=np.float64)
     *batch, n_t, n_s = X.shape
-    w = np.broadcast_to(task_weights(weights, n_t), (*batch, n_t))
+    task_weights(weights, n_t)  # validates
     order = np.argsort(X, axis=-1)
     s = np.take_along_axis(X, order, axis=-1)
     first, last = tie_groups(s)
     present = ~np.isnan(s)
-    v = np.where(present, w[..., :, None] / (last - first + 1), 0.0)
+    size = last - first + 1
+    k, L = exact_weights(weights, (*batch, n_t))
+    w = np.broadcast_to(k, (*batch, n_t))
+    # a share w / size: whole numbers after scaling by the lcm of the tie sizes (exact sums)
+    lt = int(np.lcm.reduce(np.unique(size[present]))) if present.any() else 1
+    if L is not None and lt * float(np.abs(w).sum(axis=-1).max(initial=0.0)) < 2.0**52:
+        v = np.where(present, w[..., :, None] * (lt // size), 0.0)
+    else:
+        v = np.where(present, w[..., :, None] / size, 0.0)
     # difference array over bottom positions [first, last], scattered to the system in each slot
     sys_idx = order
     D = np.zeros((*batch, n_s, n_s + 1))
@@ -313,10 +366,10 @@ def threshold_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.
     X = np.asarray(X, dtype=np.float64)
     *batch, n_t, n_s = X.shape
     H = _bottom_position_histogram(X, weights)[..., : max(n_s - 1, 1)]
-    # placements are sums of w_t / (tie size): snap to a grid far below any real difference so that
-    # equal fractions reached by different summation orders compare equal
-    scale = float(np.max(np.abs(task_weights(weights, n_t)).sum(axis=-1))) or 1.0
-    H = np.round(H / scale, 9)
+    if exact_weights(weights, (n_t,))[1] is None:
+        # weights that are not simple fractions: placements are real sums; equal ones within the tie rule
+        scale = float(np.max(np.abs(task_weights(weights, n_t)).sum(axis=-1))) or 1.0
+        H = np.round(H / (scale * TIE_RTOL)) * (scale * TIE_RTOL)
     absent = np.isnan(X).all(axis=-2)
     flat = H.reshape(-1, n_s, H.shape[-1])
     out = np.empty((flat.shape[0], n_s))
@@ -355,8 +408,9 @@ def baldwin_from_counts(wins: np.ndarray, ties: np.ndarray, present: np.ndarray)
     ``sum_{j in A} wins[i, j] + 0.5 ties[i, j]``, updated as systems leave.
     """
     pts = wins + 0.5 * ties
-    # Borda totals are updated incrementally; scores within tol of the minimum count as tied
-    tol = 1e-9 * max(1.0, float(np.abs(pts).sum(axis=-1).max(initial=0.0)))
+    # Borda totals are updated incrementally (exact for simple-fraction weights); scores within the
+    # tie tolerance of the minimum count as tied (engine.kernels.exact)
+    tol = TIE_RTOL * max(1.0, float(np.abs(pts).sum(axis=-1).max(initial=0.0)))
     alive = present.copy()
     score = np.where(present, 0.0, np.nan)
     n_s = pts.shape[-1]

@@ -1,0 +1,413 @@
+"""Exact and order-free arithmetic shared by every rule (pure numpy).
+
+The same data must give the same ranking whatever the order of systems, tasks,
+instances, chunks or workers.  Three tools make that true by construction:
+
+* **Integers for counts.**  Count-based rules (Borda, plurality, Copeland, ...)
+  sum whole numbers, or halves, which float64 represents exactly below 2**52 in
+  any summation order.  Weights that are whole numbers or simple fractions
+  (``1/|group|``, Vote'n'Rank's 0.5) are scaled to integers first
+  (:func:`rational_weights`), so equal counts stay bitwise equal.
+* **Exactly summed reals.**  Real-valued sums over instances (per-task means)
+  are taken with :func:`digit_sums`: every value is cut into fixed base-2**31
+  digits below one global anchor, the digits are summed as integers, and the
+  exact total is rounded by one deterministic function (:func:`digits_to_float`).
+  The result depends on the multiset of values only, not on their order or on
+  how they are chunked.  Sums over the (small) task and opponent axes run in the
+  one canonical order of the labels (see :func:`engine.core.prepare`), one term
+  after the other (:func:`ordered_sum`), so they never depend on batch or block
+  sizes either.
+* **One tie rule** (:func:`snap_ties`): two aggregate scores ``a`` and ``b`` of
+  one ranking tie when ``|a - b| <= TIE_RTOL * m``, where ``m`` is the magnitude
+  of the ranking (the largest ``|score|``, or the largest term of the rule when
+  the rule says its terms can be larger, e.g. a mean of scores of mixed sign).
+  Tied scores are replaced by the largest score of their class (classes are
+  chains of neighbours in sorted order), so every later step (ranks, intervals,
+  ``P(i above j)``, the leader's tied set, reports, the dashboard) sees exact
+  equality.  ``TIE_RTOL = 1e-12`` is about 4,500 units in the last place: far
+  above the rounding of an exactly summed rule, far below any difference a
+  benchmark can measure.  Count-based scores are exact, and two different ones
+  differ by at least ``1/L`` (``L`` the weight denominator), which the rule
+  never merges while the numerators stay below 1e12.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = [
+    "TIE_RTOL",
+    "DIGITS",
+    "tie_tolerance",
+    "snap_ties",
+    "ordered_sum",
+    "rational_weights",
+    "exact_weights",
+    "anchor",
+    "digits",
+    "digit_sums",
+    "digits_to_float",
+    "exact_sum",
+    "weighted_task_sum",
+    "exact_matmul",
+    "weighted_task_mean",
+]
+
+#: relative tolerance of the tie rule (see the module docstring)
+TIE_RTOL = 1e-12
+#: base-2**31 digits kept below the anchor of an exact sum (124 bits: anything smaller than 2**-124 of the
+#: largest value is cut, identically for every order and chunking)
+DIGITS = 4
+_BITS = 31
+_BASE = float(1 << _BITS)
+_MASK = (1 << _BITS) - 1
+#: largest denominator accepted as a "simple fraction" weight
+_MAX_DENOMINATOR = 1 << 20
+
+
+# ------------------------------------------------------------------------------------------ tie rule
+def tie_tolerance(score: np.ndarray, magnitude: float | np.ndarray | None = None) -> np.ndarray:
+    """The tie tolerance of every ranking (row) of ``score``, shape ``score.shape[:-1]``.
+
+    ``TIE_RTOL * max(max |score|, magnitude)`` over the finite scores of the row.
+
+    Examples
+    --------
+    >>> float(tie_tolerance(np.array([0.5, -2.0, np.nan])))
+    2e-12
+    """
+    s = np.asarray(score, dtype=np.float64)
+    a = np.where(np.isfinite(s), np.abs(s), 0.0)
+    m = a.max(axis=-1, initial=0.0)
+    if magnitude is not None:
+        m = np.maximum(m, np.abs(np.asarray(magnitude, dtype=np.float64)))
+    return TIE_RTOL * m
+
+
+def snap_ties(score: np.ndarray, magnitude: float | np.ndarray | None = None) -> np.ndarray:
+    """Apply the tie rule: scores of a row within the tie tolerance of a neighbour become one value.
+
+    Parameters
+    ----------
+    score : array_like, shape (..., S)
+        Aggregate scores, one ranking per row (system axis last); ``NaN`` = not ranked.
+    magnitude : float or array_like, shape (...), optional
+        Magnitude of the rule's terms when it can exceed the largest ``|score|`` (see the module
+        docstring).
+
+    Returns
+    -------
+    ndarray, shape (..., S)
+        A copy where every class of scores chained by gaps ``<= tolerance`` in sorted order holds
+        the class maximum.  Depends on the multiset of the row only (not on the system order).
+
+    Examples
+    --------
+    >>> a = np.array([0.1 + 0.2, 0.5, 0.3, np.nan])   # 0.30000000000000004 and 0.3
+    >>> snap_ties(a).tolist()
+    [0.30000000000000004, 0.5, 0.30000000000000004, nan]
+    """
+    s = np.array(score, dtype=np.float64)
+    if s.ndim == 0 or s.shape[-1] < 2 or s.size == 0:
+        return s
+    n = s.shape[-1]
+    flat = s.reshape(-1, n)
+    tol = np.broadcast_to(tie_tolerance(s, magnitude), s.shape[:-1]).reshape(-1)
+    order = np.argsort(flat, axis=-1, kind="stable")
+    srt = np.take_along_axis(flat, order, axis=-1)
+    gap = srt[:, 1:] - srt[:, :-1]  # NaN next to NaN
+    join = gap <= tol[:, None]
+    if not (join & (gap > 0)).any():  # every tie is already exact
+        return s
+    # position of the last member of each chain: a chain ends where the next gap does not join
+    pos = np.arange(n)
+    ends = np.ones(srt.shape, dtype=bool)
+    ends[:, :-1] = ~join
+    last = np.where(ends, pos, n - 1)[:, ::-1]
+    last = np.minimum.accumulate(last, axis=-1)[:, ::-1]
+    rep = np.take_along_axis(srt, last, axis=-1)
+    rep[np.isnan(srt)] = np.nan
+    out = np.empty_like(flat)
+    np.put_along_axis(out, order, rep, axis=-1)
+    return out.reshape(s.shape)
+
+
+# ------------------------------------------------------------------------------------------ ordered sums
+def ordered_sum(a: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Sum along ``axis`` one term after the other, in index order.
+
+    Every output cell is ``((a_0 + a_1) + a_2) + ...`` whatever the shape, memory layout or batch
+    size of ``a`` (numpy's own reductions switch between pairwise and sequential summation with the
+    layout, so their last bit can depend on the batch size).
+
+    Examples
+    --------
+    >>> float(ordered_sum(np.array([0.1, 0.2, 0.3])))
+    0.6000000000000001
+    """
+    a = np.asarray(a)
+    a = np.moveaxis(a, axis, 0)
+    if a.shape[0] == 0:
+        return np.zeros(a.shape[1:], dtype=np.result_type(a.dtype, np.float64))
+    acc = np.array(a[0], dtype=np.result_type(a.dtype, np.float64))
+    for i in range(1, a.shape[0]):
+        acc += a[i]
+    return acc
+
+
+# ------------------------------------------------------------------------------------------ weights
+def rational_weights(weights: np.ndarray, *, max_denominator: int = _MAX_DENOMINATOR) -> tuple[np.ndarray, int] | None:
+    """Weights as whole numbers ``k`` and one denominator ``L`` (``w = k / L``), or ``None``.
+
+    Whole numbers give ``L = 1``.  Otherwise every distinct weight must be, to a few units in the
+    last place, a fraction with a denominator of at most ``max_denominator`` (``1/3``, ``0.5``,
+    ``0.7``, multiplicities times ``1/|group|``), and ``L`` is their least common multiple.
+
+    Returns
+    -------
+    (ndarray of float64 whole numbers, int) or None
+
+    Examples
+    --------
+    >>> k, L = rational_weights(np.array([1 / 3, 2 / 3, 0.5]))
+    >>> k.tolist(), L
+    ([2.0, 4.0, 3.0], 6)
+    >>> rational_weights(np.array([0.1234567891234, 1.0])) is None
+    True
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    if w.size == 0:
+        return w.copy(), 1
+    if not np.isfinite(w).all():
+        return None
+    for d in (1, 2):  # whole numbers and halves (Borda points) without the search below
+        k = w * d
+        if np.array_equal(k, np.round(k)):
+            return (k, d) if np.abs(k).max() < 2.0**52 else None
+    L = 1
+    for v in np.unique(w):
+        f = Fraction(float(v)).limit_denominator(max_denominator)
+        if abs(float(f) - float(v)) > 8 * np.finfo(np.float64).eps * abs(float(v)):
+            return None
+        L = math.lcm(L, f.denominator)
+        if L > max_denominator:
+            return None
+    k = np.round(w * L)
+    if np.abs(w * L - k).max() > 1e-6 or np.abs(k).max() >= 2.0**52:
+        return None
+    return k, L
+
+
+def exact_weights(weights: np.ndarray | None, shape: tuple[int, ...]) -> tuple[np.ndarray, int | None]:
+    """Task weights for a count-based rule: ``(k, L)`` with whole-number ``k = w L``, or ``(w, None)``.
+
+    ``weights=None`` gives ones of ``shape`` and ``L = 1``.  Weights that are not simple fractions
+    come back unchanged with ``L = None`` (the rule then sums reals in its canonical order and the
+    tie rule decides ties).
+    """
+    if weights is None:
+        return np.ones(shape), 1
+    w = np.asarray(weights, dtype=np.float64)
+    r = rational_weights(w)
+    if r is None:
+        return w, None
+    return r
+
+
+# ------------------------------------------------------------------------------------------ exact sums
+def anchor(max_abs: float | np.ndarray) -> int:
+    """Digit position ``P`` with ``|x| < 2**(31 P)`` for every value up to ``max_abs`` (0 for no data).
+
+    Examples
+    --------
+    >>> anchor(0.75), anchor(1.0), anchor(3e9)
+    (0, 1, 2)
+    """
+    m = float(np.max(max_abs)) if np.size(max_abs) else 0.0
+    if not np.isfinite(m) or m <= 0.0:
+        return 0
+    e = math.frexp(m)[1]  # m < 2**e
+    return -((-e) // _BITS)  # ceil(e / 31)
+
+
+def digits(x: np.ndarray, top: int, *, n: int = DIGITS) -> np.ndarray:
+    """Fixed base-2**31 digits of ``x`` below the anchor ``top``: shape ``x.shape + (n,)``.
+
+    ``x ~= sum_k D[..., k] * 2**(31 (top - 1 - k))`` with integer-valued ``|D| < 2**31`` of the
+    sign of ``x``; the part of ``x`` below the last digit is cut (toward zero), identically for
+    every value, so sums of digits are exact and independent of order.  ``NaN`` counts as 0.
+    Every step (scaling by powers of two, truncation, subtraction of the truncated part) is exact
+    in float64.
+    """
+    y = np.ldexp(np.where(np.isnan(x), 0.0, np.asarray(x, dtype=np.float64)), -_BITS * int(top))
+    out = np.empty(np.shape(y) + (n,))
+    for k in range(n):
+        y = y * _BASE
+        d = np.trunc(y)
+        out[..., k] = d
+        y = y - d
+    return out
+
+
+def digit_sums(x: np.ndarray, axis: int, top: int, *, n: int = DIGITS) -> np.ndarray:
+    """Exact integer sums of the :func:`digits` of ``x`` along ``axis``: int64, ``reduced shape + (n,)``."""
+    d = digits(x, top, n=n).astype(np.int64)
+    ax = axis if axis >= 0 else axis - 1  # the digit axis is appended last
+    return d.sum(axis=ax)
+
+
+def digits_to_float(D: np.ndarray, top: int) -> np.ndarray:
+    """The float64 of exact digit sums ``D`` (..., n) below anchor ``top`` (see :func:`digits`).
+
+    The digits are first normalised (carries, sign and magnitude) into the unique base-2**31
+    expansion of the exact total, then accumulated from the most significant digit down, so the
+    result is one fixed function of the exact total (within one unit in the last place of it).
+    """
+    D = np.asarray(D)
+    n = D.shape[-1]
+    Di = np.rint(D).astype(np.int64) if D.dtype.kind == "f" else D.astype(np.int64)
+    # two extra digits above the anchor hold the carries of up to 2**62 summed values
+    full = np.zeros(D.shape[:-1] + (n + 2,), dtype=np.int64)
+    full[..., 2:] = Di
+
+    def normalise(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        out = np.empty_like(v)
+        carry = np.zeros(v.shape[:-1], dtype=np.int64)
+        for k in range(v.shape[-1] - 1, -1, -1):  # least significant first
+            t = v[..., k] + carry
+            out[..., k] = t & _MASK
+            carry = t >> _BITS  # floor division: the digit left is in [0, 2**31)
+        return out, carry
+
+    mag, carry = normalise(full)
+    neg = carry < 0
+    if neg.any():
+        mag_neg, _ = normalise(-full)
+        mag = np.where(neg[..., None], mag_neg, mag)
+    acc = np.zeros(D.shape[:-1])
+    for k in range(n + 2):  # most significant first
+        acc = acc + np.ldexp(mag[..., k].astype(np.float64), _BITS * (int(top) + 1 - k))
+    return np.where(neg, -acc, acc)
+
+
+def exact_sum(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Sum of ``x`` along ``axis`` (``NaN`` = 0) that depends on the multiset of values only.
+
+    Examples
+    --------
+    >>> a = np.array([0.1, 0.2, 0.3, -0.6])
+    >>> float(a.sum()), float(a[::-1].sum()), float(exact_sum(a)), float(exact_sum(a[::-1]))
+    (1.1102230246251565e-16, 2.7755575615628914e-17, 2.7755575615628914e-17, 2.7755575615628914e-17)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    top = anchor(np.nanmax(np.abs(x), initial=0.0))
+    return digits_to_float(digit_sums(x, axis, top), top)
+
+
+def weighted_task_sum(values: np.ndarray, weights: np.ndarray | None = None, *,
+                      denominator: int | None = None) -> np.ndarray:
+    """``sum_t w_t v_t`` over the task axis (-2) of ``values`` (..., T, S); ``NaN`` terms are skipped.
+
+    When the values are whole multiples of ``1 / denominator`` (or, without ``denominator``, whole
+    numbers or halves) and the weights are simple fractions (:func:`rational_weights`), the sum is
+    taken in integers and divided once, so equal exact sums are bitwise equal; otherwise the terms
+    are added in task order (:func:`ordered_sum`).
+
+    Parameters
+    ----------
+    values : ndarray, shape (..., T, S)
+    weights : ndarray, shape (T,) or (..., T), optional
+    denominator : int, optional
+        Every value is known to be a whole multiple of ``1 / denominator``.
+
+    Returns
+    -------
+    ndarray, shape (..., S)
+
+    Examples
+    --------
+    >>> v = np.array([[1.0, 0.5], [0.5, 1.0], [1.0, 1.0]])
+    >>> weighted_task_sum(v, np.array([1 / 3, 1 / 3, 1 / 3])).tolist()
+    [0.8333333333333334, 0.8333333333333334]
+    """
+    v = np.asarray(values, dtype=np.float64)
+    v0 = np.where(np.isnan(v), 0.0, v)
+    kw, Lw = exact_weights(weights, v.shape[:-1])
+    if Lw is not None:
+        d = 2 if denominator is None else int(denominator)
+        kv = v0 * d
+        if np.array_equal(kv, np.round(kv)):
+            bound = float(np.abs(kv).max(initial=0.0)) * float(np.abs(kw).sum(axis=-1).max(initial=0.0))
+            if bound < 2.0**52:
+                return _task_loop(kv, kw) / (d * Lw)
+    w = np.ones(v.shape[:-1]) if weights is None else np.asarray(weights, dtype=np.float64)
+    return _task_loop(v0, w)
+
+
+def weighted_task_mean(values: np.ndarray, weights: np.ndarray | None = None, *, denominator: int | None = None,
+                       extra: float = 1.0) -> np.ndarray:
+    """``sum_t w_t v_t / (extra * sum_t w_t)`` over the task axis (-2); ``NaN`` terms count 0.
+
+    As :func:`weighted_task_sum`: for values that are whole multiples of ``1 / denominator`` (default:
+    halves) and simple-fraction weights, the numerator and the denominator are whole numbers and
+    the mean is one division (``extra`` must then be a whole number), so equal means are bitwise
+    equal; otherwise the terms are added in task order.
+
+    Examples
+    --------
+    >>> weighted_task_mean(np.array([[1.0], [0.0], [0.0]]), np.array([0.1, 0.2, 0.7])).tolist()
+    [0.1]
+    """
+    v = np.asarray(values, dtype=np.float64)
+    v0 = np.where(np.isnan(v), 0.0, v)
+    kw, Lw = exact_weights(weights, v.shape[:-1])
+    d = 2 if denominator is None else int(denominator)
+    if Lw is not None and float(extra) == round(float(extra)):
+        kv = v0 * d
+        if np.array_equal(kv, np.round(kv)):
+            wsum = kw.sum(axis=-1)
+            bound = float(np.abs(kv).max(initial=0.0)) * float(np.abs(kw).sum(axis=-1).max(initial=0.0))
+            if bound < 2.0**52 and float(np.abs(wsum).max(initial=0.0)) * d * abs(float(extra)) < 2.0**52:
+                return _task_loop(kv, kw) / (wsum * d * float(extra))[..., None]
+    w = np.ones(v.shape[:-1]) if weights is None else np.asarray(weights, dtype=np.float64)
+    return _task_loop(v0, w) / (ordered_sum(w, axis=-1) * float(extra))[..., None]
+
+
+def _task_loop(v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``sum_t w[..., t] v[..., t, :]`` one task after the other (no (..., T, S) temporary)."""
+    T = v.shape[-2]
+    shape = np.broadcast_shapes(v.shape[:-2] + v.shape[-1:], w.shape[:-1] + (1,))
+    acc = np.zeros(shape)
+    for t in range(T):
+        acc += w[..., t, None] * v[..., t, :]
+    return acc
+
+
+def exact_matmul(K: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """``K @ G`` for whole-number ``K`` (B, T) and real ``G`` (T, N), exactly summed.
+
+    ``G`` is cut into :func:`digits` below one anchor, the digits meet ``K`` in float64 matrix
+    products (exact: integer-valued terms and sums below 2**53) and the exact totals are rounded by
+    :func:`digits_to_float`: the result depends neither on the order of the T terms nor on how
+    many rows are multiplied at once (BLAS blocking).
+
+    Examples
+    --------
+    >>> G = np.array([[0.1, 1.0], [0.2, 2.0], [0.3, 3.0]])
+    >>> K = np.array([[1.0, 1.0, 1.0], [0.0, 2.0, 0.0]])
+    >>> exact_matmul(K, G).tolist()
+    [[0.6, 6.0], [0.4, 4.0]]
+    """
+    K = np.asarray(K, dtype=np.float64)
+    G = np.asarray(G, dtype=np.float64)
+    T, N = G.shape
+    top = anchor(np.abs(G).max(initial=0.0))
+    D = digits(G, top).reshape(T, N * DIGITS)
+    if float(np.abs(K).sum(axis=-1).max(initial=0.0)) < 2.0**21:
+        S = K @ D
+    else:  # integer products (not BLAS), exact up to 2**63
+        S = K.astype(np.int64) @ D.astype(np.int64)
+    return digits_to_float(S.reshape(K.shape[0], N, DIGITS), top)
