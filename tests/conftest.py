@@ -12,6 +12,7 @@ import ast
 import gzip
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -25,15 +26,19 @@ from hypothesis.extra.numpy import arrays
 
 import engine
 
-# every test sets its own max_examples; the profile only keeps the runs quiet and reproducible
-settings.register_profile(
-    "votebench",
+# every test sets its own max_examples; the profiles only keep the runs quiet and reproducible.
+# "ci" (chosen when the environment variable CI is set, as .ci/run does) draws the same examples on every run,
+# so CI never fails by chance; "dev" (local runs) draws new random examples each time, to find new failures.
+# HYPOTHESIS_PROFILE=ci|dev overrides the choice.
+_COMMON = dict(
     deadline=None,
     database=None,  # do not write .hypothesis/ into the repository
     print_blob=True,  # a failing example can be replayed with @reproduce_failure
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.load_profile("votebench")
+settings.register_profile("ci", derandomize=True, **_COMMON)
+settings.register_profile("dev", **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"

@@ -411,8 +411,8 @@ def baldwin_from_counts(wins: np.ndarray, ties: np.ndarray, present: np.ndarray)
     # Borda totals are updated incrementally (exact for simple-fraction weights); scores within the
     # tie tolerance of the minimum count as tied (engine.kernels.exact)
     tol = TIE_RTOL * max(1.0, float(np.abs(pts).sum(axis=-1).max(initial=0.0)))
-    alive = present.copy()
-    score = np.where(present, 0.0, np.nan)
+    alive = np.broadcast_to(present, pts.shape[:-1]).copy()  # one row per batch element (weight stacks too)
+    score = np.where(alive, 0.0, np.nan)
     n_s = pts.shape[-1]
     borda = np.einsum("...ij,...j->...i", pts, alive.astype(np.float64))
     for rnd in range(n_s):
