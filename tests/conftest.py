@@ -37,9 +37,8 @@ settings.load_profile("votebench")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
-#: the project's shared folder sits beside the repository (CI: a fresh clone with shared/ beside it)
-SHARED = next((p for p in (REPO.parent / "shared", Path("/work/shared")) if p.is_dir()), REPO.parent / "shared")
-PAPERS = SHARED / "papers"
+#: verbatim excerpts of the papers (the worked examples whose numbers the tests use), shipped with the tests
+PAPERS = REPO / "tests" / "paper_excerpts"
 
 RULES = ("mean", "borda")
 LEVELS = ("task", "one", "two")
