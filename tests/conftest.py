@@ -574,14 +574,14 @@ def repo_copy(tmp_path_factory):
     return root
 
 
-def outside_repository(path: str, copy: Path, out: Path) -> bool:
+def outside_repository(path: str, copy: Path, *also: Path) -> bool:
     """Whether ``path`` lies beside the repository (under its parent folder, where a project data folder could be) and is
-    neither the copy, the output folder nor part of the Python installation (a venv may live there)."""
+    neither in the copy, in ``also`` (the run's output) nor part of the Python installation (a venv may live there)."""
     import site
     import sys
 
     p = Path(path)
-    allowed = [copy, out, Path(sys.prefix), Path(sys.base_prefix), *map(Path, site.getsitepackages())]
+    allowed = [copy, *also, Path(sys.prefix), Path(sys.base_prefix), *map(Path, site.getsitepackages())]
     return p.is_relative_to(REPO.parent) and not any(p.is_relative_to(a) for a in allowed)
 
 
@@ -604,7 +604,7 @@ def smoke_run(tmp_path_factory, repo_copy):
         assert proc.returncode == 0, proc.stderr[-3000:]
         rep = json.loads(report.read_text(encoding="utf-8"))
         assert Path(rep["engine"]).is_relative_to(repo_copy) and Path(rep["root"]) == repo_copy, rep["engine"]
-        beside = [p for p in rep["opened"] if outside_repository(p, repo_copy, out)]
+        beside = [p for p in rep["opened"] if outside_repository(p, repo_copy, out, report)]
         assert not beside, f"{name} opened files outside its copy of the repository: {beside[:5]}"
         for page in (out / "README.md", out / "results.json"):
             text = page.read_text(encoding="utf-8").lower()

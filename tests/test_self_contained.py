@@ -56,6 +56,6 @@ def test_the_guard_catches_a_read_beside_the_copy(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     rep = json.loads(report.read_text(encoding="utf-8"))
     assert rep["engine"].startswith(str(root))
-    flagged = [p for p in rep["opened"] if outside_repository(p, root, out)]
+    flagged = [p for p in rep["opened"] if outside_repository(p, root, out, report)]
     assert str(outside) in flagged
     assert not [p for p in flagged if p != str(outside)]  # the engine itself read nothing beside the copy
