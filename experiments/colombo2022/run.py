@@ -675,8 +675,14 @@ def _instance_level(cfg: Mapping[str, Any], seed: int, log: _Log, figs: Path) ->
                   "yes", ", ".join(f"{kname} {v:.2f}" for kname, v in mean_agree.items()), ok,
                   why="cause unknown (Fig. 4 is an image; these are our mean top-k agreements)")
     if curves:
-        fig = _figure(min(4.0 * len(curves), 24.0), 3.6)
-        axes = fig.subplots(1, len(curves), squeeze=False, sharey=True)[0]
+        from matplotlib.ticker import MaxNLocator
+
+        ncol = min(len(curves), 3)
+        nrow = math.ceil(len(curves) / ncol)
+        fig = _figure(4.0 * ncol, 3.0 * nrow + 0.6)
+        axes = fig.subplots(nrow, ncol, squeeze=False, sharey=True).ravel()
+        for ax in axes[len(curves):]:
+            ax.set_visible(False)
         colors = {"mean:task": "tab:red", "borda:one": "tab:blue", "borda:two": "tab:green"}
         for ax, (label, curve) in zip(axes, curves.items()):
             sz = curve["subset_size"].values
@@ -686,10 +692,12 @@ def _instance_level(cfg: Mapping[str, Any], seed: int, log: _Log, figs: Path) ->
                 ax.fill_between(sz, m - s, m + s, color=colors[v], alpha=0.15)
             ax.set_title(label)
             ax.set_xlabel("tasks kept")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.grid(alpha=0.3)
-        axes[0].set_ylabel("Kendall tau with the all-task ranking")
+        for ax in axes[::ncol]:
+            ax.set_ylabel("tau with all-task ranking")
         axes[0].legend(loc="lower right", fontsize=7)
-        fig.suptitle("Fig. 9: task removal, instance-level information")
+        fig.suptitle(f"Fig. 9: task removal, instance-level information ({int(c['subset_repeats'])} draws per size)")
         _save(fig, figs / "fig9_instance_subsets.png")
 
         fig = _figure(1.6 + 1.3 * len(labels), 3.6)
