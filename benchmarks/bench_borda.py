@@ -14,8 +14,8 @@ What is measured (see ``benchmarks/README.md`` for how to run it):
 2. **Chunked (dask)**: the same tensor written with ``engine.to_zarr`` under a
    couple of chunkings, reopened lazily with ``engine.open_scores`` and computed
    with the threaded scheduler; every result must equal the in-memory one exactly.
-3. **Real data**: the instance-level Colombo et al. (2022) datasets found under
-   ``/work/shared/data/instance_level/`` (loading timed apart from compute).
+3. **Real data**: the nine instance-level Colombo et al. (2022) datasets shipped in
+   ``data/colombo_*.csv.gz`` (loading timed apart from compute).
 4. **Memory**: tracemalloc peak of every in-memory call (allocations made
    during the call; the input excluded) and, for the largest size, the peak RSS
    of a fresh subprocess per case (``resource.getrusage``).
@@ -70,7 +70,7 @@ from engine.kernels.ranking import borda_points
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "benchmarks" / "results" / "borda.md"
-REAL_GLOB = "/work/shared/data/instance_level/*.csv*"
+REAL_GLOB = "data/colombo_*.csv.gz"  # the nine instance-level sets shipped with the repository (relative to it)
 N_SYSTEMS = 100
 N_TASKS = 20
 TIE_STEP = 0.05  # "ties" tensors: scores rounded to multiples of 0.05 (21 distinct values for 100 systems)
@@ -321,7 +321,8 @@ def machine_info() -> dict[str, Any]:
 # benchmark sections
 # ------------------------------------------------------------------------------------------
 def bench_real(repeats: int, pattern: str) -> dict[str, Any]:
-    files = sorted(glob.glob(pattern))
+    files = sorted(glob.glob(pattern, root_dir=None if os.path.isabs(pattern) else REPO))
+    files = [f if os.path.isabs(f) else str(REPO / f) for f in files]
     rows = []
     for f in files:
         if f.endswith(".meta.json"):

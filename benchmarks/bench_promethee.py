@@ -1,6 +1,6 @@
 """Benchmark: PROMETHEE II on the Open LLM Leaderboard v2 table (xLLMBench's first context).
 
-Data: ``/work/shared/data/llm/open_llm_leaderboard_v2/open_llm_leaderboard_v2_2025-03-21.csv``
+Data: ``data/open_llm_leaderboard_v2_2025-03-21.csv.gz`` (shipped; provenance in its sidecar)
 (4,576 models x 8 criteria: the six normalised benchmark scores, maximised; ``params_B`` and
 ``CO2_cost_kg``, minimised as in xLLMBench scenarios S6/S7).  Rows with a missing value are dropped
 (listwise deletion, as in xLLMBench Appendix A; 10 rows lack ``params_B``).
@@ -26,7 +26,7 @@ call.  Writes ``benchmarks/results/promethee.md``.
 
 Usage::
 
-    /work/venv/bin/python benchmarks/bench_promethee.py [--repeats 5] [--out benchmarks/results/promethee.md]
+    python benchmarks/bench_promethee.py [--repeats 5] [--out benchmarks/results/promethee.md]
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = Path("/work/shared/data/llm/open_llm_leaderboard_v2/open_llm_leaderboard_v2_2025-03-21.csv")
+DATA = Path(__file__).resolve().parents[1] / "data" / "open_llm_leaderboard_v2_2025-03-21.csv.gz"
 CRITERIA = ["IFEval", "BBH", "MATH_Lvl_5", "GPQA", "MUSR", "MMLU_PRO", "params_B", "CO2_cost_kg"]
 MAXIMIZE = [True] * 6 + [False, False]
 TARGETS = {"usual": 50.0, "gaussian": 5.0}
@@ -204,7 +204,7 @@ def main() -> None:
     try:
         import pymcdm  # noqa: F401
     except ImportError:
-        sys.exit("pymcdm is not installed: /work/venv/bin/pip install pymcdm")
+        sys.exit("pymcdm is not installed: pip install pymcdm")
     X, n_rows, n_dropped = load_table()
     T, S = X.shape
     load0 = os.getloadavg()

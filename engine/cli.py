@@ -8,6 +8,7 @@ atomically, so a failed run leaves nothing half-written.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -15,15 +16,15 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
 import xarray as xr
 
-from .bootstrap import OVER
 from .core import MISSING_POLICIES
+from .dims import BOOTSTRAP_AXES
 from .errors import VotebenchError
 from .rules import LEVELS, RULES, rule_names
 
@@ -98,6 +99,20 @@ def _add_rank_options(r: argparse.ArgumentParser) -> None:
     _add_input_options(r)
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: prints the installed version (looked up only when asked)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show the version and exit", **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from . import __version__
+
+        sys.stdout.write(f"votebench {__version__}\n")
+        parser.exit()
+
+
 _EPILOG = """getting started (each command has --help):
   votebench rank data/vnr_glue.csv --missing listwise        rank with Borda, the default rule
   votebench rules                                            every rule (then --rule copeland, ...)
@@ -114,26 +129,44 @@ every command takes --config FILE (defaults < file < flags); --scheduler ADDRESS
 runs on a dask cluster (default: in-process)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``votebench`` argument parser (sub-commands ``rank`` and ``rules``)."""
-    from . import __version__
+#: sub-commands defined in this module; ``report``, ``serve`` and ``experiment`` live with their (larger) modules
+OWN_COMMANDS = ("rank", "condorcet", "bootstrap", "sweep", "rules")
 
+
+def build_parser(*, only_own: bool = False) -> argparse.ArgumentParser:
+    """The ``votebench`` argument parser.
+
+    Parameters
+    ----------
+    only_own : bool
+        Leave out the sub-commands that live in other modules (``report``, ``serve``,
+        ``experiment``), so that running one of :data:`OWN_COMMANDS` does not import them.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser; its sub-parsers are reachable through ``_subparsers``.
+    """
     p = _Parser(
         prog="votebench",
         description="Rank ML systems from benchmark scores with social-choice rules, and measure how sure the ranking is.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--version", action="version", version=f"votebench {__version__}")
+    p.add_argument("--version", action=_VersionAction)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
     r = sub.add_parser(
         "rank",
         help="rank the systems of a score table or store",
-        description="Aggregate scores (CSV wide or long, .csv.gz, Parquet, zarr store) into a ranking.",
+        description="Aggregate scores (CSV wide or long, .csv.gz, Parquet, zarr store) into a ranking. With several "
+        "inputs (e.g. data/colombo_*.csv*) each is ranked with the same options and printed under a '## INPUT' header; "
+        "--format json then prints a list of rankings, each with an \"input\" key, and csv adds an input column.",
     )
-    r.add_argument("input", metavar="INPUT", help="score file or zarr store (a <name>.meta.json sidecar is read when present)")
+    r.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="score file or zarr store (a <name>.meta.json sidecar is read when present); several inputs are "
+                   "ranked one after the other in this process, one ranking per input")
     _add_rank_options(r)
     r.add_argument("--scheduler", default=None, metavar="ADDRESS", help=_SCHEDULER_HELP)
     r.add_argument("--format", default="table", choices=FORMATS, help="output format (default: table)")
@@ -142,16 +175,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser(
         "condorcet",
-        help="Condorcet winner, and for every system whether some task weights make it the Condorcet winner",
-        description="Vote'n'Rank section 3.2: a system is prospective when a non-negative task-weight vector makes it "
-        "beat every other system by weighted majority (strictly); solved as one linear program per system.",
+        help="Condorcet winner, and for every system whether some task weights make it the Condorcet winner "
+        "(default: strict; --weak: the paper's eq. 2)",
+        description="Vote'n'Rank section 3.2: a system is prospective when a non-negative task-weight vector w makes it "
+        "the Condorcet winner; solved as one linear program per system. By default the Condorcet winner is the strict "
+        "one: it beats every other system by a strict weighted majority (G w > 0, eq. 3). --weak uses the paper's "
+        "definition, eq. (2): G w >= 0 (it may tie), as the authors' code does and as the votenrank2023 experiment "
+        "uses it (it reproduces the paper's counts, e.g. 10 of 22 prospective systems on SuperGLUE with "
+        "--missing listwise). The Condorcet winner under equal weights is always the strict one.",
     )
     c.add_argument("input", metavar="INPUT", help="score file or zarr store")
     c.add_argument("--missing", default="error", choices=MISSING_POLICIES,
                    help="pairs with a missing score are ignored (error = keep them out of the comparison); "
                    "listwise / drop-judges remove systems / tasks with gaps first")
     c.add_argument("--weak", action="store_true",
-                   help="weak majority (G w >= 0, Vote'n'Rank eq. 2, as in the authors' code) instead of strict wins")
+                   help="the paper's definition (Vote'n'Rank eq. 2, G w >= 0: beat or tie every other system), as in the "
+                   "authors' code and the votenrank2023 experiment; default: the strict Condorcet winner (G w > 0)")
     _add_input_options(c)
     c.add_argument("--format", default="table", choices=("table", "json"), help="output format (default: table)")
     c.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
@@ -164,9 +203,11 @@ def build_parser() -> argparse.ArgumentParser:
         "re-rank every replicate, and report the full-data ranking with the 2.5-97.5%% percentiles of the replicate "
         "ranks and the stability of the ranking (Pavao et al. 2021).",
     )
-    bt.add_argument("input", metavar="INPUT", help="score file or zarr store")
+    bt.add_argument("inputs", nargs="+", metavar="INPUT",
+                    help="score file or zarr store; several inputs are bootstrapped one after the other with the same "
+                    "options and seed, one result per input (json: a list, each with an \"input\" key)")
     _add_rank_options(bt)
-    bt.add_argument("--over", default="tasks", choices=OVER, help="axis to resample (default: tasks)")
+    bt.add_argument("--over", default="tasks", choices=BOOTSTRAP_AXES, help="axis to resample (default: tasks)")
     bt.add_argument("--replicates", type=int, default=200, metavar="B", help="number of replicates (default: 200)")
     bt.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default: 0); same seed, same replicates")
     bt.add_argument("--interval", type=float, default=0.95, metavar="LEVEL",
@@ -199,14 +240,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     ls = sub.add_parser("rules", help="list the registered aggregation rules")
     ls.set_defaults(func=_cmd_rules)
-    # sub-commands that live with their modules
-    from .dashboard import register as register_serve
-    from .experiment import register as register_experiment
-    from .report import register as register_report
+    if not only_own:  # sub-commands that live with their modules
+        from .dashboard import register as register_serve
+        from .experiment import register as register_experiment
+        from .report import register as register_report
 
-    register_report(sub)
-    register_serve(sub)
-    register_experiment(sub)
+        register_report(sub)
+        register_serve(sub)
+        register_experiment(sub)
     for name, sp in sub.choices.items():
         sp.add_argument("--config", dest="config_file", default=None, metavar="FILE",
                         help=f"TOML or JSON file of `{name}` options by their long names (e.g. missing = \"listwise\"; "
@@ -234,10 +275,36 @@ def ranking_records(systems: Sequence[str], score: np.ndarray, rank: np.ndarray)
     return rows
 
 
+def ranking_object(rows: list[dict[str, Any]], header: dict[str, Any]) -> dict[str, Any]:
+    """The JSON object of one ranking: ``header`` (rule, level), ``n_systems`` and the ranked ``rows``."""
+    return {**header, "n_systems": len(rows), "ranking": rows}
+
+
+def render_rankings(results: list[tuple[str, list[dict[str, Any]], dict[str, Any]]], *, fmt: str) -> str:
+    """Render the rankings of several inputs, each ``(input, rows, header)``.
+
+    ``table``: one table per input under a ``## INPUT`` line; ``json``: a list of
+    the one-input objects, each with an ``input`` key first; ``csv``: one table
+    with an ``input`` column first.
+    """
+    if fmt == "json":
+        objs = [{"input": name, **ranking_object(rows, header)} for name, rows, header in results]
+        return json.dumps(objs, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["input", "rank", "system", "score"])
+        for name, rows, _ in results:
+            for d in rows:
+                w.writerow([name, d["rank"], d["system"], repr(d["score"])])
+        return buf.getvalue()
+    return "\n".join(f"## {name}\n" + render_ranking(rows, fmt=fmt, header=header) for name, rows, header in results)
+
+
 def render_ranking(rows: list[dict[str, Any]], *, fmt: str, header: dict[str, Any]) -> str:
     """Render ranked rows as ``table``, ``json`` or ``csv`` text."""
     if fmt == "json":
-        return json.dumps({**header, "n_systems": len(rows), "ranking": rows}, indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(ranking_object(rows, header), indent=2, ensure_ascii=False) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -430,36 +497,68 @@ def _load_scores(args: argparse.Namespace) -> Any:
     return scores
 
 
+def _per_input(args: argparse.Namespace) -> list[argparse.Namespace]:
+    """One namespace per INPUT (``.input`` set), in the order given; ``--meta`` names one sidecar, so one input."""
+    inputs = list(args.inputs)
+    if len(inputs) > 1 and args.meta:
+        raise VotebenchError(f"--meta gives the sidecar of one input, got {len(inputs)} inputs; "
+                             "with several inputs each reads its own <name>.meta.json")
+    return [argparse.Namespace(**{**vars(args), "input": path}) for path in inputs]
+
+
+@contextlib.contextmanager
+def _naming(path: str, several: bool) -> Iterator[None]:
+    """With several inputs, an error names the input it came from (unless its message does already)."""
+    try:
+        yield
+    except VotebenchError as exc:
+        if several and not str(exc).startswith(path):
+            raise VotebenchError(f"{path}: {exc}") from None
+        raise
+
+
 def _cmd_rank(args: argparse.Namespace) -> int:
     from .core import rank
 
     opts = rank_options(args)
+    each = _per_input(args)
+    several = len(each) > 1
     client = _connect(args.scheduler)
+    results = []
     try:
-        if client is not None and not _is_store(args.input):
-            # a table: one worker reads it by path and ranks it; only the ranking comes back
-            from .sweep import cluster_rank
+        for one in each:  # every input is ranked before anything is printed: an error leaves no partial output
+            with _naming(one.input, several):
+                if client is not None and not _is_store(one.input):
+                    # a table: one worker reads it by path and ranks it; only the ranking comes back
+                    from .sweep import cluster_rank
 
-            ds = cluster_rank(client, _source(args), **opts)
-        else:
-            ds = rank(_open_input(args), **opts)
-            ds = _compute(ds, client)
+                    ds = cluster_rank(client, _source(one), **opts)
+                else:
+                    ds = rank(_open_input(one), **opts)
+                    ds = _compute(ds, client)
+            results.append((one.input, ds))
     finally:
         if client is not None:
             client.close()
-    systems = [str(s) for s in ds["system"].values]
-    score = np.asarray(ds["score"].values, dtype=float)
-    dropped = [s for s, v in zip(systems, score) if math.isnan(v)]
-    if dropped:
-        print(
-            f"votebench: note: missing-score policy {opts['missing']!r} left out {len(dropped)} system(s): "
-            + ", ".join(dropped[:5])
-            + (" ..." if len(dropped) > 5 else ""),
-            file=sys.stderr,
-        )
-    rows = ranking_records(systems, score, np.nan_to_num(ds["rank"].values))
-    header = {"rule": ds.attrs["rule"], "level": ds.attrs["level"]}
-    write_output(render_ranking(rows, fmt=args.format, header=header), args.output)
+    rendered = []
+    for path, ds in results:
+        systems = [str(s) for s in ds["system"].values]
+        score = np.asarray(ds["score"].values, dtype=float)
+        dropped = [s for s, v in zip(systems, score) if math.isnan(v)]
+        if dropped:
+            print(
+                f"votebench: note: {path + ': ' if several else ''}missing-score policy {opts['missing']!r} left out "
+                f"{len(dropped)} system(s): " + ", ".join(dropped[:5]) + (" ..." if len(dropped) > 5 else ""),
+                file=sys.stderr,
+            )
+        rows = ranking_records(systems, score, np.nan_to_num(ds["rank"].values))
+        rendered.append((path, rows, {"rule": ds.attrs["rule"], "level": ds.attrs["level"]}))
+    if several:
+        text = render_rankings(rendered, fmt=args.format)
+    else:
+        _, rows, header = rendered[0]
+        text = render_ranking(rows, fmt=args.format, header=header)
+    write_output(text, args.output)
     return 0
 
 
@@ -487,14 +586,19 @@ def _cmd_condorcet(args: argparse.Namespace) -> int:
             continue
         weights = None if w is None else {t: float(v) for t, v in zip(tasks, w)}
         rows.append({"system": name, "prospective": bool(ok), "weights": weights})
-    result = {"condorcet_winner": systems[winner] if winner >= 0 else None, "systems": rows}
+    definition = "weak" if args.weak else "strict"
+    result = {"condorcet_winner": systems[winner] if winner >= 0 else None, "definition": definition, "systems": rows}
     if args.format == "json":
         text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     else:
         n_p = sum(r["prospective"] for r in rows)
+        how = ("weak: beats or ties every other system, G w >= 0 (--weak; Vote'n'Rank eq. 2, the paper's definition)"
+               if args.weak else "strict: beats every other system by a strict weighted majority, G w > 0 (the default; "
+               "--weak gives the paper's eq. 2)")
         lines = [
-            f"# Condorcet winner (equal weights): {result['condorcet_winner'] or 'none'}",
-            f"# prospective systems (some task weights make them the Condorcet winner): {n_p} of {len(rows)}",
+            f"# Condorcet winner (equal weights, strict majority): {result['condorcet_winner'] or 'none'}",
+            f"# prospective systems (some task weights make them the {definition} Condorcet winner): {n_p} of {len(rows)}",
+            f"# definition: {how}",
         ]
         width = max(len(r["system"]) for r in rows)
         for r in rows:
@@ -514,8 +618,6 @@ def _json_float(v: float) -> float | None:
 
 
 def _cmd_bootstrap(args: argparse.Namespace) -> int:
-    from .bootstrap import bootstrap, summarize
-
     if args.replicates < 2:
         raise VotebenchError(f"--replicates must be at least 2, got {args.replicates}")
     if args.seed < 0:
@@ -527,43 +629,78 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
     opts = rank_options(args)
     if args.store and args.lower_is_better:
         raise VotebenchError("--store cannot record --lower-is-better; put the directions in a sidecar (--meta)")
+    each = _per_input(args)
+    several = len(each) > 1
+    if several and args.store:
+        raise VotebenchError(f"--store takes one input, got {len(each)}; write several inputs to one store with "
+                             "`votebench sweep` (one [[inputs]] entry each)")
     client = _connect(args.scheduler)
+    results = []
     try:
-        if args.store:  # the workers read the input by path; this process only writes the finished blocks
-            from .sweep import is_url, open_results, parse_config, run_sweep
-
-            path = args.input if is_url(args.input) else str(Path(args.input).resolve())
-            inp = {"path": path, "name": Path(args.input).name.split(".")[0]}
-            if args.meta:
-                inp["meta"] = args.meta if is_url(args.meta) else str(Path(args.meta).resolve())
-            for k in ("level", "missing", "weights", "groups", "within", "across"):
-                if opts.get(k) not in (None, False):
-                    inp[k] = opts[k]
-            raw = {"input": inp, "rules": [{"name": opts["rule"], "options": opts["options"]}], "seed": args.seed,
-                   "store": str(Path(args.store).resolve()),
-                   "perturbations": [{"kind": "bootstrap", "over": args.over, "replicates": args.replicates,
-                                      "block": args.block}]}
-            cfg = parse_config(raw, where="bootstrap")
-            store = run_sweep(cfg, client=client, progress=sys.stderr.isatty())
-            stored = open_results(store, f"{inp['name']}/bootstrap-{args.over}").isel(rule=0).compute()
-            from .kernels.ranking import min_rank
-
-            ds = xr.Dataset({"score": stored["score"], "rank": stored["rank"], "replicate_score": stored["replicate_score"],
-                             "replicate_rank": (stored["replicate_score"].dims, min_rank(stored["replicate_score"].values))})
-            ds.attrs = {"rule": _rule_label(opts), "over": args.over, "replicates": args.replicates, "seed": args.seed}
-        elif client is not None and not _is_store(args.input):
-            # a table: the workers read it by path, one task per --block replicates
-            from .sweep import cluster_bootstrap
-
-            ds = cluster_bootstrap(client, _source(args), over=args.over, replicates=args.replicates, seed=args.seed,
-                                   block=args.block, **opts)
-        else:
-            ds = bootstrap(_open_input(args), over=args.over, replicates=args.replicates, seed=args.seed, block=args.block,
-                           **opts)
-            ds = _compute(ds, client)
+        for one in each:  # all inputs first, then the output: an error leaves no partial output
+            with _naming(one.input, several):
+                results.append((one.input, _bootstrap_one(one, opts, client)))
     finally:
         if client is not None:
             client.close()
+    if not several:
+        write_output(_render_bootstrap(results[0][1], fmt=args.format, level=args.interval), args.output)
+    elif args.format == "json":
+        write_output(json.dumps([{"input": path, **res} for path, res in results], indent=2, ensure_ascii=False) + "\n",
+                     args.output)
+    elif args.format == "csv":
+        parts = [_render_bootstrap(res, fmt="csv", level=args.interval).splitlines() for _, res in results]
+        lines = ["input," + parts[0][0]] + [f"{_csv_cell(path)},{line}" for (path, _), p in zip(results, parts) for line in p[1:]]
+        write_output("\n".join(lines) + "\n", args.output)
+    else:
+        write_output("\n".join(f"## {path}\n" + _render_bootstrap(res, fmt="table", level=args.interval)
+                               for path, res in results), args.output)
+    return 0
+
+
+def _csv_cell(text: str) -> str:
+    """``text`` as one CSV field (quoted when needed)."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="").writerow([text])
+    return buf.getvalue()
+
+
+def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any | None) -> dict[str, Any]:
+    """The bootstrap result object (``rule``, ``over``, ``replicates``, ``seed``, ``ranking``, ``stability``) of ``args.input``."""
+    from .bootstrap import bootstrap, summarize
+
+    if args.store:  # the workers read the input by path; this process only writes the finished blocks
+        from .sweep import is_url, open_results, parse_config, run_sweep
+
+        path = args.input if is_url(args.input) else str(Path(args.input).resolve())
+        inp = {"path": path, "name": Path(args.input).name.split(".")[0]}
+        if args.meta:
+            inp["meta"] = args.meta if is_url(args.meta) else str(Path(args.meta).resolve())
+        for k in ("level", "missing", "weights", "groups", "within", "across"):
+            if opts.get(k) not in (None, False):
+                inp[k] = opts[k]
+        raw = {"input": inp, "rules": [{"name": opts["rule"], "options": opts["options"]}], "seed": args.seed,
+               "store": str(Path(args.store).resolve()),
+               "perturbations": [{"kind": "bootstrap", "over": args.over, "replicates": args.replicates,
+                                  "block": args.block}]}
+        cfg = parse_config(raw, where="bootstrap")
+        store = run_sweep(cfg, client=client, progress=sys.stderr.isatty())
+        stored = open_results(store, f"{inp['name']}/bootstrap-{args.over}").isel(rule=0).compute()
+        from .kernels.ranking import min_rank
+
+        ds = xr.Dataset({"score": stored["score"], "rank": stored["rank"], "replicate_score": stored["replicate_score"],
+                         "replicate_rank": (stored["replicate_score"].dims, min_rank(stored["replicate_score"].values))})
+        ds.attrs = {"rule": _rule_label(opts), "over": args.over, "replicates": args.replicates, "seed": args.seed}
+    elif client is not None and not _is_store(args.input):
+        # a table: the workers read it by path, one task per --block replicates
+        from .sweep import cluster_bootstrap
+
+        ds = cluster_bootstrap(client, _source(args), over=args.over, replicates=args.replicates, seed=args.seed,
+                               block=args.block, **opts)
+    else:
+        ds = bootstrap(_open_input(args), over=args.over, replicates=args.replicates, seed=args.seed, block=args.block,
+                       **opts)
+        ds = _compute(ds, client)
     summ = summarize(ds, level=args.interval)
     systems = [str(s) for s in summ["system"].values]
     rows = []
@@ -578,14 +715,14 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
     rows.sort(key=lambda d: (d["rank"], d["system"]))
     stab = {"kendall_w": _json_float(float(summ["kendall_w"])), "mean_spearman": _json_float(float(summ["mean_spearman"])),
             "mean_kendall": _json_float(float(summ["mean_kendall"]))}
-    result = {"rule": ds.attrs["rule"], "over": args.over, "replicates": args.replicates, "seed": args.seed,
-              "ranking": rows, "stability": stab}
-    write_output(_render_bootstrap(result, fmt=args.format, level=args.interval), args.output)
-    return 0
+    return {"rule": ds.attrs["rule"], "over": args.over, "replicates": args.replicates, "seed": args.seed,
+            "ranking": rows, "stability": stab}
 
 
 def _connect(scheduler: str | None) -> Any | None:
     """A client of ``--scheduler`` / ``DASK_SCHEDULER_ADDRESS`` (None: embedded); its dashboard link goes to stderr."""
+    if not (scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")):
+        return None  # in-process: distributed is not even imported
     from .sweep import connect
 
     client = connect(scheduler)
@@ -613,7 +750,7 @@ def _compute(ds: Any, client: Any | None) -> Any:
 
 def _is_store(path: str) -> bool:
     """A zarr store (local folder or URL): opened lazily, its chunks read by whoever computes."""
-    from .sweep import is_url
+    from .io import is_url
 
     return is_url(path) or Path(path).is_dir()
 
@@ -627,9 +764,13 @@ def _source(args: argparse.Namespace) -> Any:
 
 def _open_input(args: argparse.Namespace) -> Any:
     """The scores of INPUT here: lazily for a store (also an fsspec URL), in memory for a table."""
-    from .sweep import is_url, open_source
+    from .io import is_url
 
-    return open_source(_source(args)) if is_url(args.input) else _load_scores(args)
+    if not is_url(args.input):
+        return _load_scores(args)
+    from .sweep import open_source
+
+    return open_source(_source(args))
 
 
 def _rule_label(opts: dict[str, Any]) -> str:
@@ -736,8 +877,10 @@ def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input or usage)."""
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    # the first word that is not an option names the command: a command of this module needs no other module
+    command = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(only_own=command in OWN_COMMANDS)
     args = parser.parse_args(argv)
     try:
         if getattr(args, "config_file", None):

@@ -19,6 +19,10 @@ REPLICATE = "replicate"
 RULE = "rule"
 
 #: dimension order users see
+#: axes a bootstrap can resample (``engine.bootstrap.OVER``, kept here so that the command line can offer them
+#: without importing dask)
+BOOTSTRAP_AXES = ("tasks", "systems", "instances")
+
 CANONICAL = (SYSTEM, TASK, INSTANCE)
 #: dimension order of the data in memory and on disk (system last)
 LAYOUT = (TASK, INSTANCE, SYSTEM)

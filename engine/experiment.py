@@ -38,7 +38,7 @@ from typing import Any
 
 from .errors import VotebenchError
 
-__all__ = ["ROOT", "experiments_dir", "experiment_names", "load_experiment", "list_experiments", "run_experiment",
+__all__ = ["ROOT", "data_path", "experiments_dir", "experiment_names", "load_experiment", "list_experiments", "run_experiment",
            "default_out", "register", "load_config", "json_safe", "write_json", "markdown_table", "format_value",
            "ComparisonLog", "STATUSES", "scheduler_context", "dask_compute"]
 
@@ -53,6 +53,30 @@ def experiments_dir() -> Path:
     path = Path(ROOT) / "experiments"
     if not path.is_dir():
         raise VotebenchError(f"no experiments folder at {path}; the experiments ship with a source checkout of votebench")
+    return path
+
+
+def data_path(name: str | Path) -> Path:
+    """A dataset shipped in the repository's ``data/`` folder (the experiments read nothing else).
+
+    Parameters
+    ----------
+    name : str or pathlib.Path
+        File name inside ``data/`` (e.g. ``"colombo_tac08.csv.gz"``).
+
+    Returns
+    -------
+    pathlib.Path
+        ``ROOT / "data" / name``.
+
+    Raises
+    ------
+    VotebenchError
+        When the file is missing (a broken checkout), naming it.
+    """
+    path = Path(ROOT) / "data" / name
+    if not path.is_file():
+        raise VotebenchError(f"{path}: dataset missing from the repository's data/ folder (see data/README.md)")
     return path
 
 

@@ -35,12 +35,31 @@ import xarray as xr
 
 from .dims import CANONICAL, INSTANCE, LAYOUT, SYSTEM, TASK
 from .errors import VotebenchError
+from .xrcompat import defer_dask_import
 
-__all__ = ["open_scores", "scores_from_array", "validate_scores", "sidecar_path", "read_sidecar"]
+defer_dask_import()  # an in-memory table never needs dask: do not let xarray import it (see engine.xrcompat)
+
+__all__ = ["open_scores", "scores_from_array", "validate_scores", "sidecar_path", "read_sidecar", "is_url"]
 
 _LONG_COLUMNS = ("system", "task", "instance", "score")
 _MISSING_TOKENS = frozenset({"", "nan", "na", "n/a", "null", "none", "-"})
 _SUFFIXES = (".csv.gz", ".csv", ".parquet", ".pq", ".zarr", ".jsonl", ".json")
+
+
+def is_url(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an fsspec URL (``s3://...``, ``file://...``, ``memory://...``) rather than a local path.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A path or URL.
+
+    Returns
+    -------
+    bool
+        ``True`` when ``path`` contains ``://``.
+    """
+    return "://" in str(path)
 
 
 # --------------------------------------------------------------------------------------------

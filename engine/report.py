@@ -1236,8 +1236,8 @@ def build_report(
 # ---------------------------------------------------------------------------------------------
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``report`` sub-command to the ``votebench`` parser's sub-parsers."""
-    from .bootstrap import OVER
     from .core import MISSING_POLICIES
+    from .dims import BOOTSTRAP_AXES
     from .rules import LEVELS
 
     p = sub.add_parser(
@@ -1263,7 +1263,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="bootstrap replicates per rule, 0 = none (score input; default 200)")
     p.add_argument("--repeats", type=int, default=100, metavar="R",
                    help="random task subsets per size for the subset curves, 0 = none (score input; default 100)")
-    p.add_argument("--over", default="tasks", choices=OVER, help="bootstrap axis (default tasks)")
+    p.add_argument("--over", default="tasks", choices=BOOTSTRAP_AXES, help="bootstrap axis (default tasks)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     p.add_argument("--format", default="png,svg", metavar="FMT[,FMT]", help="figure formats: png, svg, pdf (default png,svg)")
     p.add_argument("--meta", default=None, metavar="FILE", help="sidecar JSON with task directions (default: beside INPUT)")

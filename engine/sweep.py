@@ -101,6 +101,7 @@ import xarray as xr
 
 from .dims import REPLICATE, RULE, SYSTEM
 from .errors import VotebenchError
+from .io import is_url
 
 __all__ = [
     "Block", "IN_MEMORY_BYTES", "SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "Source", "SweepConfig", "cached_sources", "clear_cache",
@@ -368,11 +369,6 @@ IN_MEMORY_BYTES = 1 << 30
 _CACHE_ENTRIES = 4
 _CACHE: OrderedDict[Source, xr.DataArray] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
-
-
-def is_url(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is an fsspec URL (``s3://...``, ``file://...``, ``memory://...``) rather than a local path."""
-    return "://" in str(path)
 
 
 def make_source(
@@ -899,12 +895,12 @@ def connect(scheduler: str | None) -> Any | None:
     VotebenchError
         When no scheduler answers within ``distributed.comm.timeouts.connect``.
     """
+    address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
+    if not address:
+        return None  # decided before importing distributed (a local command need not load it)
     import dask
     from distributed import Client
 
-    address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
-    if not address:
-        return None
     try:  # the connection timeout is dask's own setting (distributed.comm.timeouts.connect, 30 s by default)
         return Client(address, timeout=dask.config.get("distributed.comm.timeouts.connect"), set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:

@@ -42,9 +42,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.enviro
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
-#: the project's shared folder sits beside the repository (CI: a fresh clone with shared/ beside it)
-SHARED = next((p for p in (REPO.parent / "shared", Path("/work/shared")) if p.is_dir()), REPO.parent / "shared")
-PAPERS = SHARED / "papers"
+#: verbatim excerpts of the papers (the worked examples whose numbers the tests use), shipped with the tests
+PAPERS = REPO / "tests" / "paper_excerpts"
 
 RULES = ("mean", "borda")
 LEVELS = ("task", "one", "two")
@@ -550,15 +549,72 @@ def read_strict_json(path: Path) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"), parse_constant=no_constant)
 
 
+#: what a smoke run does in its own process: record every file it opens (audit hook), run the experiment from the
+#: copy of the repository it is started in, and report the engine it imported, the summary and the files opened
+SMOKE_CHILD = """
+import json, os, sys
+name, out, report = sys.argv[1:4]
+opened = set()
+def _audit(event, args):
+    if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        opened.add(os.path.abspath(os.fsdecode(args[0])))
+sys.addaudithook(_audit)
+import engine
+from engine.experiment import ROOT, run_experiment
+summary = run_experiment(name, out=out, smoke=True)
+with open(report, "w", encoding="utf-8") as fh:
+    json.dump({"engine": engine.__file__, "root": str(ROOT), "summary": summary, "opened": sorted(opened)}, fh, default=str)
+"""
+
+
+@pytest.fixture(scope="session")
+def repo_copy(tmp_path_factory):
+    """A copy of the repository (engine/, experiments/, data/) alone in a fresh folder: no data folder beside it."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("alone") / "votebench"
+    for name in ("engine", "experiments", "data"):
+        shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy2(REPO / "pyproject.toml", root / "pyproject.toml")
+    return root
+
+
+def outside_repository(path: str, copy: Path, *also: Path) -> bool:
+    """Whether ``path`` lies beside the repository (under its parent folder, where a project data folder could be) and is
+    neither in the copy, in ``also`` (the run's output) nor part of the Python installation (a venv may live there)."""
+    import site
+    import sys
+
+    p = Path(path)
+    allowed = [copy, *also, Path(sys.prefix), Path(sys.base_prefix), *map(Path, site.getsitepackages())]
+    return p.is_relative_to(REPO.parent) and not any(p.is_relative_to(a) for a in allowed)
+
+
 @pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    """``smoke_run(name)`` -> :class:`SmokeRun`: ``experiments/<name>`` run at smoke size by ``engine.experiment.run_experiment``."""
-    from engine.experiment import run_experiment
+def smoke_run(tmp_path_factory, repo_copy):
+    """``smoke_run(name)`` -> :class:`SmokeRun`: ``experiments/<name>`` at smoke size, run by
+    ``engine.experiment.run_experiment`` in a fresh process from :func:`repo_copy` (a copy of the repository with
+    nothing beside it).  Fails when the run opened a file outside the copy (beside the repository, e.g.
+    a data folder next to the checkout) or reports an input as unavailable."""
+    import os
+    import subprocess
+    import sys
 
     def _run(name: str) -> SmokeRun:
         out = tmp_path_factory.mktemp(name)
-        summary = run_experiment(name, out=out, smoke=True)
-        return SmokeRun(out, summary, read_strict_json(out / "results.json"))
+        report = out.parent / f"{out.name}-report.json"
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo_copy), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+        proc = subprocess.run([sys.executable, "-c", SMOKE_CHILD, name, str(out), str(report)], cwd=repo_copy, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        rep = json.loads(report.read_text(encoding="utf-8"))
+        assert Path(rep["engine"]).is_relative_to(repo_copy) and Path(rep["root"]) == repo_copy, rep["engine"]
+        beside = [p for p in rep["opened"] if outside_repository(p, repo_copy, out, report)]
+        assert not beside, f"{name} opened files outside its copy of the repository: {beside[:5]}"
+        for page in (out / "README.md", out / "results.json"):
+            text = page.read_text(encoding="utf-8").lower()
+            assert "unavailable" not in text and "not available" not in text, f"{name}: {page.name} reports missing data"
+        return SmokeRun(out, rep["summary"], read_strict_json(out / "results.json"))
 
     return _run
 

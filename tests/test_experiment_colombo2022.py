@@ -163,27 +163,86 @@ def test_task_subsets_fig5(smoke):
     assert np.mean(glue[0, 2:-1] - glue[1, 2:-1]) > 0  # sigma* more stable than sigma_mean on GLUE
 
 
-def test_instance_level(smoke):
+#: the paper's nine instance-level datasets (Table 5): systems x tasks x instances
+NINE = {"PC": (4, 19, 60), "TC": (5, 19, 60), "FLICKR": (8, 14, 108), "MLQE": (7, 10, 1000), "RSUM": (25, 15, 100),
+        "SEVAL": (16, 17, 100), "TAC08": (62, 15, 48), "TAC09": (59, 15, 44), "TAC11": (54, 15, 44)}
+
+
+def _long(path):
+    """{system: {(task, instance): score}} from a long CSV by the csv module."""
+    import csv
+    import gzip
+
+    out = {}
+    with gzip.open(path, "rt", encoding="utf-8", newline="") as fh:
+        for s, t, i, v in list(csv.reader(fh))[1:]:
+            out.setdefault(s, {})[(t, i)] = float(v)
+    return out
+
+
+def test_instance_level_runs_all_nine_datasets(smoke):
     _, _, r = smoke
     il = r["instance_level"]
-    assert {"TAC08", "MLQE"} <= set(il)
-    tac = il["TAC08"]
-    assert (tac["n_systems"], tac["n_tasks"], tac["n_instances"]) == (62, 15, 48)
+    assert {k: (e["n_systems"], e["n_tasks"], e["n_instances"]) for k, e in il.items()} == NINE
+    assert sum(e["n_scores"] for e in il.values()) == 276276  # the paper's "270k scores"
     for e in il.values():
         for v in list(e["tau"].values()) + list(e["tau_instances_as_systems"].values()):
             assert -1 <= v <= 1
         assert set(e["winners"]) == {"sigma_mean", "sigma_l", "sigma_2l"}
-    assert tac["tau"]["tau(sigma_l, sigma_2l)"] > 0.9  # sigma_l and sigma_2l nearly agree on TAC08
+        sets = [set(w.split(" = ")) for w in e["winners"].values()]
+        assert e["three_different_winners"] == all(not (sets[i] & sets[j]) for i in range(3) for j in range(i + 1, 3))
+        for pair in e["agreement_top_k"].values():
+            assert all(0.0 <= a <= 1.0 for a in pair.values())
+    assert il["TAC08"]["tau"]["tau(sigma_l, sigma_2l)"] > 0.9  # sigma_l and sigma_2l nearly agree on TAC08
+    rows = [row for row in r["comparisons"] if row["item"].startswith("Sec. 5.3: three different winners")]
+    n = sum(e["three_different_winners"] for e in il.values())
+    assert len(rows) == 1 and rows[0]["ours"].startswith(f"{n} of 9")
 
 
-def test_missing_shared_data_is_reported_not_fatal(mod, tmp_path, monkeypatch):
-    monkeypatch.setattr(mod, "SHARED", tmp_path / "absent")
-    cfg = mod.load_config(smoke=True)
-    cfg["instance_level"] = {"shipped": [], "shared": ["instance_level/colombo_flickr.csv"], "subset_repeats": 2}
-    log = mod._Log()
-    out = mod._instance_level(cfg, 0, log, tmp_path)
-    assert out["FLICKR"]["status"].startswith("unavailable")
-    assert [row["status"] for row in log.rows] == ["not reproducible"]
+def test_instance_level_winners_and_tau_by_loops(smoke):
+    """PersonaChat (4 systems): sigma_mean (mean of every score), sigma_l (Borda over all judges, ties 0.5) and their
+    tau, recomputed from the CSV with plain loops."""
+    from conftest import DATA
+
+    _, _, r = smoke
+    e = r["instance_level"]["PC"]
+    scores = _long(DATA / "colombo_dialog_pc.csv.gz")
+    systems = e["systems"]
+    judges = sorted(next(iter(scores.values())))
+    mean = [sum(scores[s].values()) / len(scores[s]) for s in systems]
+    borda = [sum(sum(1.0 if scores[s][j] > scores[o][j] else 0.5 if scores[s][j] == scores[o][j] else 0.0
+                     for o in systems if o != s) for j in judges) for s in systems]
+    assert np.allclose(e["scores"]["sigma_mean"], mean) and np.allclose(e["scores"]["sigma_l"], borda)
+    best = [systems[i] for i in range(len(systems)) if mean[i] == max(mean)]
+    assert e["winners"]["sigma_mean"] == " = ".join(best)
+    assert e["tau"]["tau(sigma_mean, sigma_l)"] == pytest.approx(bf_tau_b(mean, borda), abs=1e-12)
+
+
+def test_table7_authors_measure_reproduces_xtreme(smoke):
+    """The authors' distorsion_measure on their shifted XTREME columns gives the published 12.25 and 12.75."""
+    _, _, r = smoke
+    d = r["task_level"]["xtreme"]["authors' columns"]["authors_convention"]["dispersion"]
+    assert d == {"borda": pytest.approx(12.25), "mean": pytest.approx(12.75)}
+    rows = {row["item"]: row for row in r["comparisons"] if row["item"].startswith("Table 7 XTREME")}
+    assert all("the published value" in row["why"] for k, row in rows.items() if "random" not in k and "lowest" not in k)
+
+
+def test_every_difference_names_a_cause_or_says_unknown(smoke):
+    for row in smoke.results["comparisons"]:
+        if row["status"] == "differs":
+            why = row["why"]
+            assert why and "Monte Carlo noise" not in why and "transcription slip" not in why, row
+            assert ("cause unknown" in why or "published value" in why or "within Monte Carlo error" in why
+                    or "checked" in why), row
+
+
+def test_a_missing_dataset_is_an_error_naming_it(mod, tmp_path, monkeypatch):
+    import engine
+    from engine import experiment
+
+    monkeypatch.setattr(experiment, "ROOT", tmp_path)
+    with pytest.raises(engine.VotebenchError, match=r"colombo_flickr\.csv\.gz: dataset missing from the repository's data/"):
+        experiment.data_path("colombo_flickr.csv.gz")
 
 
 def test_overlap_by_hand(mod):

@@ -234,10 +234,10 @@ def _stability_status(c: str, n: str, r: str, ours: dict[str, Any], pub: dict[st
                            f"on the matrix shifted by {shifted:.3g}, and (u - v)/(u + v) is not shift invariant (the authors "
                            "applied it to the raw values, where u + v near 0 makes it erratic)")
     if r == "relative_difference":
-        return "differs", (f"diff {diff:+.3f} > {tol:.3f}: our value is the paper's formula (the engine's bootstrap "
-                           "replicates equal a plain-loop evaluation of (u - v)/(u + v) averaged over opponents); the "
-                           "authors' Relative Difference results differ on this matrix, cause not identified")
-    return "differs", f"diff {diff:+.3f} > {tol:.3f}; see the notes below"
+        return "differs", (f"cause unknown: diff {diff:+.3f} > {tol:.3f}; our value is the paper's formula (the engine's "
+                           "bootstrap replicates equal a plain-loop evaluation of (u - v)/(u + v) averaged over "
+                           "opponents); the authors' Relative Difference results differ on this matrix")
+    return "differs", f"cause unknown: diff {diff:+.3f} > {tol:.3f} (see the notes below)"
 
 
 def _readme(result: dict[str, Any], cfg: dict[str, Any], labels: dict[str, str], published: dict[str, Any]) -> str:

@@ -55,8 +55,17 @@ IIA_WHY = ("the authors compare whole orders sorted by (score, name), so a tie t
            "below): more changes for rules with many ties (Copeland, Minimax, Plurality); the positional rules also use "
            "other tie conventions (see the re-ranking tables), and the random orders differ (tolerance: 0.05 + 2 "
            "standard errors)")
-DP_WHY = {"optimality_gap": "not explained: the published σ_og count matches neither ours nor the authors' own notebook "
-                            "output (0 on GLUE and SGLUE), nor a count on scores rounded to 2 decimals"}
+DP_WHY = {"optimality_gap": "cause unknown: the published σ_og count matches neither ours, nor a count on scores rounded "
+                            "to 2 decimals, nor one on the authors' σ_og rounded to 3 decimals"}
+#: the authors' published σ_og is on the 0-1 scale and rounded to 3 decimals (ties among the rounded values are
+#: ordered by name and counted by the discriminative power)
+OG_DECIMALS = 3
+
+
+def _og_authors(scores: Any, cfg: dict[str, Any]) -> np.ndarray:
+    """σ_og as the authors publish it: mean over all columns of min(score - γ, 0) on the 0-1 scale, rounded to 3 decimals."""
+    X = np.asarray(engine.core.task_scores(scores).values, dtype=np.float64) / 100.0  # (T, S), leaderboard points -> 0-1
+    return np.round(np.mean(np.minimum(X - float(cfg["gamma"]) / 100.0, 0.0), axis=0), OG_DECIMALS)
 
 # ----------------------------------------------------------------------------------------- data
 def _meta(entry: dict[str, Any]) -> dict[str, Any]:
@@ -170,8 +179,13 @@ def _rerank(scores: Any, weights: dict[str, float] | None, rules: list[str], cfg
         score = _rule_scores(scores, rule, weights, cfg)
         order = _order(score, names, cfg.get("tie_order", "name_desc"))
         authors = _authors_convention(scores, rule, None if rule in cfg["unweighted_rules"] else weights)
+        og = _og_authors(scores, cfg) if rule == "optimality_gap" else None
         out["rules"][rule] = {
             "score": score, "order": [names[i] for i in order],
+            # σ_og rounded as the authors publish it: its order (ties by name) and its tie count
+            "order_authors_rounding": None if og is None else [names[i] for i in _order(og, names, cfg.get("tie_order",
+                                                                                                          "name_desc"))],
+            "dp_authors_rounded": None if og is None else _dp_authors(og),
             "rank": np.asarray(min_rank(score)),
             "dp_engine": int(tied_count(score)),
             "dp_authors": _dp_authors(score), "dp_authors_2dp": _dp_authors(np.round(score, 2)),
@@ -209,7 +223,8 @@ def _table1(rr: dict[str, Any], rules: list[str], cfg: dict[str, Any]) -> dict[s
         row = {f"top-{k}": _agreement(cur["order"], ref["order"], k, False) for k in cfg["top_k"]}
         row.update({f"least-{k}": _agreement(cur["order"], ref["order"], k, True) for k in cfg["least_k"]})
         row["tau"] = float(kendall_tau_b(cur["score"], ref["score"]))
-        row["tau_authors_method"] = _tau_authors(cur["order"], ref["order"])
+        # the authors' τ is computed from their published (rounded) σ_og: ties among rounded values reorder by name
+        row["tau_authors_method"] = _tau_authors(cur.get("order_authors_rounding") or cur["order"], ref["order"])
         out[rule] = row
     return out
 
@@ -573,8 +588,9 @@ def run(out: Path, *, smoke: bool = False, scheduler: str | None = None) -> dict
                    "tie conventions of Borda/Plurality/Dowdall/σ_og (see the re-ranking tables); τ (ours) is a rank "
                    "correlation of the systems' scores and is not comparable with the published τ, which is the "
                    "authors' name-code correlation: the row *tau (authors' method)* recomputes that quantity from our "
-                   "orders. The paper's SGLUE τ for σ_og (0.36) and Minimax (-0.5) also differ from the authors' own "
-                   "notebook output (0.195, -0.056).")
+                   "orders (σ_og rounded to 3 decimals on the 0-1 scale, as the authors publish it: SGLUE 0.359, the "
+                   "paper's 0.36; unrounded it is 0.195, the output of an earlier version of the authors' notebook). "
+                   "The paper's SGLUE Minimax τ (-0.5) differs from the authors' notebook output (-0.056): cause unknown.")
     for key in ("glue", "sglue"):
         rr = values[("rerank", key)]
         ties = _tie_groups(rr["rules"]["mean"]["score"], rr["systems"])
@@ -600,8 +616,19 @@ def run(out: Path, *, smoke: bool = False, scheduler: str | None = None) -> dict
                 dp_status, dp_why = "matches", ""
             elif dp2 == pt2[key]["dp"][i]:
                 dp_status, dp_why = "differs", f"ties counted on scores rounded to 2 decimals give {dp2}, the published value"
+            elif r == "optimality_gap" and rr["rules"][r]["dp_authors_rounded"] == pt2[key]["dp"][i]:
+                dp_status, dp_why = "differs", (
+                    f"the authors round σ_og to {OG_DECIMALS} decimals on the 0-1 scale (their notebook, the paper's "
+                    f"tables); ties among the rounded values give {rr['rules'][r]['dp_authors_rounded']}, the published "
+                    f"value (recomputed here); the unrounded σ_og has {dp}")
             else:
-                dp_status, dp_why = "differs", DP_WHY.get(r, EXPLAIN.get(r, "not explained"))
+                conv = rr["rules"][r]["authors_convention_score"]
+                dp_conv = None if conv is None else _dp_authors(np.asarray(conv, dtype=np.float64))
+                if dp_conv is not None and dp_conv == pt2[key]["dp"][i] and r in EXPLAIN:
+                    dp_status, dp_why = "differs", f"{EXPLAIN[r]}; with the authors' convention the count is {dp_conv}, " \
+                                                   "the published value (recomputed here)"
+                else:
+                    dp_status, dp_why = "differs", DP_WHY.get(r, "cause unknown")
             t2[r] = {"dp_paper": pt2[key]["dp"][i], "dp_ours": dp, "dp_ours_2dp": dp2, "dp_status": dp_status,
                      "dp_why": dp_why,
                      "iia_paper_mean": pm, "iia_paper_std": ps, "iia_mean": m, "iia_std": s,

@@ -19,14 +19,15 @@ the linear preference function with indifference threshold a = min and preferenc
 criterion's pairwise differences (the engine's ``linear_indifference`` defaults), "Gaussian" has sigma = the
 standard deviation of the pairwise differences (the engine default; Appendix B's wording "standard deviation
 of the values" differs by sqrt(2) and cannot change any ranking by more than the sensitivity analysis shows).
-The data come from the project's shared data folder (``../shared/data/llm``); when it is absent the run
-writes a page saying so.
+The data are shipped in the repository's ``data/`` folder (``open_llm_leaderboard_v2_2025-03-21.csv.gz``,
+``helm_classic_v0.4.0_qa.csv``, with provenance in their sidecars and ``data/README.md``).
 """
 
 from __future__ import annotations
 
 import csv
 import functools
+import gzip
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -49,8 +50,6 @@ DESCRIPTION = (
 __all__ = ["TITLE", "DESCRIPTION", "run", "load_config", "open_llm_scenarios", "helm_scenarios", "Scenario"]
 
 HERE = Path(__file__).resolve().parent
-DATA = Path(__file__).resolve().parents[2] / "data"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 LINEAR = "linear_indifference"  # xLLMBench's "linear": a = min, b = max of the pairwise differences (engine defaults)
 USUAL = "usual"
@@ -179,8 +178,9 @@ def _short(name: str, width: int = 34) -> str:
 
 
 def _read_table(path: Path) -> tuple[list[str], dict[str, np.ndarray]]:
-    """First column = name, other columns numeric (empty = NaN): the names and ``{column: values}``."""
-    with open(path, newline="", encoding="utf-8") as fh:
+    """First column = name, other columns numeric (empty = NaN): the names and ``{column: values}`` (``.gz`` too)."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt", newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
     header = rows[0]
     names = [r[0] for r in rows[1:]]
@@ -188,13 +188,6 @@ def _read_table(path: Path) -> tuple[list[str], dict[str, np.ndarray]]:
     return names, {n: X[:, i] for i, n in enumerate(header[1:])}
 
 
-def _read_shared(file: str, log: _Log, item: str, paper: str, *, note: str = "") -> tuple[list[str], dict[str, np.ndarray]] | None:
-    """:func:`_read_table` of ``SHARED / file``; ``None`` (and a "not reproducible" row ``item`` in ``log``) when it is absent."""
-    path = SHARED / file
-    if not path.exists():
-        log.add(item, paper, None, "not reproducible", f"data not available ({path} missing{note})")
-        return None
-    return _read_table(path)
 
 
 def _spearman_matrix(scores: np.ndarray) -> np.ndarray:
@@ -349,11 +342,7 @@ def _open_llm(cfg: Mapping[str, Any], log: _Log, figs: Path) -> dict[str, Any]:
     from engine.kernels.ranking import min_rank
 
     c = cfg["open_llm"]
-    loaded = _read_shared(c["file"], log, "Open LLM Leaderboard scenarios S1-S7", "Fig. 2, 3, 7",
-                          note="; the project's shared data folder is not shipped")
-    if loaded is None:
-        return {"status": f"unavailable: {SHARED / c['file']} not found"}
-    names, col = loaded
+    names, col = _read_table(experiment.data_path(c["file"]))
     n_all = len(names)
     avg_all = np.mean(np.stack([col[b] for b in OPEN_BENCHMARKS]), axis=0)
     top = int(c["top"])
@@ -605,10 +594,7 @@ def _helm(cfg: Mapping[str, Any], log: _Log, figs: Path) -> dict[str, Any]:
     from engine.robustness import criteria_clusters
 
     c = cfg["helm"]
-    loaded = _read_shared(c["file"], log, "HELM Classic QA scenarios S1-S5", "Fig. 8-11, 18-20")
-    if loaded is None:
-        return {"status": f"unavailable: {SHARED / c['file']} not found"}
-    names, col = loaded
+    names, col = _read_table(experiment.data_path(c["file"]))
     datasets = list(c["datasets"])
     # listwise deletion over every dataset and metric of the paper, even when fewer datasets are analysed
     used = [f"{d} - {m}" for d in c.get("listwise_over", datasets) for m in HELM_METRICS]
@@ -754,47 +740,41 @@ def _readme(results: Mapping[str, Any], log: _Log, cfg: Mapping[str, Any]) -> st
     L += [f"Summary: {counts['matches']} match, {counts['differs']} differ, {counts['not reproducible']} not reproducible.", ""]
     o = results["open_llm"]
     L += ["## Open LLM Leaderboard v2 (sections 4.1, 5.1)", ""]
-    if "status" in o:
-        L += [o["status"], ""]
-    else:
-        L += [f"{o['n_selected']} LLMs with the highest leaderboard average (of {o['n_llms_in_file']}); missing values "
-              f"in the selection: {o['missing_in_selection'] or 'none'}.", "",
-              _md_table(["scenario", "criteria", "preference", "weights", "LLMs ranked"],
-                        [[n, ", ".join(s["criteria"]), ", ".join(s["preference"]),
-                          ", ".join(f"{w:.3f}" for w in s["weights"]), s["n_ranked"]] for n, s in o["scenarios"].items()]),
-              "", "![Fig. 2](figures/fig2_openllm_ranks.png)", "", "![Fig. 3](figures/fig3_openllm_flows.png)", "",
-              "Spearman correlation with the average-based ranking (Fig. 7):", "",
-              _md_table(list(o["spearman"]["with_average"]), [list(o["spearman"]["with_average"].values())]), "",
-              "![Fig. 7](figures/fig7_openllm_spearman.png)", "",
-              "Appendix B (min Spearman among baseline and variants), C, D:", "",
-              _md_table(["scenario", "linear a/b +10/20 %", "Gaussian sigma +-10/20 %"],
-                        [[n, o["sensitivity"]["linear"].get(n, {}).get("min_spearman"),
-                          o["sensitivity"]["gaussian"].get(n, {}).get("min_spearman")]
-                         for n in dict.fromkeys(list(o["sensitivity"]["linear"]) + list(o["sensitivity"]["gaussian"]))]),
-              "",
-              _md_table(["group", "method pair", "Spearman"],
-                        [[g, f"{v['labels'][i]} / {v['labels'][j]}", v["spearman"][i][j]]
-                         for g, v in o["mcdm"].items() for i in range(len(v["labels"])) for j in range(i + 1, len(v["labels"]))
-                         if v["labels"][i].startswith("PROMETHEE")]), "",
-              _md_table(["p", "AHP weights (IFEval, BBH, MATH, GPQA, MUSR, MMLU-PRO)", "consistency ratio"],
-                        [[p, ", ".join(f"{w:.4f}" for w in v["weights"]), v["consistency_ratio"]] for p, v in o["ahp"].items()]),
-              "", "![App. B-D](figures/figB_C_D_openllm.png)", ""]
+    L += [f"{o['n_selected']} LLMs with the highest leaderboard average (of {o['n_llms_in_file']}); missing values "
+          f"in the selection: {o['missing_in_selection'] or 'none'}.", "",
+          _md_table(["scenario", "criteria", "preference", "weights", "LLMs ranked"],
+                    [[n, ", ".join(s["criteria"]), ", ".join(s["preference"]),
+                      ", ".join(f"{w:.3f}" for w in s["weights"]), s["n_ranked"]] for n, s in o["scenarios"].items()]),
+          "", "![Fig. 2](figures/fig2_openllm_ranks.png)", "", "![Fig. 3](figures/fig3_openllm_flows.png)", "",
+          "Spearman correlation with the average-based ranking (Fig. 7):", "",
+          _md_table(list(o["spearman"]["with_average"]), [list(o["spearman"]["with_average"].values())]), "",
+          "![Fig. 7](figures/fig7_openllm_spearman.png)", "",
+          "Appendix B (min Spearman among baseline and variants), C, D:", "",
+          _md_table(["scenario", "linear a/b +10/20 %", "Gaussian sigma +-10/20 %"],
+                    [[n, o["sensitivity"]["linear"].get(n, {}).get("min_spearman"),
+                      o["sensitivity"]["gaussian"].get(n, {}).get("min_spearman")]
+                     for n in dict.fromkeys(list(o["sensitivity"]["linear"]) + list(o["sensitivity"]["gaussian"]))]),
+          "",
+          _md_table(["group", "method pair", "Spearman"],
+                    [[g, f"{v['labels'][i]} / {v['labels'][j]}", v["spearman"][i][j]]
+                     for g, v in o["mcdm"].items() for i in range(len(v["labels"])) for j in range(i + 1, len(v["labels"]))
+                     if v["labels"][i].startswith("PROMETHEE")]), "",
+          _md_table(["p", "AHP weights (IFEval, BBH, MATH, GPQA, MUSR, MMLU-PRO)", "consistency ratio"],
+                    [[p, ", ".join(f"{w:.4f}" for w in v["weights"]), v["consistency_ratio"]] for p, v in o["ahp"].items()]),
+          "", "![App. B-D](figures/figB_C_D_openllm.png)", ""]
     h = results["helm"]
     L += ["## HELM Classic v0.4.0 question answering (sections 4.2, 5.2)", ""]
-    if "status" in h:
-        L += [h["status"], ""]
-    else:
-        L += [f"{h['n_selected']} LLMs complete on the 7 metrics of all three datasets (listwise deletion, of "
-              f"{h['n_llms_in_file']}). Clusters of the averaged Pearson correlation (average linkage, cut at "
-              f"{h['correlation']['threshold']}): " + "; ".join("{" + ", ".join(g) + "}" for g in h["correlation"]["clusters"]),
-              "", "![Fig. 8](figures/fig8_helm_pearson.png)", ""]
-        for d, e in h["datasets"].items():
-            short = HELM_SHORT.get(d, d)
-            L += [f"### {d}", "", f"Top {len(e['union_top'])} (union of every scenario's top 10); S5 ranks of the "
-                  f"named unbiased LLMs: " + "; ".join(f"{nm} {v}" for nm, v in e["s5_named_ranks"].items()), "",
-                  f"![ranks](figures/fig9_11_helm_{short}_ranks.png)", "",
-                  f"![spearman](figures/fig18_20_helm_{short}_spearman.png)", "",
-                  f"![appendix](figures/figB_C_helm_{short}.png)", ""]
+    L += [f"{h['n_selected']} LLMs complete on the 7 metrics of all three datasets (listwise deletion, of "
+          f"{h['n_llms_in_file']}). Clusters of the averaged Pearson correlation (average linkage, cut at "
+          f"{h['correlation']['threshold']}): " + "; ".join("{" + ", ".join(g) + "}" for g in h["correlation"]["clusters"]),
+          "", "![Fig. 8](figures/fig8_helm_pearson.png)", ""]
+    for d, e in h["datasets"].items():
+        short = HELM_SHORT.get(d, d)
+        L += [f"### {d}", "", f"Top {len(e['union_top'])} (union of every scenario's top 10); S5 ranks of the "
+              f"named unbiased LLMs: " + "; ".join(f"{nm} {v}" for nm, v in e["s5_named_ranks"].items()), "",
+              f"![ranks](figures/fig9_11_helm_{short}_ranks.png)", "",
+              f"![spearman](figures/fig18_20_helm_{short}_spearman.png)", "",
+              f"![appendix](figures/figB_C_helm_{short}.png)", ""]
     L += ["## Every reproduced number or claim", "", log.markdown(fmt=_fmt), ""]
     return "\n".join(L)
 
