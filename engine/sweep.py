@@ -8,6 +8,8 @@ A sweep file (TOML or YAML)::
     [input]                       # or [[inputs]] with a `name` each
     path = "data/vnr_glue.csv"
     missing = "listwise"          # level, missing, weights, groups as in `votebench rank`
+                                  # (weights: "groups" or a table {task = weight}); also meta, lower_is_better = [tasks],
+                                  # and the loader options format, metric, filter, split, perturbation
 
     [[rules]]
     name = "borda"
@@ -68,8 +70,16 @@ not stored (``ds.error.mean("replicate")``).  Blocks
 are written (zarr region writes) as they finish; re-running the same sweep on
 the same store computes only the blocks not yet done, so an interrupted sweep
 resumes without losing or duplicating replicates.  The root attributes record
-the provenance: engine version, the sweep config, seed and the checksum of
-every input.
+the provenance: engine version, the sweep config (which holds every option that
+changes a result: rules and their options, loader options, directions, weights),
+seed, the checksum of every input (``inputs``) and of the sidecar read with it
+(``sidecars``); a store is resumed only when all of them are equal and every
+group has the variables, shapes, coordinates and attributes the sweep would
+create, else the run stops with one line.  A new store is built under a
+temporary name beside it and renamed into place when complete, so a run killed
+at any moment leaves no store or a resumable one; a writer holds a lock
+(:class:`engine.files.WriterLock`), and a second process writing the same
+store stops with a message naming the first.
 
 On a cluster (``run_sweep(cfg, scheduler="tcp://...")`` or ``client=``) the
 client never holds the scores: every task carries a :class:`Source` (the
