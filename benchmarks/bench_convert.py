@@ -158,7 +158,8 @@ def bench(data: Path, S: int, T: int, K: int, *, gz: bool, reference: bool) -> d
         "rows": rows, "shape": [S, T, K], "file": csv_path.name, "gzip": gz, "csv_gib": size / GIB, "generate_s": gen,
         "convert_wall_s": m["wall_s"], "convert_peak_rss_gib": m["peak_rss_gib"], "rows_per_s": rows / m["wall_s"],
         "bytes_per_row_peak": m["peak_rss_gib"] * GIB / rows, "store_gib": _dir_size(store) / GIB,
-        "temp_disk_peak_gib": m["peak_temp_disk_gib"], "message": m["stderr"].strip().splitlines()[-1],
+        "temp_disk_peak_gib": m["peak_temp_disk_gib"],
+        "message": m["stderr"].strip().splitlines()[-1].replace(str(data), "<data-dir>"),  # no machine path in the results
     }
     if reference:
         r = run_measured([sys.executable, "-c", _REFERENCE, str(csv_path), str(store)])
