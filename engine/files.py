@@ -179,9 +179,12 @@ class WriterLock:
         """Take the lock, or raise :class:`VotebenchError` naming the process that holds it."""
         import fcntl
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            except OSError as exc:
+                raise VotebenchError(f"{self.target}: cannot lock the {self.what} ({exc.strerror or exc})") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:

@@ -1300,7 +1300,7 @@ def open_results(store: str | os.PathLike[str], group: str | None = None) -> xr.
         root = zarr.open_group(str(path), mode="r", zarr_format=3)
         groups = sorted(_leaf_groups(root))
     except Exception as exc:  # noqa: BLE001 - zarr raises many types for a broken store
-        raise VotebenchError(f"{store}: not a readable results store ({type(exc).__name__})") from None
+        raise VotebenchError(f"{store}: not a votebench results store (unreadable: {type(exc).__name__})") from None
     if "engine_version" not in root.attrs:
         raise VotebenchError(f"{store}: not a votebench results store (no provenance attributes)")
     if group is not None:
