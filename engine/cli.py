@@ -392,21 +392,21 @@ def _typed_config_value(act: argparse.Action, key: str, value: Any, path: str) -
     if isinstance(value, bool):
         raise bad
     if kind is int:
-        if isinstance(value, float):
-            raise bad
+        if isinstance(value, int):
+            return value
         if isinstance(value, str):
             try:
                 return int(value.strip())
             except ValueError:
                 raise bad from None
-        return int(value)
+        raise bad  # 2.7 is not 2; a date, a table ... are no integers
     if kind is float:
         if isinstance(value, str):
             try:
                 value = float(value.strip())
             except ValueError:
                 raise bad from None
-        if not math.isfinite(value):
+        if not isinstance(value, int | float) or not math.isfinite(value):
             raise bad
         return float(value)
     if kind is str and not isinstance(value, str):
@@ -804,7 +804,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
     info = convert(args.input, args.store, meta=args.meta, overwrite=args.overwrite)
     how = f"streamed {info['rows']} rows" if info["streamed"] else "read in memory"
-    missing = "" if info["missing"] is None else f", {info['missing']} missing"
+    missing = "" if info["missing"] is None else f", {info['missing']} missing score(s)"
     print(f"votebench: wrote {info['store']}: {info['systems']} systems x {info['tasks']} tasks x {info['instances']} "
           f"instances{missing} ({how}; chunks of {info['chunks'][0]} task(s) x {info['chunks'][1]} instance(s) x all systems)",
           file=sys.stderr)

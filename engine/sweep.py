@@ -114,9 +114,10 @@ from .dims import REPLICATE, RULE, SYSTEM
 from .errors import VotebenchError
 
 __all__ = [
-    "Block", "IN_MEMORY_BYTES", "SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "Source", "SweepConfig", "cached_sources", "clear_cache",
-    "cluster_bootstrap", "cluster_rank", "connect", "input_checksum", "is_url", "load_config", "load_source", "make_source",
-    "open_results", "open_source", "parse_config", "plan_sweep", "run_sweep",
+    "Block", "IN_MEMORY_BYTES", "SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "Source", "SweepConfig", "cached_sources", "check_address",
+    "check_memory", "check_weights", "clear_cache", "cluster_bootstrap", "cluster_rank", "connect", "input_checksum", "is_url",
+    "load_config", "load_source", "make_source", "open_results", "open_source", "parse_config", "plan_sweep", "run_sweep",
+    "sidecar_of",
 ]
 
 log = logging.getLogger("engine")
