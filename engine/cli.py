@@ -13,9 +13,8 @@ import csv
 import io
 import json
 import math
-import os
 import sys
-import tempfile
+import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -28,7 +27,7 @@ from .dims import BOOTSTRAP_AXES
 from .errors import VotebenchError
 from .rules import LEVELS, RULES, rule_names
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "json_safe", "json_text"]
 
 FORMATS = ("table", "json", "csv")
 INPUT_FORMATS = ("wide", "long", "lm-eval", "helm", "jsonl")
@@ -121,6 +120,7 @@ _EPILOG = """getting started (each command has --help):
   votebench serve results/tac08.zarr                         live dashboard of a results store
   votebench report data/vnr_glue.csv --missing listwise --out report/
   votebench sweep experiments/sweeps/glue_robustness.toml    rules x perturbations into a resumable store
+  votebench convert big.csv.gz big.zarr                      a large long CSV into a zarr store (bounded memory)
   votebench experiment --list                                the papers' tables and figures, reproduced
 
 input: CSV (wide: system + one column per task; long: system,task,instance,score), Parquet, a zarr store,
@@ -214,7 +214,9 @@ def build_parser(*, only_own: bool = False) -> argparse.ArgumentParser:
                     help="rank interval level (default: 0.95, i.e. 2.5%% and 97.5%% percentiles)")
     bt.add_argument("--block", type=int, default=50, metavar="N", help="replicates per task and store chunk (default: 50)")
     bt.add_argument("--store", default=None, metavar="PATH",
-                    help="also write the replicates to a results store (zarr, same format as `votebench sweep`)")
+                    help="also write the replicates to a results store (zarr, same format as `votebench sweep`); "
+                    "a re-run with the same inputs and options resumes it")
+    bt.add_argument("--overwrite", action="store_true", help="with --store: start from an empty store")
     bt.add_argument("--scheduler", default=None, metavar="ADDRESS", help=_SCHEDULER_HELP)
     bt.add_argument("--format", default="table", choices=FORMATS, help="output format (default: table)")
     bt.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
@@ -237,6 +239,21 @@ def build_parser(*, only_own: bool = False) -> argparse.ArgumentParser:
     sw.add_argument("--host", default="127.0.0.1", help="dashboard address (default: 127.0.0.1)")
     sw.add_argument("--port", type=int, default=8050, help="dashboard port (default: 8050; 0 = any free port)")
     sw.set_defaults(func=_cmd_sweep)
+
+    cv = sub.add_parser(
+        "convert",
+        help="write a score file to a zarr store; a long CSV is streamed with bounded memory (for large inputs)",
+        description="Write INPUT to the zarr store STORE (the format `engine.to_zarr` writes, opened by every command). "
+        "A long CSV (system,task,instance,score; .csv or .csv.gz) is streamed block by block, so 1e8 rows need well "
+        "under 2 GB of memory; other inputs are read in memory first. The sidecar (<name>.meta.json beside INPUT, or "
+        "--meta) goes into the store.",
+    )
+    cv.add_argument("input", metavar="INPUT", help="score file (long CSV streamed; any other input read in memory)")
+    cv.add_argument("store", metavar="STORE", help="zarr store to write (a folder)")
+    cv.add_argument("--meta", default=None, metavar="FILE",
+                    help="sidecar JSON with task directions and groups (default: <name>.meta.json beside INPUT)")
+    cv.add_argument("--overwrite", action="store_true", help="replace an existing zarr store")
+    cv.set_defaults(func=_cmd_convert)
 
     ls = sub.add_parser("rules", help="list the registered aggregation rules")
     ls.set_defaults(func=_cmd_rules)
@@ -289,7 +306,7 @@ def render_rankings(results: list[tuple[str, list[dict[str, Any]], dict[str, Any
     """
     if fmt == "json":
         objs = [{"input": name, **ranking_object(rows, header)} for name, rows, header in results]
-        return json.dumps(objs, indent=2, ensure_ascii=False) + "\n"
+        return json_text(objs)
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -301,10 +318,34 @@ def render_rankings(results: list[tuple[str, list[dict[str, Any]], dict[str, Any
     return "\n".join(f"## {name}\n" + render_ranking(rows, fmt=fmt, header=header) for name, rows, header in results)
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` with every non-finite float replaced: NaN by ``None`` (JSON null), +-inf by the strings ``"inf"``/``"-inf"``.
+
+    Strict JSON has no NaN or Infinity; this keeps ``--format json`` parseable by any reader.
+    """
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        if math.isnan(v):
+            return None
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return v
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def json_text(value: Any) -> str:
+    """Strict JSON text (indented, UTF-8 kept) of ``value`` after :func:`json_safe`."""
+    return json.dumps(json_safe(value), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
 def render_ranking(rows: list[dict[str, Any]], *, fmt: str, header: dict[str, Any]) -> str:
     """Render ranked rows as ``table``, ``json`` or ``csv`` text."""
     if fmt == "json":
-        return json.dumps(ranking_object(rows, header), indent=2, ensure_ascii=False) + "\n"
+        return json_text(ranking_object(rows, header))
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -333,27 +374,13 @@ def render_ranking(rows: list[dict[str, Any]], *, fmt: str, header: dict[str, An
 
 
 def write_output(text: str, output: str | None) -> None:
-    """Print ``text`` or write it atomically to ``output``."""
+    """Print ``text`` or write it atomically to ``output`` (usual permissions; strays of killed writes removed)."""
     if output is None:
         sys.stdout.write(text)
         return
-    target = Path(output)
-    if not target.parent.exists():
-        raise VotebenchError(f"{output}: folder {str(target.parent)!r} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    except OSError as exc:
-        raise VotebenchError(f"{output}: cannot write output ({exc.strerror or exc})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except OSError as exc:  # e.g. the target is a directory, disk full: one-line error, no traceback
-        Path(tmp).unlink(missing_ok=True)
-        raise VotebenchError(f"{output}: cannot write output ({exc.strerror or exc})") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from .files import atomic_write_text
+
+    atomic_write_text(output, text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -418,19 +445,53 @@ def _config_defaults(sp: argparse.ArgumentParser, cfg: dict[str, Any], path: str
         elif isinstance(value, (list, dict)):
             raise VotebenchError(f"{path}: {key} takes a single value")
         else:
-            try:
-                value = (act.type or str)(value)
-            except (TypeError, ValueError):
-                raise VotebenchError(f"{path}: {key} = {value!r} is not a valid value") from None
+            value = _typed_config_value(act, key, value, path)
         if act.choices is not None and value not in act.choices:
             raise VotebenchError(f"{path}: {key} = {value!r}; choose one of {', '.join(map(str, act.choices))}")
         out[dest] = value
     return out
 
 
+def _typed_config_value(act: argparse.Action, key: str, value: Any, path: str) -> Any:
+    """A ``--config`` value converted as its flag's type, without silent changes (2.7 is not the integer 2, true not 1)."""
+    kind = act.type or str
+    bad = VotebenchError(f"{path}: {key} = {value!r} is not a valid value"
+                         + (" (an integer)" if kind is int else " (a number)" if kind is float else " (a string)"))
+    if isinstance(value, bool):
+        raise bad
+    if kind is int:
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str):
+            try:
+                return int(value.strip())
+            except ValueError:
+                raise bad from None
+        raise bad  # 2.7 is not 2; a date, a table ... are no integers
+    if kind is float:
+        if isinstance(value, str):
+            try:
+                value = float(value.strip())
+            except ValueError:
+                raise bad from None
+        if not isinstance(value, int | float) or not math.isfinite(value):
+            raise bad
+        return float(value)
+    if kind is str and not isinstance(value, str):
+        raise bad
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise bad from None
+
+
 def _read_weights(spec: Any) -> Any:
-    if spec is None or spec == "groups" or isinstance(spec, dict):
+    from .sweep import check_weights
+
+    if spec is None or spec == "groups":
         return spec
+    if isinstance(spec, dict):
+        return check_weights(spec, "weights")
     p = Path(str(spec))
     if not p.exists():
         raise VotebenchError(f"{spec}: weights file not found (give a JSON/CSV file or 'groups')")
@@ -445,7 +506,7 @@ def _read_weights(spec: Any) -> Any:
             raise VotebenchError(f"{spec}: malformed JSON weights ({exc})") from None
         if not isinstance(data, dict):
             raise VotebenchError(f"{spec}: JSON weights must be an object {{task: weight}}")
-        return data
+        return check_weights(data, str(spec))
     out: dict[str, float] = {}
     for i, row in enumerate(csv.reader(io.StringIO(text)), start=1):
         if not row or (i == 1 and row[-1].strip().lower() in ("weight", "w")):
@@ -456,7 +517,7 @@ def _read_weights(spec: Any) -> Any:
             out[row[0].strip()] = float(row[1])
         except ValueError:
             raise VotebenchError(f"{spec}: line {i}: weight {row[1]!r} is not a number") from None
-    return out
+    return check_weights(out, str(spec))
 
 
 def rank_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -589,7 +650,7 @@ def _cmd_condorcet(args: argparse.Namespace) -> int:
     definition = "weak" if args.weak else "strict"
     result = {"condorcet_winner": systems[winner] if winner >= 0 else None, "definition": definition, "systems": rows}
     if args.format == "json":
-        text = json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+        text = json_text(result)
     else:
         n_p = sum(r["prospective"] for r in rows)
         how = ("weak: beats or ties every other system, G w >= 0 (--weak; Vote'n'Rank eq. 2, the paper's definition)"
@@ -626,9 +687,10 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
         raise VotebenchError(f"--block must be at least 1, got {args.block}")
     if not 0 < args.interval < 1:
         raise VotebenchError(f"--interval must be between 0 and 1, got {args.interval}")
+    _check_replicates(args.replicates, 2, at_least=True)  # absurd counts fail before the input is read
     opts = rank_options(args)
-    if args.store and args.lower_is_better:
-        raise VotebenchError("--store cannot record --lower-is-better; put the directions in a sidecar (--meta)")
+    if args.overwrite and not args.store:
+        raise VotebenchError("--overwrite applies to --store only")
     each = _per_input(args)
     several = len(each) > 1
     if several and args.store:
@@ -646,7 +708,7 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
     if not several:
         write_output(_render_bootstrap(results[0][1], fmt=args.format, level=args.interval), args.output)
     elif args.format == "json":
-        write_output(json.dumps([{"input": path, **res} for path, res in results], indent=2, ensure_ascii=False) + "\n",
+        write_output(json_text([{"input": path, **res} for path, res in results]),
                      args.output)
     elif args.format == "csv":
         parts = [_render_bootstrap(res, fmt="csv", level=args.interval).splitlines() for _, res in results]
@@ -673,18 +735,23 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
         from .sweep import is_url, open_results, parse_config, run_sweep
 
         path = args.input if is_url(args.input) else str(Path(args.input).resolve())
-        inp = {"path": path, "name": Path(args.input).name.split(".")[0]}
+        inp: dict[str, Any] = {"path": path, "name": Path(args.input).name.split(".")[0]}
         if args.meta:
             inp["meta"] = args.meta if is_url(args.meta) else str(Path(args.meta).resolve())
         for k in ("level", "missing", "weights", "groups", "within", "across"):
             if opts.get(k) not in (None, False):
                 inp[k] = opts[k]
+        # everything that changes the replicates is part of the store's provenance (its config)
+        inp.update({k: v for k, v in _loader_options(args).items() if v is not None})
+        lower = _lower_is_better(args)
+        if lower:
+            inp["lower_is_better"] = lower
         raw = {"input": inp, "rules": [{"name": opts["rule"], "options": opts["options"]}], "seed": args.seed,
                "store": str(Path(args.store).resolve()),
                "perturbations": [{"kind": "bootstrap", "over": args.over, "replicates": args.replicates,
                                   "block": args.block}]}
         cfg = parse_config(raw, where="bootstrap")
-        store = run_sweep(cfg, client=client, progress=sys.stderr.isatty())
+        store = run_sweep(cfg, client=client, progress=sys.stderr.isatty(), overwrite=args.overwrite)
         stored = open_results(store, f"{inp['name']}/bootstrap-{args.over}").isel(rule=0).compute()
         from .kernels.ranking import min_rank
 
@@ -698,8 +765,9 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
         ds = cluster_bootstrap(client, _source(args), over=args.over, replicates=args.replicates, seed=args.seed,
                                block=args.block, **opts)
     else:
-        ds = bootstrap(_open_input(args), over=args.over, replicates=args.replicates, seed=args.seed, block=args.block,
-                       **opts)
+        scores = _open_input(args)
+        _check_replicates(args.replicates, int(scores.sizes["system"]))
+        ds = bootstrap(scores, over=args.over, replicates=args.replicates, seed=args.seed, block=args.block, **opts)
         ds = _compute(ds, client)
     summ = summarize(ds, level=args.interval)
     systems = [str(s) for s in summ["system"].values]
@@ -717,6 +785,15 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
             "mean_kendall": _json_float(float(summ["mean_kendall"]))}
     return {"rule": ds.attrs["rule"], "over": args.over, "replicates": args.replicates, "seed": args.seed,
             "ranking": rows, "stability": stab}
+
+
+def _check_replicates(replicates: int, n_systems: int, *, at_least: bool = False) -> None:
+    """Refuse, before allocating, a bootstrap whose replicate scores and ranks cannot fit in memory."""
+    from .sweep import check_memory
+
+    # replicate scores, replicate ranks and one rank array of the summary: 3 float64 per replicate and system
+    check_memory(24.0 * replicates * n_systems, f"--replicates {replicates}: the replicate scores and ranks of "
+                 f"{'at least ' if at_least else ''}{n_systems} systems", "use fewer replicates")
 
 
 def _connect(scheduler: str | None) -> Any | None:
@@ -755,11 +832,14 @@ def _is_store(path: str) -> bool:
     return is_url(path) or Path(path).is_dir()
 
 
+def _lower_is_better(args: argparse.Namespace) -> list[str]:
+    return [t.strip() for t in (getattr(args, "lower_is_better", None) or "").split(",") if t.strip()]
+
+
 def _source(args: argparse.Namespace) -> Any:
     from .sweep import make_source
 
-    lower = [t.strip() for t in (args.lower_is_better or "").split(",") if t.strip()]
-    return make_source(args.input, meta=args.meta, lower_is_better=lower, loader=_loader_options(args))
+    return make_source(args.input, meta=args.meta, lower_is_better=_lower_is_better(args), loader=_loader_options(args))
 
 
 def _open_input(args: argparse.Namespace) -> Any:
@@ -785,7 +865,7 @@ def _rule_label(opts: dict[str, Any]) -> str:
 def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
     rows = result["ranking"]
     if fmt == "json":
-        return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+        return json_text(result)
     pct = (100 * (1 - level) / 2, 100 * (1 + level) / 2)
     if fmt == "csv":
         buf = io.StringIO()
@@ -858,6 +938,18 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         lines.append(f"{name}: {dict(ds.sizes)}; blocks done {int(done.sum())}/{done.size}")
     print("\n".join(lines))
     print(f"votebench: computed {len(computed)} of {total} blocks in this run", file=sys.stderr)
+    return 0
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    from .convert import convert
+
+    info = convert(args.input, args.store, meta=args.meta, overwrite=args.overwrite)
+    how = f"streamed {info['rows']} rows" if info["streamed"] else "read in memory"
+    missing = "" if info["missing"] is None else f", {info['missing']} missing score(s)"
+    print(f"votebench: wrote {info['store']}: {info['systems']} systems x {info['tasks']} tasks x {info['instances']} "
+          f"instances{missing} ({how}; chunks of {info['chunks'][0]} task(s) x {info['chunks'][1]} instance(s) x all systems)",
+          file=sys.stderr)
     return 0
 
 

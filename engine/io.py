@@ -39,10 +39,13 @@ from .xrcompat import defer_dask_import
 
 defer_dask_import()  # an in-memory table never needs dask: do not let xarray import it (see engine.xrcompat)
 
-__all__ = ["open_scores", "scores_from_array", "validate_scores", "sidecar_path", "read_sidecar", "is_url"]
+__all__ = ["MISSING_TOKENS", "apply_sidecar", "check_sidecar", "default_sidecar", "instance_labels", "is_long_header",
+           "is_url", "open_scores", "read_sidecar", "reading_text", "scores_from_array", "sidecar_path", "validate_scores"]
 
 _LONG_COLUMNS = ("system", "task", "instance", "score")
 _MISSING_TOKENS = frozenset({"", "nan", "na", "n/a", "null", "none", "-"})
+#: score cells read as missing (after stripping, case-insensitive)
+MISSING_TOKENS = _MISSING_TOKENS
 _SUFFIXES = (".csv.gz", ".csv", ".parquet", ".pq", ".zarr", ".jsonl", ".json")
 
 
@@ -217,8 +220,28 @@ def sidecar_path(path: str | os.PathLike[str]) -> Path:
     return p.with_name(name + ".meta.json")
 
 
+def _sidecar_base(path: Path) -> Path:
+    return path.with_name(path.name[: -len(".gz")]) if path.name.lower().endswith(".jsonl.gz") else path
+
+
+def default_sidecar(path: str | os.PathLike[str]) -> Path | None:
+    """The sidecar :func:`open_scores` reads for ``path`` when given none: ``<name>.meta.json`` beside it, if it exists.
+
+    A zarr store carries its directions and groups inside, so it has none.
+    """
+    p = Path(path)
+    if _is_zarr(p):
+        return None
+    sc = sidecar_path(_sidecar_base(p))
+    return sc if sc.is_file() else None
+
+
 def read_sidecar(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a ``.meta.json`` sidecar; a malformed one raises :class:`VotebenchError`."""
+    """Read a ``.meta.json`` sidecar; a malformed one raises :class:`VotebenchError`.
+
+    ``higher_is_better`` must map task names to true/false and ``task_groups``
+    must map grouping names to ``{group: [task, ...]}`` objects.
+    """
     try:
         with open(path, encoding="utf-8") as fh:
             meta = json.load(fh)
@@ -226,10 +249,32 @@ def read_sidecar(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise VotebenchError(f"{path}: cannot read sidecar: {exc}") from None
     if not isinstance(meta, dict):
         raise VotebenchError(f"{path}: sidecar must hold a JSON object")
+    check_sidecar(meta, str(path))
+    return meta
+
+
+def check_sidecar(meta: Mapping[str, Any], source: str = "sidecar") -> None:
+    """Check the shape of a sidecar's ``higher_is_better`` and ``task_groups`` (:class:`VotebenchError` naming the problem)."""
     hib = meta.get("higher_is_better", {})
     if not isinstance(hib, dict) or not all(isinstance(v, bool) for v in hib.values()):
-        raise VotebenchError(f"{path}: 'higher_is_better' must map task names to true/false")
-    return meta
+        raise VotebenchError(f"{source}: 'higher_is_better' must map task names to true/false")
+    groups = meta.get("task_groups")
+    if groups is None:
+        return
+    shape = "'task_groups' must map grouping names to objects {group: [task, ...]}"
+    if not isinstance(groups, dict):
+        raise VotebenchError(f"{source}: {shape}, got {type(groups).__name__} {_short(groups)}")
+    for key, grouping in groups.items():
+        if not isinstance(grouping, dict):
+            raise VotebenchError(f"{source}: {shape}; grouping {key!r} is {type(grouping).__name__} {_short(grouping)}")
+        for g, members in grouping.items():
+            if not isinstance(members, list) or not all(isinstance(t, str) for t in members):
+                raise VotebenchError(f"{source}: {shape}; group {g!r} of grouping {key!r} is not a list of task names")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _groups_from_meta(meta: Mapping[str, Any], tasks: Sequence[str]) -> dict[str, str]:
@@ -248,12 +293,26 @@ def _groups_from_meta(meta: Mapping[str, Any], tasks: Sequence[str]) -> dict[str
     return {t: out[t] for t in tasks if t in out}
 
 
+def _unknown_tasks(names: Sequence[str], tasks: Sequence[str]) -> list[str]:
+    known = set(tasks)
+    return sorted({str(t) for t in names if str(t) not in known})
+
+
 def _apply_meta(da: xr.DataArray, meta: Mapping[str, Any], source: str) -> xr.DataArray:
+    check_sidecar(meta, f"{source}: sidecar")
     tasks = [str(t) for t in da[TASK].values]
     hib_map = meta.get("higher_is_better", {})
-    unknown = sorted(set(hib_map) - set(tasks))
+    unknown = _unknown_tasks(list(hib_map), tasks)
     if unknown and len(unknown) == len(hib_map):
         raise VotebenchError(f"{source}: sidecar directions name none of the file's tasks (e.g. {unknown[0]!r})")
+    if unknown:
+        raise VotebenchError(f"{source}: sidecar 'higher_is_better' names {len(unknown)} task(s) the input does not have: "
+                             f"{', '.join(map(repr, unknown[:5]))}" + (" ..." if len(unknown) > 5 else ""))
+    for key, grouping in (meta.get("task_groups") or {}).items():
+        unknown = _unknown_tasks([t for members in grouping.values() for t in members], tasks)
+        if unknown:
+            raise VotebenchError(f"{source}: sidecar 'task_groups' grouping {key!r} names {len(unknown)} task(s) the input "
+                                 f"does not have: {', '.join(map(repr, unknown[:5]))}" + (" ..." if len(unknown) > 5 else ""))
     hib = np.array([bool(hib_map.get(t, True)) for t in tasks])
     groups = _groups_from_meta(meta, tasks)
     da = da.assign_coords(
@@ -283,6 +342,11 @@ def _reading_text(path: Path) -> Iterator[None]:
         raise VotebenchError(f"{path}: not a valid gzip file ({exc})") from None
     except OSError as exc:
         raise VotebenchError(f"{path}: cannot read file ({exc.strerror or exc})") from None
+
+
+def reading_text(path: str | os.PathLike[str]) -> contextlib.AbstractContextManager[None]:
+    """Context manager turning the errors of reading a (gzipped) UTF-8 text file into one-line :class:`VotebenchError`."""
+    return _reading_text(Path(path))
 
 
 def _read_text(path: Path) -> str:
@@ -327,6 +391,14 @@ def _instance_labels(labels: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.asarray([str(v) for v in u], dtype=object)
 
 
+def _no_null_names(col: pd.Series, name: str, source: str) -> None:
+    """A label column (system, task, instance) without null entries (Parquet nulls, NaN), else a one-line error."""
+    null = col.isna().to_numpy()
+    if null.any():
+        i = int(np.argmax(null))
+        raise VotebenchError(f"{source}: row {i + 1}: null {name} name")
+
+
 def _from_long_frame(df: pd.DataFrame, *, source: str) -> xr.DataArray:
     cols = {str(c).strip().lower(): c for c in df.columns}
     missing_cols = [c for c in ("system", "task", "score") if c not in cols]
@@ -334,6 +406,9 @@ def _from_long_frame(df: pd.DataFrame, *, source: str) -> xr.DataArray:
         raise VotebenchError(f"{source}: long table needs columns system, task, [instance,] score; missing {', '.join(missing_cols)}")
     if len(df) == 0:
         raise VotebenchError(f"{source}: no score rows")
+    for name in ("system", "task", "instance"):
+        if name in cols:
+            _no_null_names(df[cols[name]], name, source)
     sys_col = df[cols["system"]].astype(str).str.strip()
     task_col = df[cols["task"]].astype(str).str.strip()
     inst_col = df[cols["instance"]].astype(str).str.strip() if "instance" in cols else pd.Series(["0"] * len(df))
@@ -371,6 +446,7 @@ def _from_wide_frame(df: pd.DataFrame, header: Sequence[str], *, source: str) ->
         raise VotebenchError(f"{source}: a wide table needs a system column and at least one task column")
     if len(df) == 0:
         raise VotebenchError(f"{source}: no score rows")
+    _no_null_names(df.iloc[:, 0], "system", source)
     systems = df.iloc[:, 0].astype(str).str.strip()
     empty = (systems == "").to_numpy()
     if empty.any():
@@ -386,6 +462,27 @@ def _from_wide_frame(df: pd.DataFrame, header: Sequence[str], *, source: str) ->
 def _is_long(header: Sequence[str]) -> bool:
     names = {str(h).strip().lower() for h in header}
     return {"system", "task", "score"} <= names and names <= set(_LONG_COLUMNS)
+
+
+def is_long_header(header: Sequence[str]) -> bool:
+    """Whether a table header is the long form ``system, task, [instance,] score`` (any order and case)."""
+    return _is_long(header)
+
+
+def instance_labels(labels: Sequence[str]) -> np.ndarray:
+    """Instance coordinate of distinct labels (in order), as the table readers make it: integers when every label is one."""
+    return _instance_labels(pd.Series(list(labels), dtype=object))[1]
+
+
+def apply_sidecar(scores: xr.DataArray, meta: Mapping[str, Any], source: str) -> xr.DataArray:
+    """``scores`` with a sidecar's directions, task groups and provenance attributes (as :func:`open_scores` applies them).
+
+    Raises
+    ------
+    VotebenchError
+        When the sidecar is malformed or names tasks ``scores`` does not have.
+    """
+    return _apply_meta(scores, meta, source)
 
 
 def _check_field_counts(text: str, n_fields: int, path: Path) -> None:
@@ -561,12 +658,11 @@ def open_scores(
         da = _read_parquet(p)
     else:
         da = _read_csv(p)
-    base = p.with_name(p.name[: -len(".gz")]) if name.endswith(".jsonl.gz") else p
     if kind != "zarr":
-        da.attrs.setdefault("name", sidecar_path(base).name[: -len(".meta.json")])
+        da.attrs.setdefault("name", sidecar_path(_sidecar_base(p)).name[: -len(".meta.json")])
     if meta is None:
-        sc = sidecar_path(base)
-        meta = sc if sc.exists() and kind != "zarr" else False
+        sc = None if kind == "zarr" else default_sidecar(p)
+        meta = False if sc is None else sc
     if meta is not False:
         meta_dict = meta if isinstance(meta, Mapping) else read_sidecar(meta)
         own_hib, own_group = da["higher_is_better"].values.copy(), da["group"].values.copy()

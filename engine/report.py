@@ -49,7 +49,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -848,8 +847,7 @@ def _find_input(spec: Mapping[str, Any], store: Path, checksums: Mapping[str, st
 
 def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rules: Sequence[str] | None,
                     st: _Settings, notes_by_input: dict[str, list[str]]) -> list[tuple[str, str]]:
-    from .io import open_scores
-    from .sweep import _agg_options, open_results, parse_config
+    from .sweep import LOADER_KEYS, _agg_options, make_source, open_results, open_source, parse_config
 
     groups = open_results(path)
     root_attrs = next(iter(groups.values())).attrs if groups else {}
@@ -878,7 +876,9 @@ def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rul
         scores = None
         if file is not None:
             try:
-                scores = _numpy(open_scores(file, meta=_find_meta(inp, path)))
+                # as the sweep read it: loader options and --lower-is-better included
+                scores = _numpy(open_source(make_source(file, meta=_find_meta(inp, path), loader={k: inp.get(k) for k in LOADER_KEYS},
+                                                        lower_is_better=inp.get("lower_is_better", ()))))
             except VotebenchError as exc:
                 why = str(exc)
         if scores is None:
@@ -1164,6 +1164,11 @@ def build_report(
     B = _check_int("replicates", replicates, 0)
     if B == 1:
         raise VotebenchError("replicates must be 0 (no bootstrap) or at least 2, got 1")
+    from .sweep import check_memory
+
+    # per rule: replicate scores and ranks of at least two systems, before anything is read
+    check_memory(32.0 * B, f"replicates = {B}: the replicate scores and ranks of at least 2 systems",
+                 "use fewer replicates")
     n_rep = _check_int("repeats", repeats, 0)
     s = _check_int("seed", seed, 0)
     if over not in OVER:
@@ -1190,7 +1195,9 @@ def build_report(
             raise VotebenchError(f"{p}: no such file or directory")
         if _is_results_store(p):
             store = p
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    from .files import make_temp_dir
+
+    tmp = make_temp_dir(out)  # usual permissions; strays of killed runs removed
     try:
         notes: list[str] = []
         if store is not None:

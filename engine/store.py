@@ -5,6 +5,11 @@ A store holds one variable ``scores`` laid out as ``(task, instance, system)``
 every chunk read from disk is directly a block of contiguous judge rows for
 the kernels.  Writes go to a temporary folder that is renamed into place, so a
 failed write leaves nothing behind.
+
+:func:`open_store` reads the scores chunk by chunk as they are computed and
+checks every chunk: a corrupted chunk (e.g. a zstd error) or an infinite score
+raises :class:`~engine.errors.VotebenchError` naming the store, as the CSV
+reader does for a table.
 """
 
 from __future__ import annotations
@@ -12,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,7 +28,7 @@ from .dims import CANONICAL, INSTANCE, LAYOUT, SYSTEM, TASK
 from .errors import VotebenchError
 from .io import validate_scores
 
-__all__ = ["to_zarr", "open_store", "default_chunks"]
+__all__ = ["CheckedChunks", "default_chunks", "open_store", "store_dataset", "to_zarr"]
 
 _TARGET_CELLS = 1 << 22  # about 32 MB of float64 per chunk
 
@@ -76,8 +80,40 @@ def to_zarr(
     pathlib.Path
         The store's path.
     """
-    validate_scores(scores)
+    ds = store_dataset(scores, chunks=chunks)
     path = Path(path)
+    if path.exists() and not overwrite:
+        raise VotebenchError(f"{path}: already exists (pass overwrite=True to replace it)")
+    from .files import make_temp_dir, publish_dir
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = make_temp_dir(path)
+    try:
+        ds.to_zarr(tmp, mode="w", zarr_format=3, consolidated=False)
+        publish_dir(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return path
+
+
+def store_dataset(scores: xr.DataArray, *, chunks: Mapping[str, int] | None = None) -> xr.Dataset:
+    """The Dataset :func:`to_zarr` writes for ``scores``: ``scores`` laid out ``(task, instance, system)`` in its chunks.
+
+    Parameters
+    ----------
+    scores : xarray.DataArray
+        The canonical score tensor (numpy or dask backed; validated here).
+    chunks : mapping, optional
+        As for :func:`to_zarr`.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dask-chunked as the store will be, with JSON-clean attributes (``to_zarr(..., compute=False)``
+        writes its skeleton).
+    """
+    validate_scores(scores)
     chunks = dict(default_chunks(scores) if chunks is None else chunks)
     if SYSTEM in chunks and chunks[SYSTEM] not in (-1, scores.sizes[SYSTEM]):
         raise VotebenchError("the system dimension is never chunked; remove 'system' from chunks")
@@ -89,10 +125,10 @@ def to_zarr(
     sizes = {d: (full[d] if chunks.get(d, -1) in (-1, None) else min(int(chunks[d]), full[d])) for d in full}
     if any(v < 1 for v in sizes.values()):
         raise VotebenchError(f"chunk sizes must be positive, got {chunks}")
-    if path.exists() and not overwrite:
-        raise VotebenchError(f"{path}: already exists (pass overwrite=True to replace it)")
     da = scores.transpose(*LAYOUT).chunk({TASK: sizes[TASK], INSTANCE: sizes[INSTANCE], SYSTEM: -1})
     ds = da.to_dataset(name="scores")
+    # the label, direction and group coordinates are small: in memory, so that a skeleton write (compute=False) has them
+    ds = ds.assign_coords({n: ds[n].compute() for n in ds.coords if n not in ds.dims})
     ds["scores"].attrs = {}  # provenance lives in the (JSON-cleaned) store attrs only
     for name in ds.variables:
         ds[name].encoding = {}
@@ -102,34 +138,101 @@ def to_zarr(
             ds.coords[name] = (ds[name].dims, np.array([str(v) for v in ds[name].values], dtype=object))
     ds.attrs = _json_attrs(scores.attrs)
     ds.attrs["votebench_layout"] = list(LAYOUT)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    try:
-        ds.to_zarr(tmp, mode="w", zarr_format=3, consolidated=False)
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return path
+    return ds
+
+
+class CheckedChunks:
+    """The ``scores`` array of a store, read chunk by chunk with every chunk checked (for :func:`dask.array.from_array`).
+
+    A chunk that zarr cannot read (corrupted or truncated file, codec error)
+    and a chunk holding ``+inf``/``-inf`` raise :class:`VotebenchError` naming
+    the store (and, for an infinite score, its system and task).  Picklable:
+    a worker reopens the array by path.
+
+    Parameters
+    ----------
+    path : str
+        The store (local path or fsspec URL).
+    shape, dtype
+        Of the on-disk ``scores`` array.
+    dims : sequence of str
+        Its dims, in the on-disk order (``(task, instance, system)`` for :func:`to_zarr`).
+    tasks, systems : sequence of str
+        Labels, for the messages.
+    """
+
+    def __init__(self, path: str, shape: tuple[int, ...], dtype: Any, dims: tuple[str, ...], tasks: list[str],
+                 systems: list[str]) -> None:
+        self.path = path
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.ndim = len(self.shape)
+        self.dims = tuple(dims)
+        self.tasks = tasks
+        self.systems = systems
+        self._array: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_array": None}
+
+    def __dask_tokenize__(self) -> tuple[Any, ...]:
+        return ("votebench-store", self.path, self.shape, str(self.dtype))
+
+    def _open(self) -> Any:
+        if self._array is None:
+            import zarr
+
+            self._array = zarr.open_group(self.path, mode="r", zarr_format=3)["scores"]
+        return self._array
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        try:
+            block = np.asarray(self._open()[key])
+        except (VotebenchError, MemoryError):
+            raise
+        except Exception as exc:  # zarr and its codecs raise a zoo of types for a damaged chunk
+            why = (str(exc).strip().splitlines() or [""])[0]
+            raise VotebenchError(f"{self.path}: corrupted or unreadable chunk of 'scores' ({type(exc).__name__}: {why}); "
+                                 "rewrite the store") from None
+        bad = np.isinf(block)
+        if bad.any():
+            pos = [int(i[0]) for i in np.nonzero(bad)]
+            starts = [(k.start or 0) if isinstance(k, slice) else 0 for k in (key if isinstance(key, tuple) else (key,))]
+            starts += [0] * (self.ndim - len(starts))
+            t, s = (pos[self.dims.index(d)] + starts[self.dims.index(d)] for d in (TASK, SYSTEM))
+            raise VotebenchError(f"{self.path}: score of system {self.systems[s]!r} on task {self.tasks[t]!r} is not finite "
+                                 f"({block[tuple(pos)]})")
+        return block
 
 
 def open_store(path: str | os.PathLike[str]) -> xr.DataArray:
-    """Open a store written by :func:`to_zarr` lazily (dask-backed) in canonical dim order."""
+    """Open a store written by :func:`to_zarr` lazily (dask-backed) in canonical dim order.
+
+    The labels and directions are read now; the scores are read chunk by chunk
+    when computed, each chunk checked (:class:`CheckedChunks`).
+    """
+    import dask.array as dsa
+
     try:
         ds = xr.open_zarr(path, zarr_format=3, consolidated=False, chunks={})
+        if "scores" not in ds:
+            raise VotebenchError(f"{path}: zarr store has no 'scores' array")
+        da = ds["scores"]
+        # label, direction and group coordinates are small: read them now, so that no
+        # later step has to compute anything to learn them
+        small = {n: (da[n].dims, np.asarray(da[n].values)) for n in da.coords}
+    except VotebenchError:
+        raise
     except Exception as exc:  # zarr raises a zoo of types for a broken store
-        raise VotebenchError(f"{path}: not a readable zarr store ({type(exc).__name__}: {exc})") from None
-    if "scores" not in ds:
-        raise VotebenchError(f"{path}: zarr store has no 'scores' array")
-    da = ds["scores"]
-    # label, direction and group coordinates are small: read them now, so that no
-    # later step has to compute anything to learn them
-    small = {n: (da[n].dims, np.asarray(da[n].values)) for n in da.coords if n not in da.dims}
-    da = da.assign_coords(small)
+        why = (str(exc).strip().splitlines() or [""])[0]
+        raise VotebenchError(f"{path}: not a readable zarr store ({type(exc).__name__}: {why})") from None
     if set(da.dims) != set(CANONICAL):
         raise VotebenchError(f"{path}: 'scores' must have dims {CANONICAL}, got {da.dims}")
+    labels = {d: [str(v) for v in small[d][1]] if d in small else [str(i) for i in range(da.sizes[d])] for d in (TASK, SYSTEM)}
+    chunks = da.encoding.get("chunks") or da.shape
+    reader = CheckedChunks(str(path), da.shape, da.dtype, da.dims, labels[TASK], labels[SYSTEM])
+    data = dsa.from_array(reader, chunks=tuple(chunks), meta=np.empty((0,) * da.ndim, dtype=da.dtype), asarray=False)
+    da = xr.DataArray(data, dims=da.dims, coords=small, name="scores")
     for name in (SYSTEM, TASK, "group"):
         if name in da.coords:
             da = da.assign_coords({name: (da[name].dims, da[name].values.astype(object))})

@@ -8,6 +8,8 @@ A sweep file (TOML or YAML)::
     [input]                       # or [[inputs]] with a `name` each
     path = "data/vnr_glue.csv"
     missing = "listwise"          # level, missing, weights, groups as in `votebench rank`
+                                  # (weights: "groups" or a table {task = weight}); also meta, lower_is_better = [tasks],
+                                  # and the loader options format, metric, filter, split, perturbation
 
     [[rules]]
     name = "borda"
@@ -68,8 +70,16 @@ not stored (``ds.error.mean("replicate")``).  Blocks
 are written (zarr region writes) as they finish; re-running the same sweep on
 the same store computes only the blocks not yet done, so an interrupted sweep
 resumes without losing or duplicating replicates.  The root attributes record
-the provenance: engine version, the sweep config, seed and the checksum of
-every input.
+the provenance: engine version, the sweep config (which holds every option that
+changes a result: rules and their options, loader options, directions, weights),
+seed, the checksum of every input (``inputs``) and of the sidecar read with it
+(``sidecars``); a store is resumed only when all of them are equal and every
+group has the variables, shapes, coordinates and attributes the sweep would
+create, else the run stops with one line.  A new store is built under a
+temporary name beside it and renamed into place when complete, so a run killed
+at any moment leaves no store or a resumable one; a writer holds a lock
+(:class:`engine.files.WriterLock`), and a second process writing the same
+store stops with a message naming the first.
 
 On a cluster (``run_sweep(cfg, scheduler="tcp://...")`` or ``client=``) the
 client never holds the scores: every task carries a :class:`Source` (the
@@ -87,6 +97,7 @@ import itertools
 import json
 import logging
 import os
+import shutil
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -104,16 +115,18 @@ from .errors import VotebenchError
 from .io import is_url
 
 __all__ = [
-    "Block", "IN_MEMORY_BYTES", "SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "Source", "SweepConfig", "cached_sources", "clear_cache",
-    "cluster_bootstrap", "cluster_rank", "connect", "input_checksum", "is_url", "load_config", "load_source", "make_source",
-    "open_results", "open_source", "parse_config", "plan_sweep", "run_sweep",
+    "Block", "IN_MEMORY_BYTES", "SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "Source", "SweepConfig", "cached_sources", "check_address",
+    "check_memory", "check_weights", "clear_cache", "cluster_bootstrap", "cluster_rank", "connect", "input_checksum", "is_url",
+    "load_config", "load_source", "make_source", "open_results", "open_source", "parse_config", "plan_sweep", "run_sweep",
+    "sidecar_of",
 ]
 
 log = logging.getLogger("engine")
 
 #: options of :func:`engine.open_scores` for evaluation outputs (lm-evaluation-harness, HELM, JSONL)
 LOADER_KEYS = ("format", "metric", "filter", "split", "perturbation")
-_INPUT_KEYS = {"name", "path", "meta", "level", "missing", "weights", "groups", "within", "across", *LOADER_KEYS}
+_INPUT_KEYS = {"name", "path", "meta", "level", "missing", "weights", "groups", "within", "across", "lower_is_better",
+               *LOADER_KEYS}
 _RULE_KEYS = {"name", "label", "options", "level", "within", "across"}
 _KINDS = {
     "bootstrap": {"kind", "name", "over", "replicates", "block"},
@@ -213,6 +226,7 @@ def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os
         if bad or "path" not in spec:
             raise _fail(where, f"input {i + 1}: " + (f"unknown key(s) {', '.join(bad)}" if bad else "missing 'path'"))
         spec.setdefault("name", Path(str(spec["path"])).name.split(".")[0])
+        _check_input(where, i, spec)
         ins.append(spec)
     names = [s["name"] for s in ins]
     if len(set(names)) != len(names):
@@ -282,6 +296,40 @@ def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os
         raise _fail(where, "no output store: add store = \"results/NAME.zarr\" (or pass --store)")
     return SweepConfig(inputs=ins, rules=rs, perturbations=perts, seed=seed, store=str(raw["store"]), raw=raw,
                        base=Path(base))
+
+
+def _check_input(where: str, i: int, spec: Mapping[str, Any]) -> None:
+    """Types of an input's weights and lower_is_better (the values reach the engine only on the workers)."""
+    at = f"input {i + 1}"
+    w = spec.get("weights")
+    if w is not None and w != "groups":
+        if not isinstance(w, Mapping):
+            raise _fail(where, f"{at}: weights must be 'groups' or a table {{task = weight}} of numbers, got {w!r}")
+        check_weights(w, f"{where}: {at}: weights")
+    low = spec.get("lower_is_better")
+    if low is not None and (not isinstance(low, list) or not all(isinstance(t, str) for t in low)):
+        raise _fail(where, f"{at}: lower_is_better must be a list of task names, got {low!r}")
+
+
+def check_weights(weights: Mapping[Any, Any], where: str) -> dict[str, float]:
+    """Task weights given as a mapping: every value a finite non-negative number (not a string, not a bool).
+
+    Returns
+    -------
+    dict
+        ``{task: float(weight)}``.
+
+    Raises
+    ------
+    VotebenchError
+        Naming the first bad entry.
+    """
+    out = {}
+    for task, v in weights.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
+            raise VotebenchError(f"{where}: weight of task {str(task)!r} must be a finite non-negative number, got {v!r}")
+        out[str(task)] = float(v)
+    return out
 
 
 def _positive(where: str, i: int, spec: Mapping[str, Any], *keys: str) -> None:
@@ -357,6 +405,8 @@ class Source:
     lower_is_better: tuple[str, ...] = ()
     checksum: str | None = None
     loader: tuple[tuple[str, Any], ...] = ()  # open_scores options (format, metric, ...), hashable
+    #: sha256 of the sidecar read with the input (``meta``, else ``<name>.meta.json`` beside it); None: no sidecar
+    meta_checksum: str | None = None
 
     def loader_options(self) -> dict[str, Any]:
         """The :func:`engine.open_scores` keyword options of this source (a per-task mapping comes back as a dict)."""
@@ -429,6 +479,18 @@ def input_checksum(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
+def sidecar_of(src: Source) -> str | None:
+    """The sidecar read with ``src``: its ``meta``, else the ``<name>.meta.json`` beside a local input (None: none)."""
+    if src.meta is not None:
+        return src.meta
+    if is_url(src.path):
+        return None
+    from .io import default_sidecar
+
+    sc = default_sidecar(src.path)
+    return None if sc is None else str(sc)
+
+
 def open_source(src: Source) -> xr.DataArray:
     """Open ``src`` (no cache, no checksum): :func:`engine.open_scores` for a local path, the zarr store for a URL."""
     from .io import _apply_meta, open_scores, read_sidecar
@@ -472,10 +534,15 @@ def load_source(src: Source) -> tuple[xr.DataArray, Source]:
             return _CACHE[src], src
         scores = open_source(src)
         actual = input_checksum(src.path)
+        meta = sidecar_of(src)
+        actual_meta = None if meta is None else input_checksum(meta)
         if src.checksum is not None and actual != src.checksum:
             raise VotebenchError(f"{src.path}: the input differs from the one the sweep was planned on (sha256 "
                                  f"{actual[:12]}... instead of {src.checksum[:12]}...); every worker must read the same file")
-        key = replace(src, checksum=actual)
+        if src.checksum is not None and actual_meta != src.meta_checksum:
+            raise VotebenchError(f"{src.path}: its sidecar ({meta or 'now absent'}) differs from the one the sweep was "
+                                 "planned on; every worker must read the same files")
+        key = replace(src, checksum=actual, meta_checksum=actual_meta)
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key], key
@@ -666,7 +733,8 @@ def _inspect_all(cfg: SweepConfig, client: Any | None) -> list[dict[str, Any]]:
     """Inspect every input: on the cluster's workers when a client is given, else in this process."""
     calls = []
     for inp in cfg.inputs:
-        src = make_source(inp["path"], base=cfg.base, meta=inp.get("meta"), loader={k: inp.get(k) for k in LOADER_KEYS})
+        src = make_source(inp["path"], base=cfg.base, meta=inp.get("meta"), loader={k: inp.get(k) for k in LOADER_KEYS},
+                          lower_is_better=inp.get("lower_is_better", ()))
         rules = [(r["label"], _agg_options(inp, r)) for r in cfg.rules]
         checks = [(p["over"], _agg_options(inp, r)) for p in cfg.perturbations if p["kind"] == "bootstrap" for r in cfg.rules]
         calls.append((src, rules, checks))
@@ -687,14 +755,17 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
     """
     from . import __version__
 
+    _check_sizes(cfg, None)  # absurd sizes fail before any input is read
     skeletons: dict[str, xr.Dataset] = {}
     blocks: list[Block] = []
-    checksums = {}
+    checksums, sidecars = {}, {}
     for inp, info in zip(cfg.inputs, _inspect_all(cfg, client)):
         src: Source = info["source"]
         checksums[inp["name"]] = src.checksum
+        sidecars[inp["name"]] = src.meta_checksum
         systems = np.array(info["systems"], dtype=object)
         S = systems.size
+        _check_sizes(cfg, S)
         labels = [r["label"] for r in cfg.rules]
         points = info["points"]
         for pert in cfg.perturbations:
@@ -769,8 +840,49 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
         "config": json.dumps(cfg.raw, sort_keys=True, default=str),
         "seed": cfg.seed,
         "inputs": json.dumps(checksums, sort_keys=True),
+        "sidecars": json.dumps(sidecars, sort_keys=True),
     }
     return skeletons, blocks, attrs
+
+
+def check_memory(nbytes: float, what: str, fix: str) -> None:
+    """Refuse (before allocating) an array of ``nbytes`` that cannot fit in this machine's available memory.
+
+    Raises
+    ------
+    VotebenchError
+        ``"<what> need(s) about <size> of memory, more than the <size> available; <fix>"``.
+    """
+    import psutil
+    from dask.utils import format_bytes
+
+    available = psutil.virtual_memory().available
+    if nbytes > available:
+        raise VotebenchError(f"{what} need about {format_bytes(int(nbytes))} of memory, more than the "
+                             f"{format_bytes(int(available))} available; {fix}")
+
+
+def _check_sizes(cfg: SweepConfig, n_systems: int | None) -> None:
+    """The in-memory size of every perturbation's store variables (``n_systems`` None: at least 2 systems)."""
+    S = 2 if n_systems is None else n_systems
+    n_rules = len(cfg.rules)
+    task_bytes = 1024.0  # a planned block (its Block and task objects), roughly
+    for pert in cfg.perturbations:
+        kind = pert["kind"]
+        name = f"perturbation {pert['name']!r}"
+        if kind == "bootstrap":
+            n = pert["replicates"]
+            need = n_rules * (8.0 * n * S + task_bytes * -(-n // pert["block"]))
+            check_memory(need, f"{name}: {n} replicates x {S} systems x {n_rules} rule(s)", "use fewer replicates")
+        elif kind == "subsets":
+            n, n_sizes = pert["repeats"], len(pert.get("sizes", [1]))
+            need = n_rules * n_sizes * (8.0 * n + task_bytes * -(-n // pert["block"]))
+            check_memory(need, f"{name}: {n} repeats x {n_sizes} subset size(s) x {n_rules} rule(s)", "use fewer repeats")
+        elif kind in SYNTHETIC_KINDS:
+            n = pert["repeats"]
+            axis = pert["n_corrupted"] if kind == "manipulation" else pert["factors"]
+            need = len(pert["variants"]) * (16.0 * len(pert["phis"]) * len(axis) * n + task_bytes * -(-n // pert["block"]))
+            check_memory(need, f"{name}: {n} repeats", "use fewer repeats")
 
 
 def _synthetic_plan(group: str, pert: Mapping[str, Any], seed: int) -> tuple[xr.Dataset, list[Block]]:
@@ -812,54 +924,133 @@ def _synthetic_plan(group: str, pert: Mapping[str, Any], seed: int) -> tuple[xr.
 
 
 # ------------------------------------------------------------------------------------ store
+#: root attributes a resumed store must share with the sweep: everything that changes a result
+_PROVENANCE = ("config", "inputs", "sidecars", "seed")
+
+
+def _is_results_store(path: Path) -> bool:
+    meta = path / "zarr.json"
+    try:
+        return meta.is_file() and "engine_version" in json.loads(meta.read_text()).get("attributes", {})
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def _open_root(path: Path, attrs: Mapping[str, Any], skeletons: Mapping[str, xr.Dataset], overwrite: bool) -> Any:
+    """The store to write, created or checked (the caller holds the store's :class:`~engine.files.WriterLock`).
+
+    A new store is built under a temporary name beside ``path`` and renamed into
+    place when complete, so a run killed while creating it leaves no store (its
+    temporary folder is removed by the next run).  An existing store is resumed
+    only when its provenance equals the sweep's and every group has the
+    variables, shapes, coordinates and attributes the sweep would create.
+    """
     import zarr
+
+    from .files import make_temp_dir, publish_dir, remove_strays
 
     if path.exists() and not path.is_dir():
         raise VotebenchError(f"{path}: exists and is not a votebench results store (a file); choose another store path")
-    if path.exists() and overwrite:
-        import shutil
-
-        meta = path / "zarr.json"
+    remove_strays(path)
+    if path.exists() and overwrite and not _is_results_store(path) and any(path.iterdir()):
+        raise VotebenchError(f"{path}: not a votebench results store; --overwrite only replaces results stores")
+    if path.exists() and not overwrite:
         try:
-            ours = meta.is_file() and "engine_version" in json.loads(meta.read_text()).get("attributes", {})
-        except (OSError, ValueError):
-            ours = False
-        if not ours and any(path.iterdir()):
-            raise VotebenchError(f"{path}: not a votebench results store; --overwrite only replaces results stores")
-        shutil.rmtree(path)
-    if path.exists():
-        try:
-            root = zarr.open_group(str(path), mode="r+")
+            root = zarr.open_group(str(path), mode="r+", zarr_format=3)
+            old = dict(root.attrs)
         except Exception:  # noqa: BLE001 - any reason it is not a store we wrote
             raise VotebenchError(f"{path}: exists and is not a votebench results store; choose another --store") from None
-        old = dict(root.attrs)
-        for key in ("config", "inputs", "seed"):
+        if "engine_version" not in old:
+            raise VotebenchError(f"{path}: exists and is not a votebench results store; choose another --store")
+        for key in _PROVENANCE:
             if old.get(key) != attrs[key]:
                 raise VotebenchError(
                     f"{path}: the store was written by a different sweep ({key} differs); use a new store or --overwrite"
                 )
-        missing = [g for g in skeletons if g not in root]
-        if not missing:
-            return root
-    else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        root = zarr.open_group(str(path), mode="w")
+        for g, ds in skeletons.items():
+            _verify_group(path, g, ds)
+        return root
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = make_temp_dir(path)
+    try:
+        root = zarr.open_group(str(tmp), mode="w", zarr_format=3)
         root.attrs.update(dict(attrs))
-        missing = list(skeletons)
-    for g in missing:
-        ds = skeletons[g]
-        encoding: dict[str, Any] = {"done": {"chunks": (1,) * ds["done"].ndim}}  # one flag per file: atomic enough
-        if "replicate_score" in ds:
-            b = int(ds.attrs["block"])
-            encoding["replicate_score"] = {"chunks": (1, b, ds.sizes[SYSTEM])}
-        if ds.attrs.get("kind") in SYNTHETIC_KINDS:  # one chunk per (variant, replicate block)
-            chunks = (1, *ds["error"].shape[1:3], int(ds.attrs["block"]))
-            encoding["error"] = encoding["tau"] = {"chunks": chunks}
-        elif "tau" in ds:
-            encoding["tau"] = {"chunks": (1, 1, int(ds.attrs["block"]))}
-        ds.to_zarr(str(path), group=g, mode="w", encoding=encoding, consolidated=False, zarr_format=3)
-    return zarr.open_group(str(path), mode="r+")
+        for g, ds in skeletons.items():
+            ds.to_zarr(str(tmp), group=g, mode="w", encoding=_encoding(ds), consolidated=False, zarr_format=3)
+        publish_dir(tmp, path)  # with --overwrite, the old store is swapped out only now
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return zarr.open_group(str(path), mode="r+", zarr_format=3)
+
+
+def _encoding(ds: xr.Dataset) -> dict[str, Any]:
+    """Chunks of a group's variables: one ``done`` flag and one block of results per chunk (each written by one block)."""
+    encoding: dict[str, Any] = {"done": {"chunks": (1,) * ds["done"].ndim}}  # one flag per file: atomic enough
+    if "replicate_score" in ds:
+        b = int(ds.attrs["block"])
+        encoding["replicate_score"] = {"chunks": (1, b, ds.sizes[SYSTEM])}
+    if ds.attrs.get("kind") in SYNTHETIC_KINDS:  # one chunk per (variant, replicate block)
+        chunks = (1, *ds["error"].shape[1:3], int(ds.attrs["block"]))
+        encoding["error"] = encoding["tau"] = {"chunks": chunks}
+    elif "tau" in ds:
+        encoding["tau"] = {"chunks": (1, 1, int(ds.attrs["block"]))}
+    return encoding
+
+
+def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "OUS" or b.dtype.kind in "OUS":
+        return [str(v) for v in a.ravel()] == [str(v) for v in b.ravel()]
+    try:
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+    except TypeError:
+        return bool(np.array_equal(a, b))
+
+
+def _same_attr(stored: Any, planned: Any) -> bool:
+    """Equal attribute values; JSON text compares by content (key order is not provenance)."""
+    if stored == planned:
+        return True
+    if isinstance(stored, str) and isinstance(planned, str):
+        try:
+            return bool(json.loads(stored) == json.loads(planned))
+        except ValueError:
+            return False
+    return False
+
+
+def _verify_group(path: Path, group: str, skeleton: xr.Dataset) -> None:
+    """Check that a stored group can take the sweep's blocks: the variables, dims, shapes, coordinates and attributes
+    of ``skeleton``, and readable ``done`` flags; else a one-line :class:`VotebenchError`."""
+
+    def fail(problem: str) -> VotebenchError:
+        return VotebenchError(f"{path}: cannot resume this results store: group {group!r} {problem}; "
+                              "delete it or run again with --overwrite")
+
+    try:
+        ds = xr.open_zarr(str(path), group=group, consolidated=False, zarr_format=3)
+    except Exception as exc:  # noqa: BLE001 - missing or damaged group
+        raise fail(f"is missing or unreadable ({type(exc).__name__})") from None
+    for name, var in skeleton.variables.items():
+        if name not in ds.variables:
+            raise fail(f"has no {name!r}")
+        got = ds.variables[name]
+        if tuple(got.dims) != tuple(var.dims) or got.shape != var.shape:
+            raise fail(f"has {name!r} with dims {dict(zip(got.dims, got.shape))} instead of {dict(zip(var.dims, var.shape))}")
+    try:
+        for name in skeleton.coords:
+            if not _same_values(np.asarray(skeleton[name].values), np.asarray(ds[name].values)):
+                raise fail(f"has other {name!r} labels")
+        np.asarray(ds["done"].values)
+    except VotebenchError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a damaged chunk
+        raise fail(f"has unreadable coordinates or done flags ({type(exc).__name__})") from None
+    for key, value in skeleton.attrs.items():
+        if not _same_attr(ds.attrs.get(key), value):
+            raise fail(f"has attribute {key} = {ds.attrs.get(key)!r} instead of {value!r}")
 
 
 def _pending(root: Any, blocks: Sequence[Block]) -> list[Block]:
@@ -867,7 +1058,12 @@ def _pending(root: Any, blocks: Sequence[Block]) -> list[Block]:
     out = []
     for blk in blocks:
         if blk.group not in done_cache:
-            done_cache[blk.group] = np.asarray(root[blk.group]["done"][...])
+            try:
+                done_cache[blk.group] = np.asarray(root[blk.group]["done"][...])
+            except Exception as exc:  # noqa: BLE001 - a damaged chunk
+                raise VotebenchError(f"{root.store}: cannot resume this results store: the done flags of group "
+                                     f"{blk.group!r} cannot be read ({type(exc).__name__}); delete it or run again with "
+                                     "--overwrite") from None
         if not done_cache[blk.group][blk.done_index]:
             out.append(blk)
     return out
@@ -901,11 +1097,48 @@ def connect(scheduler: str | None) -> Any | None:
     import dask
     from distributed import Client
 
+    check_address(address)
     try:  # the connection timeout is dask's own setting (distributed.comm.timeouts.connect, 30 s by default)
         return Client(address, timeout=dask.config.get("distributed.comm.timeouts.connect"), set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         why = str(exc).splitlines()[0] if str(exc) else repr(exc)
         raise VotebenchError(f"cannot connect to dask scheduler {address!r} ({why})") from None
+
+
+def check_address(address: str) -> None:
+    """Refuse, at once, a scheduler address that cannot work: no port, an unknown scheme, a host name that does not resolve.
+
+    (A ``distributed.Client`` given such an address fails only after its
+    connection timeout and then leaves a half-made client behind.)
+
+    Raises
+    ------
+    VotebenchError
+        Naming the address and what is wrong with it.
+    """
+    import socket
+
+    from distributed.comm import parse_address
+    from distributed.comm.addressing import parse_host_port
+    from distributed.comm.registry import get_backend
+
+    def bad(why: str) -> VotebenchError:
+        return VotebenchError(f"cannot connect to dask scheduler {address!r} ({why}); give an address like tcp://HOST:8786")
+
+    try:
+        scheme, loc = parse_address(address)
+        get_backend(scheme)
+    except (ValueError, TypeError, ImportError) as exc:
+        raise bad(str(exc).splitlines()[0] if str(exc) else "malformed address") from None
+    if scheme in ("tcp", "tls", "ws", "wss"):
+        try:
+            host, port = parse_host_port(loc)
+        except ValueError as exc:
+            raise bad(str(exc)) from None
+        try:
+            socket.getaddrinfo(host, port)
+        except (socket.gaierror, UnicodeError) as exc:
+            raise bad(f"host {host!r} not found: {exc.strerror if isinstance(exc, OSError) else exc}") from None
 
 
 def _embedded() -> Any:
@@ -957,34 +1190,37 @@ def run_sweep(
     """
     from distributed import as_completed
 
+    from .files import WriterLock
+
     own = client is None
     if own:
         client = connect(scheduler)
     try:
         skeletons, blocks, attrs = plan_sweep(cfg, client=client)
         path = _resolve_store(cfg)
-        root = _open_root(path, attrs, skeletons, overwrite)
-        todo = _pending(root, blocks)
-        already = len(blocks) - len(todo)
-        if max_blocks is not None:
-            todo = todo[:max_blocks]
-        log.info("sweep: %d of %d blocks to compute", len(todo), len(blocks))
-        if not todo:
-            return path
-        if client is None:
-            client = _embedded()
-        bar = _progress(len(blocks), already, enabled=progress)
-        try:
-            futures = {client.submit(_run_block, b.compute, pure=False): b for b in todo}
-            for fut in as_completed(futures, loop=client.loop):
-                blk = futures.pop(fut)
-                value = _result(fut.result(), f"{blk.group}: ")
-                _write(root, blk, value)
-                bar.update(1)
-                if on_block is not None:
-                    on_block(blk)
-        finally:
-            bar.close()
+        with WriterLock(path, "results store"):  # a second writer stops here with a one-line message
+            root = _open_root(path, attrs, skeletons, overwrite)
+            todo = _pending(root, blocks)
+            already = len(blocks) - len(todo)
+            if max_blocks is not None:
+                todo = todo[:max_blocks]
+            log.info("sweep: %d of %d blocks to compute", len(todo), len(blocks))
+            if not todo:
+                return path
+            if client is None:
+                client = _embedded()
+            bar = _progress(len(blocks), already, enabled=progress)
+            try:
+                futures = {client.submit(_run_block, b.compute, pure=False): b for b in todo}
+                for fut in as_completed(futures, loop=client.loop):
+                    blk = futures.pop(fut)
+                    value = _result(fut.result(), f"{blk.group}: ")
+                    _write(root, blk, value)
+                    bar.update(1)
+                    if on_block is not None:
+                        on_block(blk)
+            finally:
+                bar.close()
     finally:
         if own and client is not None:
             client.close()
@@ -1057,8 +1293,13 @@ def open_results(store: str | os.PathLike[str], group: str | None = None) -> xr.
     path = Path(store)
     if not path.exists():
         raise VotebenchError(f"{store}: no such results store")
-    root = zarr.open_group(str(path), mode="r")
-    groups = sorted(_leaf_groups(root))
+    try:
+        root = zarr.open_group(str(path), mode="r", zarr_format=3)
+        groups = sorted(_leaf_groups(root))
+    except Exception as exc:  # noqa: BLE001 - zarr raises many types for a broken store
+        raise VotebenchError(f"{store}: not a votebench results store (unreadable: {type(exc).__name__})") from None
+    if "engine_version" not in root.attrs:
+        raise VotebenchError(f"{store}: not a votebench results store (no provenance attributes)")
     if group is not None:
         if group not in groups:
             raise VotebenchError(f"{store}: no group {group!r}; groups: {', '.join(groups)}")

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 import engine
 import engine.cli
+import engine.files
 from engine.cli import main
 
 # ties on purpose: Borda totals d=6, a=3, b=3, c=0 (a and b share rank 2, c is 4th)
@@ -285,7 +286,7 @@ def test_output_failure_while_writing_leaves_nothing(capsys, write, tmp_path, mo
     def failing_replace(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(engine.cli.os, "replace", failing_replace)
+    monkeypatch.setattr(engine.files.os, "replace", failing_replace)
     code, out, err = cli(capsys, "rank", path, "--format", "json", "--output", out_dir / "r.json")
     assert_one_line_error(code, out, err)
     assert "No space left on device" in err

@@ -1,0 +1,227 @@
+"""Writing outputs safely: atomic files and folders, stray temporary files, and a writer lock.
+
+Everything votebench writes (``--output`` files, reports, zarr stores,
+results stores) is first built under a temporary name in the target's folder
+and then renamed into place, so a killed or failed run leaves either the old
+target or the new one, never half of one.  Temporary names are
+``.<target name>.tmp-<pid>-<random>``: a later run removes the ones whose
+process is gone (:func:`remove_strays`), and only those.  Files and folders
+get the usual permissions (``0o666`` / ``0o777`` less the umask), not the
+private ``0o600`` of :func:`tempfile.mkstemp`.
+
+:class:`WriterLock` keeps two processes from writing one results store at the
+same time; the kernel releases it when its holder dies, so a lock left by a
+killed process never blocks the next run.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import secrets
+import shutil
+from pathlib import Path
+from types import TracebackType
+
+from .errors import VotebenchError
+
+__all__ = ["WriterLock", "atomic_write_text", "make_temp_dir", "publish_dir", "remove_strays", "temp_name"]
+
+#: older votebench versions wrote ``--output`` through ``tempfile.mkstemp(prefix=".<name>.")``: 8 characters of this set
+_LEGACY_CHARS = "[a-z0-9_]{8}"
+
+
+def temp_name(target: str | os.PathLike[str]) -> Path:
+    """A fresh temporary path beside ``target``: ``.<name>.tmp-<pid>-<8 hex digits>``."""
+    t = Path(target)
+    return t.with_name(f".{t.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    except OSError:
+        return True
+    return True
+
+
+def remove_strays(target: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporary files and folders a killed write of ``target`` left beside it.
+
+    Only names votebench makes are touched: ``.<name>.tmp-<pid>-<hex>`` whose
+    process no longer runs (on this machine), and the ``.<name>.XXXXXXXX`` files
+    of older versions' ``--output`` writes.
+
+    Returns
+    -------
+    list of pathlib.Path
+        What was removed.
+    """
+    t = Path(target)
+    folder = t.parent if str(t.parent) else Path(".")
+    ours = re.compile(rf"^\.{re.escape(t.name)}\.tmp-(\d+)-[0-9a-f]{{8}}$")
+    legacy = re.compile(rf"^\.{re.escape(t.name)}\.{_LEGACY_CHARS}$")
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = ours.match(entry.name)
+        stray = (m is not None and not _pid_alive(int(m.group(1)))) or (
+            legacy.match(entry.name) is not None and entry.is_file(follow_symlinks=False))
+        if not stray:
+            continue
+        p = Path(entry.path)
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(p)
+            else:
+                p.unlink()
+            removed.append(p)
+        except OSError:
+            pass  # not ours to fight over: another process may be removing it too
+    return removed
+
+
+def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` (UTF-8) to ``target`` through a temporary file renamed into place.
+
+    Removes the strays of earlier killed writes of ``target`` first.  The file
+    gets the usual permissions (``0o666`` less the umask).
+
+    Raises
+    ------
+    VotebenchError
+        When the folder does not exist or the file cannot be written (one line).
+    """
+    t = Path(target)
+    if not t.parent.exists():
+        raise VotebenchError(f"{target}: folder {str(t.parent)!r} does not exist")
+    remove_strays(t)
+    tmp = temp_name(t)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as exc:
+        raise VotebenchError(f"{target}: cannot write output ({exc.strerror or exc})") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, t)
+    except OSError as exc:  # e.g. the target is a directory, disk full: one-line error, no traceback
+        tmp.unlink(missing_ok=True)
+        raise VotebenchError(f"{target}: cannot write output ({exc.strerror or exc})") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def make_temp_dir(target: str | os.PathLike[str]) -> Path:
+    """Create an empty temporary folder beside ``target`` (usual permissions), after removing earlier strays."""
+    t = Path(target)
+    remove_strays(t)
+    while True:
+        tmp = temp_name(t)
+        try:
+            tmp.mkdir(mode=0o777)
+            return tmp
+        except FileExistsError:  # pragma: no cover - 32 random bits
+            continue
+
+
+def publish_dir(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Move the finished folder ``tmp`` to ``target``, replacing an existing ``target`` (moved aside, then removed).
+
+    At every moment ``target`` is the old folder, absent, or the new one; a
+    folder moved aside and not yet removed carries a temporary name that
+    :func:`remove_strays` removes later.
+    """
+    t = Path(target)
+    if t.exists():
+        old = temp_name(t)
+        os.replace(t, old)
+        os.replace(tmp, t)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, t)
+
+
+class WriterLock:
+    """An exclusive lock on ``target`` (a path that may not exist yet), held in ``.<name>.lock`` beside it.
+
+    Taken with ``flock``: the kernel releases it when the holding process
+    ends, however it ends, so a lock file left by a killed process is taken
+    over by the next run.  The lock file holds the holder's pid (for the
+    message) and is removed on release.
+
+    Parameters
+    ----------
+    target : path-like
+        What the lock protects (a results store).
+    what : str
+        How the message names ``target``.
+    """
+
+    def __init__(self, target: str | os.PathLike[str], what: str = "store") -> None:
+        self.target = Path(target)
+        self.path = self.target.with_name(f".{self.target.name}.lock")
+        self.what = what
+        self._fd: int | None = None
+
+    def acquire(self) -> WriterLock:
+        """Take the lock, or raise :class:`VotebenchError` naming the process that holds it."""
+        import fcntl
+
+        while True:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            except OSError as exc:
+                raise VotebenchError(f"{self.target}: cannot lock the {self.what} ({exc.strerror or exc})") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                try:
+                    holder = os.read(fd, 64).decode("ascii", "replace").strip()
+                finally:
+                    os.close(fd)
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise VotebenchError(f"{self.target}: cannot lock the {self.what} ({exc.strerror or exc})") from None
+                who = f"process {holder}" if holder.isdigit() else "another process"
+                raise VotebenchError(
+                    f"{self.target}: {who} is writing this {self.what}; wait until it ends (a re-run then resumes) "
+                    f"or use another {self.what}") from None
+            try:  # the file we locked must still be the lock file (a releasing holder may have removed it meanwhile)
+                same = os.path.samestat(os.fstat(fd), os.stat(self.path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        """Remove the lock file and release the lock (no-op when not held)."""
+        if self._fd is None:
+            return
+        try:
+            self.path.unlink(missing_ok=True)
+        finally:
+            os.close(self._fd)  # closing releases the flock
+            self._fd = None
+
+    def __enter__(self) -> WriterLock:
+        return self.acquire()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.release()
