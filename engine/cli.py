@@ -13,8 +13,8 @@ import csv
 import io
 import json
 import math
-import sys
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn

@@ -406,17 +406,19 @@ def success_rate_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
     mask = present[..., :, None] & present[..., None, :] & ~np.eye(S, dtype=bool)
     lo = np.where(mask, den, np.inf).min(axis=(-2, -1), initial=np.inf)
     hi = np.where(mask, den, -np.inf).max(axis=(-2, -1), initial=-np.inf)
-    r = rational_weights(np.where(mask, num, 0.0)) if bool(np.all(((lo == hi) & (lo > 0)) | ~mask.any(axis=(-2, -1)))) else None
+    pair_w = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+    out = _pairwise_average(pair_w, present)
+    # complete data: every pair of a ranking compares on the same weight, so the score is one exact sum of
+    # wins divided once (equal shares are bitwise equal); decided per ranking, not per batch
+    same = (lo == hi) & (lo > 0)
+    r = rational_weights(np.where(mask & same[..., None, None], num, 0.0)) if same.any() else None
     if r is not None:
-        # complete data: every pair compares on the same weight, so the score is one exact sum of wins
-        # divided once (equal shares of wins are bitwise equal)
         k, L = r
         n = present.sum(axis=-1)
         total = ordered_sum(np.where(mask, k, 0.0), axis=-1)
-        scale = (L * np.where(np.isfinite(lo), lo, 1.0) * np.maximum(n - 1, 1))[..., None]
-        return np.where(present, total / scale, np.nan)
-    pair_w = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-    return _pairwise_average(pair_w, present)
+        scale = (L * np.where(same, lo, 1.0) * np.maximum(n - 1, 1))[..., None]
+        out = np.where(same[..., None] & present, total / scale, out)
+    return out
 
 
 def relative_difference_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
