@@ -201,10 +201,10 @@ def ref_scores(rule, X, w, opts):
     raise AssertionError(rule)
 
 
-def snap_exact(scores):
+def snap_exact(scores, floor=F(0)):
     """The documented tie rule on exact values: within 1e-12 of the magnitude (chained), the class maximum."""
     vals = sorted({s for s in scores if s is not None})
-    tol = F(1, 10**12) * max([abs(v) for v in vals] + [F(0)])
+    tol = F(1, 10**12) * max([abs(v) for v in vals] + [floor])
     classes: list[list] = []
     for v in vals:
         if classes and v - classes[-1][-1] <= tol:
@@ -220,28 +220,11 @@ def competition_ranks(scores):
 
     The tie rule (README, data model): scores within 1e-12 of the ranking's magnitude tie, chained
     through sorted neighbours.  Inputs such as 1/3 are floats, so (1/3 + 2/3) / 2 differs from 1/2 by
-    5.5e-17 in exact arithmetic of the inputs: those tie, real differences here are >= 1e-3.
+    5.5e-17 in exact arithmetic of the inputs: those tie (the magnitude is taken as at least 1 here,
+    the scale of the unit rules); real differences in these tests are >= 1e-3.
     """
-    vals = sorted({s for s in scores if s is not None})
-    tol = F(1, 10**12) * max([abs(v) for v in vals] + [F(1)])
-    cls: dict = {}
-    top = None
-    for v in vals:  # ascending: a class is represented by its largest member
-        if top is None or v - prev > tol:
-            top = v
-        cls[v] = top
-        prev = v
-    reps = {}
-    for v in vals:
-        reps.setdefault(cls[v], []).append(v)
-    rep_of = {v: max(reps[cls[v]]) for v in vals}
-    out = []
-    for s in scores:
-        if s is None:
-            out.append(None)
-        else:
-            out.append(1 + sum(1 for o in scores if o is not None and rep_of[o] > rep_of[s]))
-    return out
+    snapped = snap_exact(scores, floor=F(1))
+    return [None if s is None else 1 + sum(1 for o in snapped if o is not None and o > s) for s in snapped]
 
 
 #: count-based rules: their scores are whole-number sums divided once (exact up to the final rounding)
