@@ -163,7 +163,7 @@ def _run(rule: Rule, X: np.ndarray, options: Mapping[str, Any], weights: np.ndar
     X = np.asarray(X, dtype=np.float64)
     options = _kernel_options(rule, options)
     try:
-        return np.asarray(rule.kernel(X, weights=weights, **options), dtype=np.float64)
+        return rule.snap(np.asarray(rule.kernel(X, weights=weights, **options), dtype=np.float64), X)
     except TypeError as exc:
         raise VotebenchError(f"rule {rule.name!r}: bad options {sorted(options)} ({exc})") from None
     except ValueError as exc:
@@ -179,7 +179,8 @@ def _run(rule: Rule, X: np.ndarray, options: Mapping[str, Any], weights: np.ndar
             continue
         try:
             w = None if weights is None else weights[task_ok]
-            res[i, sys_ok] = rule.kernel(m[np.ix_(task_ok, sys_ok)], weights=w, **options)
+            sub = m[np.ix_(task_ok, sys_ok)]
+            res[i, sys_ok] = rule.snap(np.asarray(rule.kernel(sub, weights=w, **options), dtype=np.float64), sub)
         except ValueError as exc:
             raise VotebenchError(f"rule {rule.name!r}: {exc}") from None
     return out
@@ -238,7 +239,7 @@ class _Prepared:
         if self.kind == "across":
             return _run(self.rule, parts[0], self.options)
         if self.kind == "pool":
-            return get_within(self.rule.within).pool(*parts)
+            return self.rule.snap(get_within(self.rule.within).pool(*parts))
         x = parts[0]
         return _run(self.rule, x.reshape(*x.shape[:-3], -1, x.shape[-1]), self.options)
 
