@@ -342,17 +342,21 @@ def _pairwise_sums(X: np.ndarray, w: np.ndarray, kind: str) -> tuple[np.ndarray,
     B = int(np.prod(batch, dtype=np.int64))
     X2 = X.reshape(B, T, S)
     k, L = exact_weights(w, w.shape)  # simple fractions as whole numbers k / L: exact sums
-    kk = (k if L is not None else w).reshape(B, T)
     present = ~np.isnan(X2)
-    den = np.zeros((B, S, S))
-    buf = np.empty((S, S), dtype=bool)
-    for b in range(B):
-        for t in range(T):
-            if kk[b, t] != 0.0:
-                np.logical_and(present[b, t, :, None], present[b, t, None, :], out=buf)
-                den[b] += kk[b, t] * buf
-    if L not in (None, 1):
-        den /= L
+    if L is not None:  # whole-number products of 0/1 indicators: exact in any order (BLAS is fine)
+        pk = present * k.reshape(B, T)[..., None]
+        den = np.matmul(np.swapaxes(pk, -1, -2), present.astype(np.float64))
+        if L != 1:
+            den /= L
+    else:  # other weights: one task after the other
+        den = np.zeros((B, S, S))
+        buf = np.empty((S, S), dtype=bool)
+        w2 = w.reshape(B, T)
+        for b in range(B):
+            for t in range(T):
+                if w2[b, t] != 0.0:
+                    np.logical_and(present[b, t, :, None], present[b, t, None, :], out=buf)
+                    den[b] += w2[b, t] * buf
     if kind == "wins":  # the shared win-matrix kernel (integer block reduction when unweighted)
         wins, _ = pairwise_counts(X, weights=None if np.all(w == 1.0) else w)
         return wins, den.reshape(*batch, S, S)
