@@ -45,7 +45,8 @@ each replicate on its resampled tensor, one dask task per block.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import dask.array as da
@@ -53,7 +54,18 @@ import numpy as np
 import xarray as xr
 
 from . import metrics
-from .core import PER_TASK_OPTIONS, Plan, _finalize, _is_dask, _within_step, aggregate_plan, canonical_order, prepare, ranking
+from .core import (
+    PER_TASK_OPTIONS,
+    Plan,
+    _finalize,
+    _is_dask,
+    _within_step,
+    aggregate_plan,
+    canonical_order,
+    exact_instance_sums,
+    prepare,
+    ranking,
+)
 from .dims import INSTANCE, OPPONENT, REPLICATE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
 from .kernels.exact import DIGITS, anchor, digits, digits_to_float, snap_ties
@@ -63,7 +75,8 @@ from .resample import counts_from_indices, instance_counts, replicate_ids, resam
 from .rules import get_rule, get_within
 
 __all__ = [
-    "OVER", "bootstrap", "summarize", "pavao_criteria", "pavao_stability", "resampled_scores", "replicate_scores_reference",
+    "OVER", "STRATEGIES", "Request", "Strategy", "bootstrap", "summarize",
+    "pavao_criteria", "pavao_stability", "resampled_scores", "replicate_scores_reference",
     "stability",
 ]
 
@@ -275,38 +288,21 @@ def _pair_gather_block(ids: np.ndarray, P: np.ndarray, *, seed: int, rule: Any, 
     return _scatter_systems(res, idx, S)
 
 
-def _linear_candidates_block(ids: np.ndarray, P: np.ndarray, *, seed: int, rule: str) -> np.ndarray:
-    """Candidate bootstrap of task-level Borda or Average Rank from the full-data ``wins`` and ``pairs`` sums.
-
-    With ``G[s, j] = wins[s, j] + ties[s, j] / 2`` (weighted over the tasks where
-    both are present; ``G[s, s]`` = half the weight ``W_s`` of the tasks where
-    ``s`` is present), a drawn copy of ``s`` among candidates drawn ``c`` times
-    has Borda points ``(G c)_s - W_s / 2`` (the copy does not meet itself), and
-    its weighted rank sum is ``W_s / 2 + (L c)_s`` with ``L = G^T`` off the
-    diagonal (``L[s, j]`` = weight where ``j`` beats ``s`` plus half the ties):
-    one ``(B, S) x (S, S)`` product per block.
-    """
+def _linear_candidates_block(ids: np.ndarray, P: np.ndarray, *, seed: int, rule: Any) -> np.ndarray:
+    """Candidate bootstrap of a rule linear in the candidate counts (``rule.from_candidates``: task-level Borda,
+    Average Rank) from the full-data ``wins`` and ``pairs`` sums ``P``: one ``(B, S) x (S, S)`` product per block."""
     ids = np.asarray(ids).reshape(-1)
     wins, pairs = P[0], P[1]
     S = P.shape[-1]
-    W = np.diagonal(pairs).copy()
-    idx = draw_systems(W > 0, seed=seed, replicates=ids)
+    idx = draw_systems(np.diagonal(pairs) > 0, seed=seed, replicates=ids)
     counts = counts_from_indices(idx, S).astype(np.float64)
-    if rule == "borda":
-        res = counts @ (0.5 * (pairs + wins - wins.T)).T - 0.5 * W
-    else:  # average_rank: minus the weighted mean rank
-        with np.errstate(invalid="ignore", divide="ignore"):
-            res = -(0.5 * W + counts @ (0.5 * (pairs + wins.T - wins)).T) / W
+    res = np.asarray(rule.from_candidates(wins, pairs, counts), dtype=np.float64)
     return _scatter_systems(np.take_along_axis(res, idx, axis=-1), idx, S)
 
 
-#: task-level rules whose candidate-bootstrap scores are linear in the candidate counts
-_CANDIDATE_LINEAR = frozenset({"borda", "average_rank"})
-
-
 def _borda_pairs_block(ids: np.ndarray, M: np.ndarray, present: np.ndarray, judged: np.ndarray, miss: np.ndarray, *,
-                       seed: int, fin: Mapping[str, Any], pooled: bool) -> np.ndarray:
-    """Candidate bootstrap of the within-task Borda statistic from per-task pair sums ``M`` (T, S, S).
+                       seed: int, fin: Mapping[str, Any], pooled: bool, stat: Any) -> np.ndarray:
+    """Candidate bootstrap of a pairwise within-task statistic (Borda) from per-task pair sums ``M`` (T, S, S).
 
     ``M[t, i, j]`` = wins + ties / 2 of ``i`` against ``j`` over the instances of
     task ``t`` (diagonal: half the instances where ``i`` is present, the value
@@ -321,7 +317,6 @@ def _borda_pairs_block(ids: np.ndarray, M: np.ndarray, present: np.ndarray, judg
     diag = np.diagonal(M, axis1=-2, axis2=-1)  # (T, S)
     pts = np.take_along_axis(full, idx[:, None, :], axis=-1) - diag[:, idx].transpose(1, 0, 2)
     cnt = present[:, idx].transpose(1, 0, 2)
-    stat = get_within("borda")
     if pooled:
         res = np.asarray(stat.pool(pts, cnt), dtype=np.float64)
     else:
@@ -434,76 +429,120 @@ def _plan_for(scores: xr.DataArray, over: str, kw: Mapping[str, Any]) -> Plan:
     return plan
 
 
-def _replicate_scores(plan: Plan, over: str, ids: np.ndarray, seed: int, block: int | None) -> tuple[Any, str]:
-    """Replicate scores (replicate, system) as a dask or numpy array, and the evaluation method used."""
-    lazy = _is_dask(plan.x)
-    S, T, K = len(plan.systems), len(plan.tasks), plan.x.sizes[INSTANCE]
-    fin = plan.finalize_kwargs()
-    lvl = plan.level
-    stat_name = "mean" if lvl == "task" else plan.within.within
-    stat = get_within(stat_name) if stat_name is not None else None
-    judged, miss = plan.judged.transpose(TASK), plan.miss.transpose(TASK, SYSTEM)
+@dataclass
+class Request:
+    """One bootstrap request as the evaluation strategies see it (see :data:`STRATEGIES`)."""
 
-    def task_inputs() -> tuple[xr.DataArray, Any]:
+    plan: Plan
+    over: str
+    ids: np.ndarray
+    seed: int
+    block: int | None
+
+    def __post_init__(self) -> None:
+        self.lazy = _is_dask(self.plan.x)
+        self.S, self.T, self.K = len(self.plan.systems), len(self.plan.tasks), self.plan.x.sizes[INSTANCE]
+        self.fin = self.plan.finalize_kwargs()
+        name = "mean" if self.plan.level == "task" else self.plan.within.within
+        self.stat = get_within(name) if name is not None else None
+        self.judged, self.miss = self.plan.judged.transpose(TASK), self.plan.miss.transpose(TASK, SYSTEM)
+
+    def blocks(self, cells: int) -> int:
+        """Replicates per block for ``cells`` float64 values per replicate."""
+        return _block_size(self.ids.size, cells, self.block)
+
+    def map(self, fn: Any, cells: int, *args: Any, **kwargs: Any) -> Any:
+        """``fn(ids_block, *args, **kwargs)`` over blocks of replicates (numpy, or dask when the data is)."""
+        return _map_blocks(fn, self.ids, self.blocks(cells), self.lazy, self.S, *args, seed=self.seed, **kwargs)
+
+    def task_inputs(self) -> tuple[xr.DataArray, Any]:
         """Task-level matrix (or per-task sums and counts at level one) of a decomposable statistic."""
+        plan = self.plan
         if not plan.pooled:
-            return _within_step(plan.x, plan.within, lvl, plan.options).transpose(TASK, SYSTEM), None
-        values = xr.apply_ufunc(stat.judge, plan.x, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]],
+            return _within_step(plan.x, plan.within, plan.level, plan.options).transpose(TASK, SYSTEM), None
+        values = xr.apply_ufunc(self.stat.judge, plan.x, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]],
                                 dask="parallelized", output_dtypes=[np.float64])
-        sums = values.sum(INSTANCE, skipna=True).transpose(TASK, SYSTEM)
-        cnts = values.notnull().sum(INSTANCE).transpose(TASK, SYSTEM)
-        return sums, cnts
+        sums = exact_instance_sums(values) if self.stat.grid is None else values.sum(INSTANCE, skipna=True)
+        return sums.transpose(TASK, SYSTEM), values.notnull().sum(INSTANCE).transpose(TASK, SYSTEM)
 
-    position_draws = plan.within.within is None and "loop" in (plan.within.resample, plan.across.resample) and lvl == "two"
-    if over == "tasks" and (not plan.pooled or stat is not None) and not position_draws:
-        X, cnts = task_inputs()
-        b = _block_size(ids.size, T * S, block)
-        if cnts is None:
-            method = {"weights": "task weights", "index": "batched kernel", "loop": "per-replicate kernel"}[plan.across.resample]
-            return _map_blocks(_tasks_block, ids, b, lazy, S, X, judged, miss, seed=seed, fin=fin), method
-        return _map_blocks(lambda i, Xs, c, j, m, **kw: _tasks_block(i, Xs, j, m, pooled=(stat, c), **kw), ids, b, lazy, S,
-                           X, cnts, judged, miss, seed=seed, fin=fin), "batched pooling"
-    across = plan.across
-    w = plan.weights
-
-    def pair_sums(kinds: Sequence[str]) -> Any:
+    def pair_sums(self, kinds: Sequence[str]) -> Any:
         """Full-data pairwise sums over tasks of the task-level matrix, ``(len(kinds), S, S)``."""
-        X, _ = task_inputs()
-        pk = dict(kinds=tuple(kinds), weights=w)
-        if lazy:
-            return X.data.rechunk(-1).map_blocks(_full_pair_sums, new_axis=0, chunks=((len(kinds),), (S,), (S,)),
+        X, _ = self.task_inputs()
+        pk = dict(kinds=tuple(kinds), weights=self.plan.weights)
+        if self.lazy:
+            return X.data.rechunk(-1).map_blocks(_full_pair_sums, new_axis=0, chunks=((len(kinds),), (self.S,), (self.S,)),
                                                  dtype=np.float64, meta=np.empty((0, 0, 0)), **pk)
         return _full_pair_sums(np.asarray(X.values), **pk)
 
-    task_pairs = (over == "systems" and stat is not None and stat.name == "mean" and not plan.pooled and plan.groups is None
-                  and (w is None or (w > 0).all()))
-    # whole-number weights keep the pairwise sums and their products exact (ties between equal systems stay ties)
-    whole = w is None or bool(np.array_equal(w, np.round(w)))
-    if task_pairs and whole and across.name in _CANDIDATE_LINEAR:
-        b = _block_size(ids.size, S * 4, block)
-        return _map_blocks(_linear_candidates_block, ids, b, lazy, S, pair_sums(("wins", "pairs")), seed=seed,
-                           rule=across.name), "pairwise matrix x candidate counts"
-    if task_pairs and across.from_sums is not None:
-        b = _block_size(ids.size, S * S * 8, block)
-        return _map_blocks(_pair_gather_block, ids, b, lazy, S, pair_sums(across.sums), seed=seed, rule=across, n_tasks=T), \
-            "pairwise matrix gather"
-    if over == "systems" and stat is not None and stat.name == "mean":
-        X, cnts = task_inputs()
-        b = _block_size(ids.size, T * S, block)
-        if cnts is None and across.separable and plan.groups is None:
-            return _map_blocks(_gather_block, ids, b, lazy, S, X, judged, miss, seed=seed, fin=fin), "full-data scores gathered"
-        if cnts is None:
-            return _map_blocks(_systems_block, ids, b, lazy, S, X, judged, miss, seed=seed, fin=fin), "batched kernel"
-        return _map_blocks(lambda i, Xs, c, j, m, **kw: _systems_block(i, Xs, j, m, pooled=(stat, c), **kw), ids, b, lazy,
-                           S, X, cnts, judged, miss, seed=seed, fin=fin), "batched pooling"
-    if over == "systems" and stat is not None and stat.name == "borda" and lvl in ("one", "two"):
-        M, present = _pair_sums(plan.x)
-        b = _block_size(ids.size, T * S, block)
-        return _map_blocks(_borda_pairs_block, ids, b, lazy, S, M, present, judged, miss, seed=seed, fin=fin,
-                           pooled=plan.pooled), "pairwise matrix x candidate counts"
-    if over == "instances" and stat is not None:
-        return _instance_scores(plan, stat, ids, seed, block, fin), "instance counts x judge values"
-    b = block if block is not None else max(1, min(8, _block_size(ids.size, T * S * K, None)))
+    @property
+    def candidate_pairs(self) -> bool:
+        """A candidate resample of a task-level matrix that does not depend on who competes (separable
+        within statistic), with every task of positive weight: pairwise sums over tasks apply."""
+        w = self.plan.weights
+        return (self.over == "systems" and self.stat is not None and self.stat.separable and not self.plan.pooled
+                and self.plan.groups is None and (w is None or bool((w > 0).all())))
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One way of evaluating bootstrap replicates: used for the first request it ``applies`` to.
+
+    ``run(request) -> (replicate scores (B, S), method)``; ``method`` is reported in the result's attrs.
+    """
+
+    name: str
+    applies: Callable[[Request], bool]
+    run: Callable[[Request], tuple[Any, str]]
+
+
+def _position_draws(r: Request) -> bool:
+    """Kernels drawing random numbers per batch position (random_judge) within tasks over instances."""
+    p = r.plan
+    return p.within.within is None and "loop" in (p.within.resample, p.across.resample) and p.level == "two"
+
+
+def _run_tasks(r: Request) -> tuple[Any, str]:
+    X, cnts = r.task_inputs()
+    if cnts is None:
+        method = {"weights": "task weights", "index": "batched kernel", "loop": "per-replicate kernel"}[r.plan.across.resample]
+        return r.map(_tasks_block, r.T * r.S, X, r.judged, r.miss, fin=r.fin), method
+    return r.map(lambda i, Xs, c, j, m, **kw: _tasks_block(i, Xs, j, m, pooled=(r.stat, c), **kw), r.T * r.S,
+                 X, cnts, r.judged, r.miss, fin=r.fin), "batched pooling"
+
+
+def _run_linear_candidates(r: Request) -> tuple[Any, str]:
+    return r.map(_linear_candidates_block, r.S * 4, r.pair_sums(("wins", "pairs")), rule=r.plan.across), \
+        "pairwise matrix x candidate counts"
+
+
+def _run_pair_gather(r: Request) -> tuple[Any, str]:
+    rule = r.plan.across
+    return r.map(_pair_gather_block, r.S * r.S * 8, r.pair_sums(rule.sums), rule=rule, n_tasks=r.T), "pairwise matrix gather"
+
+
+def _run_systems(r: Request) -> tuple[Any, str]:
+    X, cnts = r.task_inputs()
+    if cnts is None and r.plan.across.separable and r.plan.groups is None:
+        return r.map(_gather_block, r.T * r.S, X, r.judged, r.miss, fin=r.fin), "full-data scores gathered"
+    if cnts is None:
+        return r.map(_systems_block, r.T * r.S, X, r.judged, r.miss, fin=r.fin), "batched kernel"
+    return r.map(lambda i, Xs, c, j, m, **kw: _systems_block(i, Xs, j, m, pooled=(r.stat, c), **kw), r.T * r.S,
+                 X, cnts, r.judged, r.miss, fin=r.fin), "batched pooling"
+
+
+def _run_within_pairs(r: Request) -> tuple[Any, str]:
+    M, present = _pair_sums(r.plan.x)
+    return r.map(_borda_pairs_block, r.T * r.S, M, present, r.judged, r.miss, fin=r.fin, pooled=r.plan.pooled,
+                 stat=r.stat), "pairwise matrix x candidate counts"
+
+
+def _run_instances(r: Request) -> tuple[Any, str]:
+    return _instance_scores(r.plan, r.stat, r.ids, r.seed, r.block, r.fin), "instance counts x judge values"
+
+
+def _run_fallback(r: Request) -> tuple[Any, str]:
+    plan = r.plan
+    b = r.block if r.block is not None else max(1, min(8, _block_size(r.ids.size, r.T * r.S * r.K, None)))
     template = plan.x.transpose(SYSTEM, TASK, INSTANCE)
     coords = {k: (v.dims, np.asarray(v.values)) for k, v in template.coords.items()
               if k not in template.dims and isinstance(v.data, np.ndarray)}
@@ -513,9 +552,45 @@ def _replicate_scores(plan: Plan, over: str, ids: np.ndarray, seed: int, block: 
                          coords={**{d: template[d].values for d in template.dims}, **coords}, name=template.name)
         local = Plan(**{**plan.__dict__, "x": x, "judged": xr.DataArray(j, dims=TASK),
                         "miss": xr.DataArray(m, dims=(TASK, SYSTEM))})
-        return _reference_block(ids_b, local, over, seed)
+        return _reference_block(ids_b, local, r.over, r.seed)
 
-    return _map_blocks(fallback, ids, b, lazy, S, template, judged, miss), "per-replicate evaluation"
+    return _map_blocks(fallback, r.ids, b, r.lazy, r.S, template, r.judged, r.miss), "per-replicate evaluation"
+
+
+def _whole_weights(r: Request) -> bool:
+    # whole-number weights keep the pairwise sums and their products exact (ties between equal systems stay ties)
+    w = r.plan.weights
+    return w is None or bool(np.array_equal(w, np.round(w)))
+
+
+#: The evaluation strategies of :func:`bootstrap`, tried in order; the first that applies runs.
+#: A new rule declares attributes (``resample``, ``from_candidates``, ``from_sums``, ``separable``; a
+#: within statistic's ``separable`` / ``pairwise``) and is picked up here; a new fast path is one entry.
+STRATEGIES: list[Strategy] = [
+    Strategy("tasks: whole-data task matrix, resampled as weights or batches",
+             lambda r: r.over == "tasks" and (not r.plan.pooled or r.stat is not None) and not _position_draws(r),
+             _run_tasks),
+    Strategy("systems: pairwise sums x candidate counts",
+             lambda r: r.candidate_pairs and _whole_weights(r) and r.plan.across.from_candidates is not None,
+             _run_linear_candidates),
+    Strategy("systems: drawn rows and columns of the pairwise sums",
+             lambda r: r.candidate_pairs and r.plan.across.from_sums is not None, _run_pair_gather),
+    Strategy("systems: separable within statistic",
+             lambda r: r.over == "systems" and r.stat is not None and r.stat.separable, _run_systems),
+    Strategy("systems: pairwise within statistic x candidate counts",
+             lambda r: r.over == "systems" and r.stat is not None and r.stat.pairwise and r.plan.level in ("one", "two"),
+             _run_within_pairs),
+    Strategy("instances: instance counts x judge values",
+             lambda r: r.over == "instances" and r.stat is not None, _run_instances),
+    Strategy("anything: one evaluation per replicate", lambda r: True, _run_fallback),
+]
+
+
+def _replicate_scores(plan: Plan, over: str, ids: np.ndarray, seed: int, block: int | None) -> tuple[Any, str]:
+    """Replicate scores (replicate, system) as a dask or numpy array, and the evaluation method used."""
+    req = Request(plan, over, ids, seed, block)
+    strategy = next(s for s in STRATEGIES if s.applies(req))
+    return strategy.run(req)
 
 
 def _pair_sums(x: xr.DataArray) -> tuple[Any, Any]:

@@ -78,6 +78,13 @@ class Within:
         points: halves, ``grid=2``), sums of judge values times integer counts
         are integers after scaling, computed exactly in float32 while they stay
         below 2**24 (the instance bootstrap uses this).
+    separable : bool
+        A system's task-level value depends on its own scores only (the mean):
+        a candidate resample keeps the full-data task-level matrix.
+    pairwise : bool
+        Every judge value is a row sum of the judge's pairwise matrix
+        (wins + ties / 2: Borda points), so the values among resampled candidates
+        are rows of the per-task pairwise sums times the candidate counts.
     """
 
     name: str
@@ -85,6 +92,8 @@ class Within:
     task: Callable[[np.ndarray, np.ndarray], np.ndarray]
     pool: Callable[[np.ndarray, np.ndarray], np.ndarray]
     grid: int | None = None
+    separable: bool = False
+    pairwise: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,6 +131,11 @@ class Rule:
         A system's score depends on its own scores only, not on which other
         systems compete (mean, median, geometric mean, optimality gap): a candidate resample
         then reuses the full-data scores of the drawn systems.
+    from_candidates : callable, optional
+        ``(wins, pairs, counts) -> (B, S)``: the task-level scores among resampled
+        candidates drawn ``counts`` times, linear in the counts, from the full-data
+        pairwise sums (Borda, Average Rank); a candidate bootstrap is then one
+        matrix product per block (whole-number weights only).
     tie_scale : {"score", "input", "unit"}
         The magnitude of the rule's terms for the tie rule
         (:func:`engine.kernels.exact.snap_ties`): ``"score"``, the largest ``|score|`` of the
@@ -142,6 +156,7 @@ class Rule:
     from_sums: Callable[[dict[str, np.ndarray]], np.ndarray] | None = None
     sums: tuple[str, ...] = ()
     separable: bool = False
+    from_candidates: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
     tie_scale: str = "score"
 
     def magnitude(self, X: np.ndarray) -> np.ndarray | float | None:
@@ -228,8 +243,8 @@ def get_within(name: str) -> Within:
 
 
 # --- within-task statistics -------------------------------------------------------------
-register_within(Within("mean", judge=K.identity_values, task=K.mean_task, pool=K.mean_pool))
-register_within(Within("borda", judge=borda_points, task=K.sum_task, pool=K.sum_pool, grid=2))
+register_within(Within("mean", judge=K.identity_values, task=K.mean_task, pool=K.mean_pool, separable=True))
+register_within(Within("borda", judge=borda_points, task=K.sum_task, pool=K.sum_pool, grid=2, pairwise=True))
 
 # --- rules --------------------------------------------------------------------------------
 register_rule(
@@ -249,7 +264,8 @@ register_rule(
         "Borda count: points = systems beaten + 0.5 x systems tied, summed over judges",
         within="borda",
         ties="tied systems share the points of their positions (0.5 per tie), independent of input order",
-        references=("Colombo et al. 2022, section 3.2-3.3", "Rofin et al. 2023, section 2.2"), resample="weights"
+        references=("Colombo et al. 2022, section 3.2-3.3", "Rofin et al. 2023, section 2.2"), resample="weights",
+        from_candidates=K.borda_from_candidates,
     )
 )
 
@@ -299,7 +315,8 @@ register_rule(Rule("optimality_gap", B.optimality_gap_across,
                    ties="equal gaps share a rank", references=("Rofin et al. 2023, section 3.1; Agarwal et al. 2021",),
                    separable=True, tie_scale="input"))
 register_rule(Rule("average_rank", B.average_rank_across, "minus the mean per-task rank (ties get the average rank)",
-                   ties="average ranks", references=(_PAVAO,), resample="weights"))
+                   ties="average ranks", references=(_PAVAO,), resample="weights",
+                   from_candidates=B.average_rank_from_candidates))
 register_rule(Rule("success_rate", B.success_rate_across, "mean share of tasks won against each opponent",
                    ties="a tie wins nothing; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
                    resample="weights", from_sums=B.success_rate_from_sums, sums=('wins', 'pairs'), tie_scale="unit"))

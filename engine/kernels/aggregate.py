@@ -22,6 +22,7 @@ __all__ = [
     "sum_pool",
     "mean_across",
     "borda_across",
+    "borda_from_candidates",
     "task_weights",
     "as_profile",
 ]
@@ -139,3 +140,28 @@ def borda_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndar
     # halves times simple-fraction weights: summed in integers (engine.kernels.exact)
     total = weighted_task_sum(pts, weights, denominator=2)
     return np.where((~np.isnan(pts)).any(axis=-2), total, np.nan)
+
+
+def borda_from_candidates(wins: np.ndarray, pairs: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Task-level Borda points of every system among resampled candidates, from full-data pairwise sums.
+
+    With ``G[s, j] = wins[s, j] + ties[s, j] / 2`` (over the tasks where both are
+    present; ``G[s, s]`` = half the weight ``W_s`` of the tasks where ``s`` is
+    present), a copy of ``s`` among candidates drawn ``counts`` times has Borda
+    points ``(G counts)_s - W_s / 2`` (the copy does not meet itself).
+
+    Parameters
+    ----------
+    wins, pairs : ndarray, shape (S, S)
+        ``wins[i, j]`` = weight of the tasks where ``i`` beats ``j``; ``pairs[i, j]`` = weight of the
+        tasks where both are present (diagonal: where ``i`` is).
+    counts : ndarray, shape (B, S)
+        Candidate multiplicities of every replicate.
+
+    Returns
+    -------
+    ndarray, shape (B, S)
+        Points of one copy of every system (also of systems not drawn; the caller keeps the drawn ones).
+    """
+    W = np.diagonal(pairs)
+    return counts @ (0.5 * (pairs + wins - wins.T)).T - 0.5 * W

@@ -49,6 +49,7 @@ __all__ = [
     "median_across",
     "optimality_gap_across",
     "average_rank_across",
+    "average_rank_from_candidates",
     "success_rate_across",
     "relative_difference_across",
     "pavao_copeland_across",
@@ -314,6 +315,19 @@ def average_rank_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> 
     rank = np.where(np.isnan(rank), 0.0, rank)
     # halves times simple-fraction weights: one exact numerator and one division (equal means are equal)
     return 0.0 - weighted_task_mean(rank, w, denominator=2)
+
+
+def average_rank_from_candidates(wins: np.ndarray, pairs: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Negated Average Rank of every system among resampled candidates, from full-data pairwise sums.
+
+    A copy of ``s`` among candidates drawn ``counts`` times has the weighted rank sum
+    ``W_s / 2 + (L counts)_s`` with ``L[s, j]`` = weight of the tasks where ``j`` beats ``s`` plus half
+    the ties (``L = G^T`` of :func:`engine.kernels.aggregate.borda_from_candidates` off the
+    diagonal); the score is minus that sum over ``W_s``.  Arguments and shapes as there.
+    """
+    W = np.diagonal(pairs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return -(0.5 * W + counts @ (0.5 * (pairs + wins.T - wins)).T) / W
 
 
 # --------------------------------------------------------------------------- Pavao: pairwise

@@ -110,31 +110,41 @@ def task_pair_sums(
             else:
                 raise ValueError(f"unknown pairwise sum {k!r}")
             g2 = g.reshape(g.shape[0], n_s * n_s)
-            if k == "reldiff" or r is None:
-                out[k] += _exact_or_ordered(kb, g2, exact=r is not None)
+            if k == "reldiff" or r is None:  # real terms (or real weights): row by row, in true units
+                out[k] += _exact_or_ordered(W2[:, t0 : t0 + step], g2)
             elif total < 2**24:
                 out[k] += kb.astype(np.float32) @ g2.astype(np.float32)
             else:
                 out[k] += kb @ g2.astype(np.float64)
     sums = {k: v.reshape(*W.shape[:-1], n_s, n_s) for k, v in out.items()}
-    if not unscaled and L != 1:
-        for k in kinds:
-            sums[k] /= L
+    if L != 1:  # whole-number sums in units of 1 / L (the real-valued reldiff is in true units already)
+        if unscaled:
+            sums = {k: (v * L if k == "reldiff" else v) for k, v in sums.items()}
+        else:
+            sums = {k: (v if k == "reldiff" else v / L) for k, v in sums.items()}
     return (sums, L) if unscaled else sums
 
 
-def _exact_or_ordered(K: np.ndarray, G: np.ndarray, *, exact: bool) -> np.ndarray:
-    """``K @ G`` for weight rows ``K`` (B, t) and real per-task terms ``G`` (t, N) that does not depend on B.
+def _exact_or_ordered(W: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """``W @ G`` for weight rows ``W`` (B, t) and real per-task terms ``G`` (t, N), each row independent of the others.
 
-    Whole-number ``K``: exactly summed matrix products (:func:`engine.kernels.exact.exact_matmul`);
-    other weights: one task after the other.
+    Rows of simple-fraction weights are scaled to whole numbers by their own denominator and meet
+    ``G`` in exactly summed matrix products (:func:`engine.kernels.exact.exact_matmul`), so a row's
+    result does not depend on which rows share its block; other rows add one task after the other.
     """
-    if exact:
-        return exact_matmul(K, G)
-    acc = np.zeros((K.shape[0], G.shape[1]))
-    for t in range(G.shape[0]):
-        acc += K[:, t, None] * G[t]
-    return acc
+    out = np.empty((W.shape[0], G.shape[1]))
+    scaled = [rational_weights(row) for row in W]
+    exact = np.array([r is not None for r in scaled])
+    if exact.any():
+        K = np.stack([r[0] for r in scaled if r is not None])
+        L = np.array([float(r[1]) for r in scaled if r is not None])
+        out[exact] = exact_matmul(K, G) / L[:, None]
+    for b in np.flatnonzero(~exact):
+        acc = np.zeros(G.shape[1])
+        for t in range(G.shape[0]):
+            acc += W[b, t] * G[t]
+        out[b] = acc
+    return out
 
 
 def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
