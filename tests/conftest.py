@@ -636,3 +636,21 @@ class CountStarts(Callback):
 def forbid_compute(*args, **kwargs):
     """A dask scheduler that fails: use it to prove nothing computes before ``.compute()``."""
     raise AssertionError("dask computed something before .compute() was called")
+
+
+# --------------------------------------------------------------------------------------------
+# independent cross-check libraries (the ``test`` extra)
+# --------------------------------------------------------------------------------------------
+def require_module(name: str):
+    """Import a cross-check library of the ``test`` extra (pymcdm, pref_voting); a missing one fails the test.
+
+    The cross-checks must run wherever the suite runs (CI installs the extra), so a missing library is
+    an error with the fix in its message, never a silent skip.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        problem = f"cannot import {name} ({exc}): the cross-checks need the test extra: pip install -e '.[test]'"
+    pytest.fail(problem, pytrace=False)
