@@ -15,6 +15,7 @@ import math
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -192,9 +193,13 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--overwrite", action="store_true", help="start from an empty store")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument("--dashboard", action="store_true",
-                    help="serve a live dashboard of the results store while the sweep runs (see `votebench serve`)")
-    sw.add_argument("--host", default="127.0.0.1", help="dashboard address (default: 127.0.0.1)")
-    sw.add_argument("--port", type=int, default=8050, help="dashboard port (default: 8050; 0 = any free port)")
+                    help="serve a live dashboard of the results store while the sweep runs, and afterwards until Ctrl-C "
+                    "(see `votebench serve`)")
+    sw.add_argument("--exit-when-done", action="store_true",
+                    help="with --dashboard: stop serving and exit once the page has the finished store (for scripts)")
+    from .dashboard import add_server_options
+
+    add_server_options(sw)
     sw.set_defaults(func=_cmd_sweep)
 
     ls = sub.add_parser("rules", help="list the registered aggregation rules")
@@ -683,40 +688,61 @@ def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import _embedded, _resolve_store, load_config, open_results, run_sweep
 
+    token = None
     if args.dashboard:
-        from .dashboard import _check_port
+        from .dashboard import check_port, token_option
 
-        _check_port(args.port)
+        check_port(args.port)
+        token = token_option(args)
+    elif args.exit_when_done:
+        raise VotebenchError("--exit-when-done needs --dashboard")
     cfg = load_config(args.config, store=args.store)
     computed: list[Any] = []
     client = _connect(args.scheduler)
     if args.dashboard and client is None:
         client = _embedded()  # made here so that the page can link to its dask dashboard
-    stop_dashboard = None
+    board = None
     try:
         if args.dashboard:
             from .dashboard import dask_dashboard_link, start_in_background
 
-            url, stop_dashboard = start_in_background(_resolve_store(cfg), host=args.host, port=args.port,
-                                                      dask_dashboard=dask_dashboard_link(client))
-            print(f"votebench: live dashboard at {url} (until the sweep ends; then `votebench serve`)",
-                  file=sys.stderr, flush=True)
+            board = start_in_background(_resolve_store(cfg), host=args.host, port=args.port, token=token,
+                                        dask_dashboard=dask_dashboard_link(client))
+            after = "then exits (--exit-when-done)" if args.exit_when_done else "and afterwards until Ctrl-C"
+            print(f"votebench: live dashboard at {board.url} (while the sweep runs {after})", file=sys.stderr, flush=True)
         path = run_sweep(cfg, client=client, overwrite=args.overwrite, progress=not args.no_progress,
                          on_block=computed.append)
-    finally:
-        if stop_dashboard is not None:
-            stop_dashboard()
         if client is not None:
             client.close()
-    groups = open_results(path)
-    lines = [f"# results store {path}"]
-    total = 0
-    for name, ds in groups.items():
-        done = ds["done"].values
-        total += done.size
-        lines.append(f"{name}: {dict(ds.sizes)}; blocks done {int(done.sum())}/{done.size}")
-    print("\n".join(lines))
-    print(f"votebench: computed {len(computed)} of {total} blocks in this run", file=sys.stderr)
+            client = None
+            if board is not None:
+                board.set_dask_dashboard(None)  # the link would be dead
+        groups = open_results(path)
+        lines = [f"# results store {path}"]
+        total = 0
+        for name, ds in groups.items():
+            done = ds["done"].values
+            total += done.size
+            lines.append(f"{name}: {dict(ds.sizes)}; blocks done {int(done.sum())}/{done.size}")
+        print("\n".join(lines), flush=True)
+        print(f"votebench: computed {len(computed)} of {total} blocks in this run", file=sys.stderr, flush=True)
+        if board is not None:
+            shown = board.wait_complete(30.0)
+            if not shown:
+                print("votebench: note: the dashboard did not see the finished store within 30 s", file=sys.stderr)
+            if not args.exit_when_done:
+                print(f"votebench: sweep complete; the dashboard keeps serving {path} at {board.url} until Ctrl-C",
+                      file=sys.stderr, flush=True)
+                try:
+                    while True:
+                        time.sleep(3600)
+                except KeyboardInterrupt:
+                    print("votebench: dashboard stopped", file=sys.stderr)
+    finally:
+        if board is not None:
+            board.stop()
+        if client is not None:
+            client.close()
     return 0
 
 

@@ -77,6 +77,7 @@ __all__ = [
     "rank_changes",
     "format_change",
     "select_systems",
+    "find_input",
     "build_report",
     "register",
 ]
@@ -831,16 +832,32 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     return sections
 
 
-def _find_input(spec: Mapping[str, Any], store: Path, checksums: Mapping[str, str]) -> tuple[Path | None, str]:
-    """The store's input file if it is found with the recorded checksum; else None and why."""
-    from .sweep import _checksum
+def find_input(spec: Mapping[str, Any], store: Path, checksums: Mapping[str, str], *,
+               known: str | None = None) -> tuple[Path | None, str]:
+    """A sweep input's file, if it is found with the checksum the store recorded; else ``None`` and why.
+
+    Parameters
+    ----------
+    spec : mapping
+        The input of the sweep config (``path``, ``name``).
+    store : path
+        The results store; a relative input path is looked up from the
+        working directory, then from the store's folder and its parent.
+    checksums : mapping
+        ``name -> sha256`` as the store's ``inputs`` attribute records them.
+    known : str, optional
+        Where the sweep read the input (the store's ``input_paths``), tried first.
+    """
+    from .sweep import input_checksum
 
     raw = Path(str(spec["path"]))
     candidates = [raw] if raw.is_absolute() else [Path.cwd() / raw, store.parent / raw, store.parent.parent / raw]
+    if known and "://" not in known:
+        candidates.insert(0, Path(known))
     for c in candidates:
         if c.exists():
             want = checksums.get(spec["name"])
-            if want is not None and _checksum(c) != want:
+            if want is not None and input_checksum(c) != want:
                 return None, f"input {str(c)!r} differs from the one the sweep ran on (checksum)"
             return c, ""
     return None, f"input {str(raw)!r} not found"
@@ -856,6 +873,7 @@ def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rul
     try:
         cfg = parse_config(json.loads(root_attrs["config"]), where=str(path))
         checksums = json.loads(root_attrs.get("inputs", "{}"))
+        known_paths = json.loads(root_attrs.get("input_paths", "{}"))
     except (KeyError, ValueError, TypeError):
         raise VotebenchError(f"{path}: results store without a readable sweep config") from None
     all_labels = [r["label"] for r in cfg.rules]
@@ -874,7 +892,7 @@ def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rul
         notes_by_input[name] = notes
         out = _Out(out_root, formats, prefix=f"{name}_" if multi else "")
         mine = {g.split("/", 1)[1]: ds for g, ds in groups.items() if g.split("/", 1)[0] == name}
-        file, why = _find_input(inp, path, checksums)
+        file, why = find_input(inp, path, checksums, known=known_paths.get(name))
         scores = None
         if file is not None:
             try:

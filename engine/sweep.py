@@ -694,9 +694,11 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
     skeletons: dict[str, xr.Dataset] = {}
     blocks: list[Block] = []
     checksums = {}
+    paths = {}
     for inp, info in zip(cfg.inputs, _inspect_all(cfg, client)):
         src: Source = info["source"]
         checksums[inp["name"]] = src.checksum
+        paths[inp["name"]] = src.path
         systems = np.array(info["systems"], dtype=object)
         S = systems.size
         labels = [r["label"] for r in cfg.rules]
@@ -773,6 +775,7 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
         "config": json.dumps(cfg.raw, sort_keys=True, default=str),
         "seed": cfg.seed,
         "inputs": json.dumps(checksums, sort_keys=True),
+        "input_paths": json.dumps(paths, sort_keys=True),  # where the inputs were read (report, dashboard)
     }
     return skeletons, blocks, attrs
 
@@ -887,6 +890,10 @@ def _write(root: Any, blk: Block, values: np.ndarray) -> None:
         grp["tau"][blk.region] = values[1]
     else:
         grp[blk.var][blk.region] = values
+    if blk.var != "grid":  # the live dashboard's mergeable summary of the block, before its done flag
+        from .summaries import write_block_summary
+
+        write_block_summary(grp, blk.done_index, values)
     done = grp["done"]
     done[blk.done_index] = True
 
