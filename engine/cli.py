@@ -153,6 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "listwise / drop-judges remove systems / tasks with gaps first")
     c.add_argument("--weak", action="store_true",
                    help="weak majority (G w >= 0, Vote'n'Rank eq. 2, as in the authors' code) instead of strict wins")
+    c.add_argument("--meta", default=None, metavar="FILE",
+                   help="sidecar JSON with task directions and groups (default: <name>.meta.json beside INPUT)")
+    c.add_argument("--lower-is-better", default=None, metavar="TASKS",
+                   help="comma-separated tasks where lower scores are better (overrides the sidecar)")
     _add_input_options(c)
     c.add_argument("--format", default="table", choices=("table", "json"), help="output format (default: table)")
     c.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
@@ -163,7 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="rank with bootstrap rank intervals and stability",
         description="Resample tasks (judges), systems (candidates) or the instances of every task with replacement, "
         "re-rank every replicate, and report the full-data ranking with the 2.5-97.5%% percentiles of the replicate "
-        "ranks and the stability of the ranking (Pavao et al. 2021).",
+        "ranks (a candidate bootstrap: the ranks its sure pairwise orders allow) and the stability of the ranking "
+        "(Pavao et al. 2021).",
     )
     bt.add_argument("input", metavar="INPUT", help="score file or zarr store")
     _add_rank_options(bt)
@@ -174,7 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="rank interval level (default: 0.95, i.e. 2.5%% and 97.5%% percentiles)")
     bt.add_argument("--block", type=int, default=50, metavar="N", help="replicates per task and store chunk (default: 50)")
     bt.add_argument("--store", default=None, metavar="PATH",
-                    help="also write the replicates to a results store (zarr, same format as `votebench sweep`)")
+                    help="also write the replicates to a results store (zarr, same format as `votebench sweep`); an "
+                    "existing store of the same bootstrap is resumed")
+    bt.add_argument("--overwrite", action="store_true", help="with --store: replace an existing results store")
     bt.add_argument("--scheduler", default=None, metavar="ADDRESS", help=_SCHEDULER_HELP)
     bt.add_argument("--format", default="table", choices=FORMATS, help="output format (default: table)")
     bt.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
@@ -197,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "(see `votebench serve`)")
     sw.add_argument("--exit-when-done", action="store_true",
                     help="with --dashboard: stop serving and exit once the page has the finished store (for scripts)")
+    sw.add_argument("--lower-is-better", default=None, metavar="TASKS",
+                    help="comma-separated tasks where lower scores are better, for every input that does not give its own "
+                    "lower_is_better (recorded in the store's config)")
     from .dashboard import add_server_options
 
     add_server_options(sw)
@@ -435,11 +445,62 @@ def _load_scores(args: argparse.Namespace) -> Any:
     return scores
 
 
+def _lower_list(text: str | None) -> list[str]:
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
+_NOTES: list[str] = []
+
+
+def note(text: str, *, now: bool = False) -> None:
+    """``votebench: note: TEXT`` on stderr (what a default assumed, what a policy left out).
+
+    Printed when the command succeeds (a failure stays one line), or at once with ``now``.
+    """
+    if now:
+        print(f"votebench: note: {text}", file=sys.stderr, flush=True)
+    else:
+        _NOTES.append(text)
+
+
+def _direction_note(args: argparse.Namespace, scores: Any | None) -> None:
+    """Say which tasks were assumed higher-is-better because no sidecar and no --lower-is-better named them.
+
+    (Not said when a worker read the input: this process does not know its tasks.)
+    """
+    from .io import directions_note
+
+    if scores is None:
+        return
+    text = directions_note(args.input, [str(t) for t in scores["task"].values], meta=getattr(args, "meta", None),
+                           lower_is_better=_lower_list(getattr(args, "lower_is_better", None)))
+    if text:
+        note(text)
+
+
+def _policy_note(missing: str, systems_out: Sequence[str], scores: Any | None = None, shown: int = 5) -> None:
+    """What the missing-score policy left out: systems (listwise, or any rule that could not rank them) and judges."""
+    if systems_out:
+        note(f"missing-score policy {missing!r} left out {len(systems_out)} system(s): " + ", ".join(systems_out[:shown])
+             + (" ..." if len(systems_out) > shown else ""))
+    if missing == "drop-judges" and scores is not None:
+        from .io import left_out_judges
+
+        judges = left_out_judges(scores)
+        if judges:
+            one = scores.sizes["instance"] == 1
+            parts = [t if one else f"{t} ({d} of {j})" for t, d, j in judges]
+            what = "task(s) with a missing score" if one else "judge(s) (task x instance) with a missing score"
+            note(f"missing-score policy 'drop-judges' left out {sum(d for _, d, _ in judges)} {what}: "
+                 + ", ".join(parts[:shown]) + (" ..." if len(parts) > shown else ""))
+
+
 def _cmd_rank(args: argparse.Namespace) -> int:
     from .core import rank
 
     opts = rank_options(args)
     client = _connect(args.scheduler)
+    scores = None
     try:
         if client is not None and not _is_store(args.input):
             # a table: one worker reads it by path and ranks it; only the ranking comes back
@@ -447,21 +508,16 @@ def _cmd_rank(args: argparse.Namespace) -> int:
 
             ds = cluster_rank(client, _source(args), **opts)
         else:
-            ds = rank(_open_input(args), **opts)
+            scores = _open_input(args)
+            ds = rank(scores, **opts)
             ds = _compute(ds, client)
     finally:
         if client is not None:
             client.close()
     systems = [str(s) for s in ds["system"].values]
     score = np.asarray(ds["score"].values, dtype=float)
-    dropped = [s for s, v in zip(systems, score) if math.isnan(v)]
-    if dropped:
-        print(
-            f"votebench: note: missing-score policy {opts['missing']!r} left out {len(dropped)} system(s): "
-            + ", ".join(dropped[:5])
-            + (" ..." if len(dropped) > 5 else ""),
-            file=sys.stderr,
-        )
+    _direction_note(args, scores)
+    _policy_note(opts["missing"], [s for s, v in zip(systems, score) if math.isnan(v)], scores)
     rows = ranking_records(systems, score, np.nan_to_num(ds["rank"].values))
     header = {"rule": ds.attrs["rule"], "level": ds.attrs["level"]}
     write_output(render_ranking(rows, fmt=args.format, header=header), args.output)
@@ -470,10 +526,10 @@ def _cmd_rank(args: argparse.Namespace) -> int:
 
 def _cmd_condorcet(args: argparse.Namespace) -> int:
     from .core import task_scores
-    from .io import open_scores
     from .kernels.condorcet_lp import condorcet_winner, prospective_systems
 
-    scores = open_scores(args.input, **{k: v for k, v in _loader_options(args).items() if v is not None})
+    scores = _load_scores(args)
+    _direction_note(args, scores)
     X = task_scores(scores, missing=args.missing if args.missing != "error" else "error")
     if not isinstance(X.data, np.ndarray):
         import dask
@@ -484,6 +540,7 @@ def _cmd_condorcet(args: argparse.Namespace) -> int:
     tasks = [str(t) for t in X["task"].values]
     M = np.asarray(X.values, dtype=float)
     keep = ~np.isnan(M).all(axis=0)
+    _policy_note(args.missing, [s for s, k in zip(systems, keep) if not k], scores)
     winner = int(condorcet_winner(M))
     found = prospective_systems(M, strict=not args.weak)
     rows = []
@@ -519,6 +576,7 @@ def _json_float(v: float) -> float | None:
 
 
 def _cmd_bootstrap(args: argparse.Namespace) -> int:
+    from . import metrics
     from .bootstrap import bootstrap, summarize
 
     if args.replicates < 2:
@@ -529,18 +587,23 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
         raise VotebenchError(f"--block must be at least 1, got {args.block}")
     if not 0 < args.interval < 1:
         raise VotebenchError(f"--interval must be between 0 and 1, got {args.interval}")
+    if args.over == "systems" and args.interval <= 0.5:
+        raise VotebenchError(f"--interval must be above 0.5 for a bootstrap over systems, got {args.interval}")
+    if args.overwrite and not args.store:
+        raise VotebenchError("--overwrite needs --store")
     opts = rank_options(args)
-    if args.store and args.lower_is_better:
-        raise VotebenchError("--store cannot record --lower-is-better; put the directions in a sidecar (--meta)")
     client = _connect(args.scheduler)
+    scores = None
     try:
         if args.store:  # the workers read the input by path; this process only writes the finished blocks
             from .sweep import is_url, open_results, parse_config, run_sweep
 
             path = args.input if is_url(args.input) else str(Path(args.input).resolve())
-            inp = {"path": path, "name": Path(args.input).name.split(".")[0]}
+            inp: dict[str, Any] = {"path": path, "name": Path(args.input).name.split(".")[0]}
             if args.meta:
                 inp["meta"] = args.meta if is_url(args.meta) else str(Path(args.meta).resolve())
+            if args.lower_is_better:
+                inp["lower_is_better"] = _lower_list(args.lower_is_better)
             for k in ("level", "missing", "weights", "groups", "within", "across"):
                 if opts.get(k) not in (None, False):
                     inp[k] = opts[k]
@@ -549,13 +612,15 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
                    "perturbations": [{"kind": "bootstrap", "over": args.over, "replicates": args.replicates,
                                       "block": args.block}]}
             cfg = parse_config(raw, where="bootstrap")
-            store = run_sweep(cfg, client=client, progress=sys.stderr.isatty())
+            store = run_sweep(cfg, client=client, progress=sys.stderr.isatty(), overwrite=args.overwrite)
             stored = open_results(store, f"{inp['name']}/bootstrap-{args.over}").isel(rule=0).compute()
             from .kernels.ranking import min_rank
 
             ds = xr.Dataset({"score": stored["score"], "rank": stored["rank"], "replicate_score": stored["replicate_score"],
                              "replicate_rank": (stored["replicate_score"].dims, min_rank(stored["replicate_score"].values))})
             ds.attrs = {"rule": _rule_label(opts), "over": args.over, "replicates": args.replicates, "seed": args.seed}
+            if not is_url(args.input):
+                scores = _load_scores(args)
         elif client is not None and not _is_store(args.input):
             # a table: the workers read it by path, one task per --block replicates
             from .sweep import cluster_bootstrap
@@ -563,27 +628,36 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
             ds = cluster_bootstrap(client, _source(args), over=args.over, replicates=args.replicates, seed=args.seed,
                                    block=args.block, **opts)
         else:
-            ds = bootstrap(_open_input(args), over=args.over, replicates=args.replicates, seed=args.seed, block=args.block,
-                           **opts)
+            scores = _open_input(args)
+            ds = bootstrap(scores, over=args.over, replicates=args.replicates, seed=args.seed, block=args.block, **opts)
             ds = _compute(ds, client)
     finally:
         if client is not None:
             client.close()
     summ = summarize(ds, level=args.interval)
     systems = [str(s) for s in summ["system"].values]
+    point = np.asarray(summ["score"].values, dtype=float)
+    _direction_note(args, scores)
+    _policy_note(opts["missing"], [s for s, v in zip(systems, point) if math.isnan(v)], scores)
+    prob = np.asarray(summ["prob_above"].values, dtype=float)
+    if args.over == "systems":  # replicate ranks among the drawn candidates are biased toward 1: pairwise orders instead
+        low, high = metrics.pairwise_rank_bounds(point, prob, level=args.interval)
+    else:
+        low, high = (np.asarray(summ[v].values, dtype=float) for v in ("rank_low", "rank_high"))
     rows = []
     for i, name in enumerate(systems):
-        sc = float(summ["score"].values[i])
-        if math.isnan(sc):
+        if math.isnan(point[i]):
             continue
-        rows.append({"system": name, "score": sc, "rank": int(summ["rank"].values[i]),
-                     "rank_low": _json_float(float(summ["rank_low"].values[i])),
-                     "rank_high": _json_float(float(summ["rank_high"].values[i])),
+        rows.append({"system": name, "score": float(point[i]), "rank": int(summ["rank"].values[i]),
+                     "rank_low": _json_float(float(low[i])), "rank_high": _json_float(float(high[i])),
                      "tied_with_leader": bool(summ["tied_with_leader"].values[i])})
     rows.sort(key=lambda d: (d["rank"], d["system"]))
     stab = {"kendall_w": _json_float(float(summ["kendall_w"])), "mean_spearman": _json_float(float(summ["mean_spearman"])),
-            "mean_kendall": _json_float(float(summ["mean_kendall"]))}
+            "mean_kendall": _json_float(float(summ["mean_kendall"])),
+            "order_stability": _json_float(float(metrics.order_stability(point, prob)))}
+    kind = "pairwise" if args.over == "systems" else "percentile"
     result = {"rule": ds.attrs["rule"], "over": args.over, "replicates": args.replicates, "seed": args.seed,
+              "interval": {"kind": kind, "level": args.interval, "description": metrics.interval_description(kind, args.interval)},
               "ranking": rows, "stability": stab}
     write_output(_render_bootstrap(result, fmt=args.format, level=args.interval), args.output)
     return 0
@@ -649,8 +723,7 @@ def _rule_label(opts: dict[str, Any]) -> str:
 def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
     rows = result["ranking"]
     if fmt == "json":
-        return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
-    pct = (100 * (1 - level) / 2, 100 * (1 + level) / 2)
+        return json.dumps(result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -661,27 +734,37 @@ def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
 
     def iv(d: dict[str, Any]) -> str:
         lo, hi = d["rank_low"], d["rank_high"]
-        return "n/a" if lo is None else f"{lo:g}-{hi:g}"
+        return "n/a" if lo is None else f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}"
 
+    counts: dict[int, int] = {}
+    for d in rows:
+        counts[d["rank"]] = counts.get(d["rank"], 0) + 1
+    ranks = [str(d["rank"]) + ("=" if counts[d["rank"]] > 1 else " ") for d in rows]
     scores = [_fmt_score(d["score"]) for d in rows]
     ivs = [iv(d) for d in rows]
-    wr = max(4, *(len(str(d["rank"])) for d in rows))
+    wr = max(5, *(len(r) for r in ranks))
     ws = max(6, *(len(d["system"]) for d in rows))
     wsc = max(5, *(len(x) for x in scores))
-    wi = max(len("interval"), *(len(x) for x in ivs))
+    name = "rank range" if result["interval"]["kind"] == "pairwise" else "interval"
+    wi = max(len(name), *(len(x) for x in ivs))
     st = result["stability"]
     fmt3 = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
     lines = [
         f"# rule {result['rule']}, bootstrap over {result['over']}: {result['replicates']} replicates, seed {result['seed']}",
-        f"# rank interval = {pct[0]:g}-{pct[1]:g}% percentiles of the replicate ranks; * = statistically tied with the leader",
-        f"{'rank':>{wr}}  {'system':<{ws}}  {'score':>{wsc}}  {'interval':>{wi}}",
-        f"{'-' * wr}  {'-' * ws}  {'-' * wsc}  {'-' * wi}",
+        f"# {name} = {result['interval']['description']}",
+        f"# * = statistically tied with the leader (the leader scores above it in fewer than {100 * level:g}% of the "
+        "replicates); '=' marks a shared rank",
+        f"{'rank':>{wr}}    {'system':<{ws}}  {'score':>{wsc}}  {name:>{wi}}",
+        f"{'-' * wr}    {'-' * ws}  {'-' * wsc}  {'-' * wi}",
     ]
-    for d, sc, v in zip(rows, scores, ivs):
+    for d, r, sc, v in zip(rows, ranks, scores, ivs):
         mark = "*" if d["tied_with_leader"] else " "
-        lines.append(f"{d['rank']:>{wr}}{mark} {d['system']:<{ws}}  {sc:>{wsc}}  {v:>{wi}}")
+        lines.append(f"{r:>{wr}} {mark}  {d['system']:<{ws}}  {sc:>{wsc}}  {v:>{wi}}")
+    order = "n/a" if st["order_stability"] is None else f"{100 * st['order_stability']:.1f}%"
     lines.append(f"# stability: Kendall W {fmt3(st['kendall_w'])}, mean Spearman {fmt3(st['mean_spearman'])}, "
-                 f"mean Kendall tau-b {fmt3(st['mean_kendall'])}")
+                 f"mean Kendall tau-b {fmt3(st['mean_kendall'])}, pair orders kept {order}")
+    if st["kendall_w"] is None and result["over"] == "systems":
+        lines.append("# (Kendall W needs systems present in every replicate: none is in a candidate bootstrap)")
     return "\n".join(lines) + "\n"
 
 
@@ -697,6 +780,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     elif args.exit_when_done:
         raise VotebenchError("--exit-when-done needs --dashboard")
     cfg = load_config(args.config, store=args.store)
+    if args.lower_is_better:
+        cfg = _with_lower_is_better(cfg, _lower_list(args.lower_is_better), where=args.config)
+    _sweep_direction_notes(cfg)
     computed: list[Any] = []
     client = _connect(args.scheduler)
     if args.dashboard and client is None:
@@ -746,6 +832,43 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _with_lower_is_better(cfg: Any, lower: list[str], *, where: str) -> Any:
+    """The sweep with ``--lower-is-better`` set on every input that does not say it itself (part of its provenance)."""
+    from .sweep import parse_config
+
+    raw = dict(cfg.raw)
+    key = "inputs" if "inputs" in raw else "input"
+    items = raw.get(key)
+    many = isinstance(items, list)
+    specs = [{"path": it} if isinstance(it, str) else dict(it) for it in (items if many else [items] if items else [])]
+    for spec in specs:
+        spec.setdefault("lower_is_better", lower)
+    if specs:
+        raw[key] = specs if many else specs[0]
+    return parse_config(raw, where=where, base=cfg.base)
+
+
+def _sweep_direction_notes(cfg: Any, limit: int = 50 << 20) -> None:
+    """The direction note of every local table input of a sweep (read here only when under ``limit`` bytes)."""
+    from .io import directions_note, open_scores
+    from .sweep import LOADER_KEYS, is_url, make_source
+
+    for inp in cfg.inputs:
+        if is_url(inp["path"]):
+            continue
+        src = make_source(inp["path"], base=cfg.base, meta=inp.get("meta"))
+        p = Path(src.path)
+        if not p.is_file() or p.stat().st_size > limit:
+            continue
+        try:
+            tasks = [str(t) for t in open_scores(p, meta=src.meta, **{k: inp[k] for k in LOADER_KEYS if inp.get(k)})["task"].values]
+        except VotebenchError:
+            continue  # the sweep itself names the problem
+        text = directions_note(p, tasks, meta=src.meta, lower_is_better=inp.get("lower_is_better", ()))
+        if text:
+            note(f"input {inp['name']}: {text}", now=True)
+
+
 def _cmd_rules(args: argparse.Namespace) -> int:
     width = max(len(n) for n in RULES)
     for name in rule_names():
@@ -771,7 +894,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             sp = _subparsers(parser)[args.command]
             sp.set_defaults(**_config_defaults(sp, _read_config(args.config_file), args.config_file))
             args = parser.parse_args(argv)
-        return int(args.func(args))
+        _NOTES.clear()
+        code = int(args.func(args))
+        for text in _NOTES:
+            print(f"votebench: note: {text}", file=sys.stderr)
+        return code
     except VotebenchError as exc:
         print(f"votebench: error: {exc}", file=sys.stderr)
         return 2

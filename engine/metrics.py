@@ -53,6 +53,7 @@ __all__ = [
     "topk_agreement",
     "pairwise_rank_bounds",
     "order_stability",
+    "interval_description",
 ]
 
 Method = Literal["spearman", "kendall"]
@@ -907,3 +908,26 @@ def order_stability(point_score: np.ndarray, prob: np.ndarray) -> float:
         above = point[:, None] > point[None, :]
     vals = prob[above & ~np.isnan(prob)]
     return float(vals.mean()) if vals.size else float("nan")
+
+
+def interval_description(kind: str, level: float) -> str:
+    """What a bootstrap rank interval is, in one sentence, for tables and reports.
+
+    Parameters
+    ----------
+    kind : {"percentile", "pairwise"}
+        :func:`rank_intervals` of the replicate ranks, or :func:`pairwise_rank_bounds`.
+    level : float
+        The coverage, or the share of replicates that makes an order sure.
+
+    Returns
+    -------
+    str
+    """
+    pct = f"{100 * level:g}%"
+    if kind == "pairwise":
+        return (f"ranks allowed by the pairwise orders the bootstrap is sure of (in >= {pct} of the replicates that draw "
+                "both systems): from 1 + the systems surely above to N - the systems surely below; a candidate "
+                "bootstrap ranks only the systems each replicate draws, so percentiles of its ranks are biased toward 1")
+    return (f"{50 * (1 - level):g}-{50 * (1 + level):g}% percentiles of the replicate ranks, interpolated between whole "
+            "ranks (numpy's linear method), so a bound can fall between two ranks")

@@ -8,6 +8,7 @@ A sweep file (TOML or YAML)::
     [input]                       # or [[inputs]] with a `name` each
     path = "data/vnr_glue.csv"
     missing = "listwise"          # level, missing, weights, groups as in `votebench rank`
+    lower_is_better = []          # tasks where lower scores are better (as --lower-is-better; default: the sidecar)
 
     [[rules]]
     name = "borda"
@@ -112,7 +113,8 @@ log = logging.getLogger("engine")
 
 #: options of :func:`engine.open_scores` for evaluation outputs (lm-evaluation-harness, HELM, JSONL)
 LOADER_KEYS = ("format", "metric", "filter", "split", "perturbation")
-_INPUT_KEYS = {"name", "path", "meta", "level", "missing", "weights", "groups", "within", "across", *LOADER_KEYS}
+_INPUT_KEYS = {"name", "path", "meta", "lower_is_better", "level", "missing", "weights", "groups", "within", "across",
+               *LOADER_KEYS}
 _RULE_KEYS = {"name", "label", "options", "level", "within", "across"}
 _KINDS = {
     "bootstrap": {"kind", "name", "over", "replicates", "block"},
@@ -212,6 +214,13 @@ def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os
         if bad or "path" not in spec:
             raise _fail(where, f"input {i + 1}: " + (f"unknown key(s) {', '.join(bad)}" if bad else "missing 'path'"))
         spec.setdefault("name", Path(str(spec["path"])).name.split(".")[0])
+        lower = spec.get("lower_is_better", [])
+        if isinstance(lower, str):
+            lower = [t.strip() for t in lower.split(",") if t.strip()]
+        if not isinstance(lower, list) or not all(isinstance(t, str) for t in lower):
+            raise _fail(where, f"input {i + 1}: lower_is_better must be a list of task names, got {lower!r}")
+        if lower:
+            spec["lower_is_better"] = lower
         ins.append(spec)
     names = [s["name"] for s in ins]
     if len(set(names)) != len(names):
@@ -670,7 +679,8 @@ def _inspect_all(cfg: SweepConfig, client: Any | None) -> list[dict[str, Any]]:
     """Inspect every input: on the cluster's workers when a client is given, else in this process."""
     calls = []
     for inp in cfg.inputs:
-        src = make_source(inp["path"], base=cfg.base, meta=inp.get("meta"), loader={k: inp.get(k) for k in LOADER_KEYS})
+        src = make_source(inp["path"], base=cfg.base, meta=inp.get("meta"), lower_is_better=inp.get("lower_is_better", ()),
+                          loader={k: inp.get(k) for k in LOADER_KEYS})
         rules = [(r["label"], _agg_options(inp, r)) for r in cfg.rules]
         checks = [(p["over"], _agg_options(inp, r)) for p in cfg.perturbations if p["kind"] == "bootstrap" for r in cfg.rules]
         calls.append((src, rules, checks))
