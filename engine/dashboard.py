@@ -738,11 +738,12 @@ class LiveStore:
         rows = []
         for t, task in enumerate(entry["tasks"]):
             rows.append({"task": task, "score": _num(entry["mean"][s, t]), "higher_is_better": bool(entry["hib"][t]),
+                         "direction_assumed": task in entry["assumed"],
                          "rank": None if not math.isfinite(entry["rank"][s, t]) else int(entry["rank"][s, t]),
                          "ranked": int(entry["ranked"][t])})
         return {"input": input_name, "system": system, "source": entry["source"], "tasks": rows,
-                "note": "mean over the task's instances, as in the input (arrow: direction); rank among the systems "
-                        "with a score on the task"}
+                "note": "mean over the task's instances, as in the input; rank among the systems with a score on the task"
+                        + ("; 'assumed': no sidecar or lower_is_better gave the task's direction" if entry["assumed"] else "")}
 
     def _read_input(self, input_name: str) -> dict[str, Any]:
         from .kernels.ranking import min_rank
@@ -772,12 +773,17 @@ class LiveStore:
                 mean = scores.mean("instance", skipna=True).transpose("system", "task").compute(scheduler="synchronous")
         except VotebenchError as exc:
             return {"error": f"per-task scores not available: {exc}"}
+        from .io import defaulted_directions
+
         M = np.asarray(mean.values, dtype=np.float64)
         hib = np.asarray(scores["higher_is_better"].values, dtype=bool)
+        assumed = set(defaulted_directions(found, [str(t) for t in mean["task"].values], meta=src.meta,
+                                           lower_is_better=src.lower_is_better))
         oriented = np.where(hib[None, :], M, -M)
         rank = min_rank(oriented.T).T
         return {"systems": [str(s) for s in mean["system"].values], "tasks": [str(t) for t in mean["task"].values],
-                "mean": M, "hib": hib, "rank": rank, "ranked": np.isfinite(M).sum(axis=0), "source": str(found.resolve())}
+                "mean": M, "hib": hib, "rank": rank, "ranked": np.isfinite(M).sum(axis=0), "source": str(found.resolve()),
+                "assumed": assumed}
 
 
 def snapshot(store: str | Path, *, dask_dashboard: str | None = None, level: float = 0.95) -> dict[str, Any]:
@@ -817,7 +823,8 @@ def snapshot(store: str | Path, *, dask_dashboard: str | None = None, level: flo
         interval the page shows: ``"percentile"``, or ``"pairwise"`` for a
         candidate (system) bootstrap, whose replicate ranks are biased.
         ``agreement`` gives Kendall tau-b between the rules' full-data rankings
-        and its mean over the replicates both rules have done.  On a finished
+        and its mean over the replicates both rules have done (the first
+        ten of every block; ``common_replicates`` counts them).  On a finished
         store ``rank_low``, ``rank_high``, the ties and ``kendall_w`` equal
         :func:`engine.summarize`'s exactly and ``mean_spearman`` up to
         rounding (:mod:`engine.summaries`).
@@ -905,7 +912,7 @@ class _Hub:
             if not warm:  # after the first snapshot: import what later updates need, not in the middle of a sweep
                 warm = True
                 await loop.run_in_executor(self._executor, _warm_up)
-            period = self.poll if self.status != "complete" else max(self.poll, 1.0)
+            period = self.poll if self.status != "complete" or self.live.busy else max(self.poll, 1.0)
             await asyncio.sleep(max(0.02, began + period - loop.time()))  # a steady cadence, however long an update took
 
     async def wait(self, version: int, timeout: float, gone: asyncio.Future[None]) -> None:
@@ -1253,6 +1260,11 @@ class BackgroundDashboard:
     def wait_complete(self, timeout: float) -> bool:
         """Wait until the page has been sent a snapshot of the finished store; ``False`` after ``timeout`` seconds."""
         return self._state["hub"].complete.wait(timeout)
+
+    @property
+    def busy(self) -> bool:
+        """Whether the server still has work on blocks it has seen (the agreement between rules catching up)."""
+        return self._state["hub"].live.busy
 
     def set_dask_dashboard(self, link: str | None) -> None:
         """Change (or remove) the dask dashboard link the page shows."""

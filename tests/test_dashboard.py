@@ -456,6 +456,7 @@ def test_per_task_scores_on_demand(sweep, server):
     table = [[float(r.split(",")[1 + t]) for r in csv[1:]] for t in range(len(tasks))]
     for t, d in enumerate(got["tasks"]):  # rank among the systems on that task, higher is better
         assert d["rank"] == 1 + sum(1 for v in table[t] if v > float(row[1 + t])) and d["ranked"] == len(SYSTEMS)
+        assert d["higher_is_better"] and d["direction_assumed"]  # the toy input has no sidecar
     assert get(server + "api/scores?input=toy&system=nobody")[0] == 404
     assert get(server + "api/scores?input=other&system=sys-charlie")[0] == 404
 

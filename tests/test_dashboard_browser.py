@@ -166,7 +166,7 @@ def test_the_page_follows_a_running_sweep(browser, tmp_path):
         stop()
 
 
-def test_a_late_page_catches_up_and_says_what_a_candidate_interval_is(browser, tmp_path):
+def test_a_late_page_catches_up_explains_a_candidate_interval_and_reconnects(browser, tmp_path):
     csv, _ = write_input(tmp_path)
     cfg = parse_config({"seed": 1, "store": str(tmp_path / "done.zarr"), "input": {"path": str(csv), "name": "thirty"},
                         "rules": [{"name": "borda"}],
@@ -181,6 +181,13 @@ def test_a_late_page_catches_up_and_says_what_a_candidate_interval_is(browser, t
         assert "rank range" in text and "biased toward 1" in text
         assert page.locator("#bump").is_hidden()  # one rule: no rank changes to draw
         assert page.errors == []
+        # the server goes away and comes back on the same port: the page says so, then reconnects by itself
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        stop()
+        sync_api.expect(page.locator("#conn")).not_to_have_text("live", timeout=20_000)
+        url, stop = start_in_background(cfg.store, port=port, poll=0.1, heartbeat=2.0)
+        sync_api.expect(page.locator("#conn")).to_have_text("live", timeout=30_000)
+        assert page.inner_text("#status") == "complete"
     finally:
         page.close()
         stop()

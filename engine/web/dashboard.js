@@ -249,7 +249,9 @@
     const t = el("table", {class: "tasks"}, el("tr", {}, el("th", {}, "task"), el("th", {}, "score"), el("th", {}, "better"),
       el("th", {}, "rank on the task")));
     got.tasks.forEach(d => t.append(el("tr", {}, el("td", {}, d.task), el("td", {}, fmtScore(d.score)),
-      el("td", {}, d.higher_is_better ? "↑ higher" : "↓ lower"), el("td", {}, d.rank === null ? "–" : `${d.rank} / ${d.ranked}`))));
+      el("td", {title: d.direction_assumed ? "no sidecar or lower_is_better gave this direction: higher is better was assumed" : null},
+         (d.higher_is_better ? "↑ higher" : "↓ lower") + (d.direction_assumed ? " (assumed)" : "")),
+      el("td", {}, d.rank === null ? "–" : `${d.rank} / ${d.ranked}`))));
     return el("div", {}, el("div", {class: "sub"}, `${system} on ${got.source}: ${got.note}`), t);
   }
   async function toggleTasks(g, system) {
