@@ -785,7 +785,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     _sweep_direction_notes(cfg)
     computed: list[Any] = []
     client = _connect(args.scheduler)
-    if args.dashboard and client is None:
+    embedded = args.dashboard and client is None
+    if embedded:
         client = _embedded()  # made here so that the page can link to its dask dashboard
     board = None
     try:
@@ -794,15 +795,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
             board = start_in_background(_resolve_store(cfg), host=args.host, port=args.port, token=token,
                                         dask_dashboard=dask_dashboard_link(client))
-            after = "then exits (--exit-when-done)" if args.exit_when_done else "and afterwards until Ctrl-C"
-            print(f"votebench: live dashboard at {board.url} (while the sweep runs {after})", file=sys.stderr, flush=True)
+            after = ("until the page has the finished store: --exit-when-done" if args.exit_when_done else
+                     "while the sweep runs and afterwards until Ctrl-C")
+            print(f"votebench: live dashboard at {board.url} ({after})", file=sys.stderr, flush=True)
         path = run_sweep(cfg, client=client, overwrite=args.overwrite, progress=not args.no_progress,
                          on_block=computed.append)
         if client is not None:
             client.close()
             client = None
-            if board is not None:
-                board.set_dask_dashboard(None)  # the link would be dead
+            if board is not None and embedded:
+                board.set_dask_dashboard(None)  # the in-process scheduler is gone: its link would be dead
         groups = open_results(path)
         lines = [f"# results store {path}"]
         total = 0

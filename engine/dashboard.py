@@ -878,7 +878,7 @@ class _Hub:
             why = f"cannot read the store yet ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
             changed = why != self.live.message
             self.live.message = why
-        if not changed and self.version:
+        if not changed and self.version and not force:  # (forced: the page's link to the dask dashboard changed)
             return None
         snap = self.live.snapshot()
         snap["version"] = self.version + 1

@@ -752,7 +752,7 @@ def test_sweep_dashboard_exit_when_done(tmp_path, capsys):
     assert code == 0, err
     line = next(ln for ln in err.splitlines() if "live dashboard at" in ln)
     url = line.split("live dashboard at ")[1].split()[0]
-    assert url.startswith("http://127.0.0.1:") and "--exit-when-done" in line
+    assert url.startswith("http://127.0.0.1:") and "until the page has the finished store: --exit-when-done" in line
     assert "blocks done 2/2" in out and "keeps serving" not in err
     assert json.dumps(snapshot(tmp_path / "res.zarr"))  # the finished store still reads
     with pytest.raises(OSError):
