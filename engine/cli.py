@@ -176,7 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     bt.add_argument("--replicates", type=int, default=200, metavar="B", help="number of replicates (default: 200)")
     bt.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default: 0); same seed, same replicates")
     bt.add_argument("--interval", type=float, default=0.95, metavar="LEVEL",
-                    help="rank interval level (default: 0.95, i.e. 2.5%% and 97.5%% percentiles)")
+                    help="rank interval level (default: 0.95, i.e. 2.5%% and 97.5%% percentiles; over systems: the share "
+                    "of replicates that makes a pairwise order sure) and level of the ties with the leader")
     bt.add_argument("--block", type=int, default=50, metavar="N", help="replicates per task and store chunk (default: 50)")
     bt.add_argument("--store", default=None, metavar="PATH",
                     help="also write the replicates to a results store (zarr, same format as `votebench sweep`); an "

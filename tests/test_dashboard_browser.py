@@ -191,3 +191,24 @@ def test_a_late_page_catches_up_explains_a_candidate_interval_and_reconnects(bro
     finally:
         page.close()
         stop()
+
+
+def test_the_page_works_with_a_token(browser, tmp_path):
+    """Beyond loopback a token is required: the printed URL carries it once, a cookie then serves the page's requests."""
+    csv, _ = write_input(tmp_path)
+    cfg = parse_config({"seed": 1, "store": str(tmp_path / "t.zarr"), "input": {"path": str(csv), "name": "thirty"},
+                        "rules": [{"name": "borda"}, {"name": "mean"}],
+                        "perturbations": [{"kind": "bootstrap", "over": "tasks", "replicates": 6, "block": 3}]})
+    run_sweep(cfg, progress=False)
+    url, stop = start_in_background(cfg.store, port=0, poll=0.1, heartbeat=2.0, token="a-token-for-the-browser-test")
+    page = new_page(browser)
+    try:
+        page.goto(url)
+        assert "token" not in page.url  # dropped from the address bar
+        sync_api.expect(page.locator("#status")).to_have_text("complete", timeout=30_000)
+        sync_api.expect(page.locator("#conn")).to_have_text("live", timeout=10_000)
+        assert page.locator("#board table.lb tbody tr.sys").count() == 20
+        assert page.errors == []
+    finally:
+        page.close()
+        stop()
