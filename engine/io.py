@@ -39,8 +39,9 @@ from .xrcompat import defer_dask_import
 
 defer_dask_import()  # an in-memory table never needs dask: do not let xarray import it (see engine.xrcompat)
 
-__all__ = ["MISSING_TOKENS", "apply_sidecar", "check_sidecar", "default_sidecar", "instance_labels", "is_long_header",
-           "is_url", "open_scores", "read_sidecar", "reading_text", "scores_from_array", "sidecar_path", "validate_scores"]
+__all__ = ["MISSING_TOKENS", "apply_sidecar", "check_sidecar", "default_sidecar", "defaulted_directions", "directions_note",
+           "instance_labels", "is_long_header", "is_url", "left_out_judges", "open_scores", "read_sidecar", "reading_text",
+           "scores_from_array", "sidecar_path", "validate_scores"]
 
 _LONG_COLUMNS = ("system", "task", "instance", "score")
 _MISSING_TOKENS = frozenset({"", "nan", "na", "n/a", "null", "none", "-"})
@@ -678,3 +679,71 @@ def open_scores(
             )
     da.attrs["source_file"] = str(p)
     return da
+
+
+def defaulted_directions(path: str | os.PathLike[str], tasks: Sequence[str], *,
+                         meta: str | os.PathLike[str] | Mapping[str, Any] | bool | None = None,
+                         lower_is_better: Sequence[str] = ()) -> list[str]:
+    """The tasks of a score file whose direction nothing gave, so that higher-is-better was assumed.
+
+    Parameters
+    ----------
+    path : path
+        The input as given to :func:`open_scores`.  A folder (zarr store,
+        lm-evaluation-harness or HELM output) or a URL carries its own
+        directions: nothing is reported for it.
+    tasks : sequence of str
+        The input's tasks.
+    meta : path, mapping or bool, optional
+        As :func:`open_scores`: the sidecar given, ``None`` for the default
+        ``<name>.meta.json`` beside the file, ``False`` for none.
+    lower_is_better : sequence of str
+        Tasks a flag declared lower-is-better.
+
+    Returns
+    -------
+    list of str
+        The tasks named neither by the sidecar's ``higher_is_better`` nor by
+        ``lower_is_better``, in input order.
+    """
+    p = Path(path)
+    if "://" in str(path) or p.is_dir():
+        return []
+    if meta is None:
+        base = p.with_name(p.name[: -len(".gz")]) if p.name.lower().endswith(".jsonl.gz") else p
+        sc = sidecar_path(base)
+        meta = sc if sc.exists() else False
+    if meta is False:
+        named: set[str] = set()
+    else:
+        named = set((meta if isinstance(meta, Mapping) else read_sidecar(meta)).get("higher_is_better", {}))
+    named |= {str(t) for t in lower_is_better}
+    return [str(t) for t in tasks if str(t) not in named]
+
+
+def directions_note(path: str | os.PathLike[str], tasks: Sequence[str], *, meta: Any = None,
+                    lower_is_better: Sequence[str] = (), shown: int = 6) -> str | None:
+    """One line saying which tasks were assumed higher-is-better (:func:`defaulted_directions`), or ``None``."""
+    left = defaulted_directions(path, tasks, meta=meta, lower_is_better=lower_is_better)
+    if not left:
+        return None
+    names = ", ".join(left[:shown]) + (f", ... ({len(left) - shown} more)" if len(left) > shown else "")
+    n = len(tasks)
+    what = ("the only task" if n == 1 else f"all {n} tasks") if len(left) == n else f"{len(left)} of {n} tasks"
+    return (f"no direction given for {what} (no sidecar entry, no --lower-is-better): higher is better assumed for "
+            f"{names}")
+
+
+def left_out_judges(scores: xr.DataArray) -> list[tuple[str, int, int]]:
+    """Per task, the judges (instances) a ``drop-judges`` policy removes and the judges present: ``(task, dropped, present)``.
+
+    Counted on in-memory scores only (a lazily read store would need a pass over its chunks): ``[]`` otherwise.
+    """
+    if not isinstance(scores.data, np.ndarray):
+        return []
+    x = np.asarray(scores.transpose("task", "instance", "system").values, dtype=np.float64)
+    present = ~np.isnan(x)
+    judged = present.any(axis=-1)
+    dropped = judged & ~present.all(axis=-1)
+    tasks = [str(t) for t in scores["task"].values]
+    return [(t, int(d), int(j)) for t, d, j in zip(tasks, dropped.sum(axis=1), judged.sum(axis=1)) if d]

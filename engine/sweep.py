@@ -226,6 +226,9 @@ def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os
         if bad or "path" not in spec:
             raise _fail(where, f"input {i + 1}: " + (f"unknown key(s) {', '.join(bad)}" if bad else "missing 'path'"))
         spec.setdefault("name", Path(str(spec["path"])).name.split(".")[0])
+        lower = spec.get("lower_is_better")
+        if isinstance(lower, str):  # "a,b" as on the command line
+            spec["lower_is_better"] = [t.strip() for t in lower.split(",") if t.strip()]
         _check_input(where, i, spec)
         ins.append(spec)
     names = [s["name"] for s in ins]
@@ -758,11 +761,12 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
     _check_sizes(cfg, None)  # absurd sizes fail before any input is read
     skeletons: dict[str, xr.Dataset] = {}
     blocks: list[Block] = []
-    checksums, sidecars = {}, {}
+    checksums, sidecars, paths = {}, {}, {}
     for inp, info in zip(cfg.inputs, _inspect_all(cfg, client)):
         src: Source = info["source"]
         checksums[inp["name"]] = src.checksum
         sidecars[inp["name"]] = src.meta_checksum
+        paths[inp["name"]] = src.path
         systems = np.array(info["systems"], dtype=object)
         S = systems.size
         _check_sizes(cfg, S)
@@ -841,6 +845,7 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
         "seed": cfg.seed,
         "inputs": json.dumps(checksums, sort_keys=True),
         "sidecars": json.dumps(sidecars, sort_keys=True),
+        "input_paths": json.dumps(paths, sort_keys=True),  # where the inputs were read (report, dashboard)
     }
     return skeletons, blocks, attrs
 
@@ -1079,6 +1084,10 @@ def _write(root: Any, blk: Block, values: np.ndarray) -> None:
         grp["tau"][blk.region] = values[1]
     else:
         grp[blk.var][blk.region] = values
+    if blk.var != "grid":  # the live dashboard's mergeable summary of the block, before its done flag
+        from .summaries import write_block_summary
+
+        write_block_summary(grp, blk.done_index, values)
     done = grp["done"]
     done[blk.done_index] = True
 

@@ -475,6 +475,11 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
+def only_direction_notes(err: str) -> bool:
+    """stderr holds nothing but the note that task directions defaulted to higher-is-better (a file without a sidecar)."""
+    return all(line.startswith("votebench: note: no direction given for ") for line in err.splitlines())
+
+
 def one_line_error(code, out, err, *fragments, prefix: str = "", marker: str = "error"):
     """Exit code 2, nothing on stdout, one stderr line starting with ``prefix`` and holding ``marker`` and ``fragments``."""
     assert code == 2, (code, err)
