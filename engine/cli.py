@@ -756,7 +756,7 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
     _check_replicates(args.replicates, 2, at_least=True)  # absurd counts fail before the input is read
     opts = rank_options(args)
     if args.overwrite and not args.store:
-        raise VotebenchError("--overwrite applies to --store only")
+        raise VotebenchError("--overwrite needs --store")
     each = _per_input(args)
     several = len(each) > 1
     if several and args.store:
