@@ -57,14 +57,15 @@ from . import metrics
 from .core import (
     PER_TASK_OPTIONS,
     Plan,
-    _finalize,
-    _is_dask,
-    _within_step,
     aggregate_plan,
+    call_kernel,
     canonical_order,
     exact_instance_sums,
+    finalize,
+    is_dask,
     prepare,
     ranking,
+    within_step,
 )
 from .dims import INSTANCE, OPPONENT, REPLICATE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
@@ -75,7 +76,7 @@ from .resample import counts_from_indices, instance_counts, replicate_ids, resam
 from .rules import get_rule, get_within
 
 __all__ = [
-    "OVER", "STRATEGIES", "Request", "Strategy", "bootstrap", "summarize",
+    "OVER", "STRATEGIES", "Request", "Strategy", "bootstrap", "plan_for", "summarize",
     "pavao_criteria", "pavao_stability", "resampled_scores", "replicate_scores_reference",
     "stability",
 ]
@@ -201,8 +202,8 @@ def _row(weights: Any, i: int) -> Any:
 def _across(Xb: np.ndarray, judged: np.ndarray, miss: np.ndarray, fin: Mapping[str, Any], weights: Any) -> np.ndarray:
     """The across-task step on a batch of task-level matrices ``(B, T, S)`` (or one matrix with a weight stack)."""
     if "loop" in (fin["across"].resample, fin["within"].resample):
-        return np.stack([_finalize(Xb[i], judged, miss, **{**fin, "weights": _row(weights, i)}) for i in range(Xb.shape[0])])
-    return np.asarray(_finalize(Xb, judged, miss, **{**fin, "weights": weights}), dtype=np.float64)
+        return np.stack([finalize(Xb[i], judged, miss, **{**fin, "weights": _row(weights, i)}) for i in range(Xb.shape[0])])
+    return np.asarray(finalize(Xb, judged, miss, **{**fin, "weights": weights}), dtype=np.float64)
 
 
 def _tasks_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.ndarray, *, seed: int,
@@ -231,7 +232,7 @@ def _tasks_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.nd
     if fin["groups"] is not None:
         g = np.asarray(fin["groups"], dtype=object)
         return np.stack([
-            _finalize(X[idx[i]], judged, miss, **{**fin, "weights": None if wb is None else wb[i], "groups": list(g[idx[i]])})
+            finalize(X[idx[i]], judged, miss, **{**fin, "weights": None if wb is None else wb[i], "groups": list(g[idx[i]])})
             for i in range(idx.shape[0])
         ])
     return _across(X[idx], judged, miss, fin, wb)
@@ -417,7 +418,8 @@ def _map_blocks(fn: Any, ids: np.ndarray, block: int, lazy: bool, S: int, *args:
     return da.blockwise(fn, "rz", *pairs, new_axes={"z": S}, concatenate=True, dtype=np.float64, meta=_meta(), **kwargs)
 
 
-def _plan_for(scores: xr.DataArray, over: str, kw: Mapping[str, Any]) -> Plan:
+def plan_for(scores: xr.DataArray, over: str, kw: Mapping[str, Any]) -> Plan:
+    """The prepared request of a bootstrap over ``over`` (options ``kw`` as :func:`bootstrap`), validated for that axis."""
     plan = prepare(scores, **kw)
     if over == "instances" and scores.sizes[INSTANCE] < 2:
         raise VotebenchError("an instance bootstrap needs instance-level scores; these have one instance per task")
@@ -440,7 +442,7 @@ class Request:
     block: int | None
 
     def __post_init__(self) -> None:
-        self.lazy = _is_dask(self.plan.x)
+        self.lazy = is_dask(self.plan.x)
         self.S, self.T, self.K = len(self.plan.systems), len(self.plan.tasks), self.plan.x.sizes[INSTANCE]
         self.fin = self.plan.finalize_kwargs()
         name = "mean" if self.plan.level == "task" else self.plan.within.within
@@ -459,7 +461,7 @@ class Request:
         """Task-level matrix (or per-task sums and counts at level one) of a decomposable statistic."""
         plan = self.plan
         if not plan.pooled:
-            return _within_step(plan.x, plan.within, plan.level, plan.options).transpose(TASK, SYSTEM), None
+            return within_step(plan.x, plan.within, plan.level, plan.options).transpose(TASK, SYSTEM), None
         values = xr.apply_ufunc(self.stat.judge, plan.x, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]],
                                 dask="parallelized", output_dtypes=[np.float64])
         sums = exact_instance_sums(values) if self.stat.grid is None else values.sum(INSTANCE, skipna=True)
@@ -607,7 +609,7 @@ def _pair_sums(x: xr.DataArray) -> tuple[Any, Any]:
 
     xl = x.transpose(TASK, INSTANCE, SYSTEM)
     present = xl.notnull().sum(INSTANCE).transpose(TASK, SYSTEM)
-    if not _is_dask(xl):
+    if not is_dask(xl):
         return pairs(np.asarray(xl.values))[:, 0], np.asarray(present.values, dtype=np.float64)
     arr = xl.data
     part = da.blockwise(pairs, "tkso", arr, "tks", new_axes={"o": arr.shape[-1]}, adjust_chunks={"k": 1},
@@ -623,7 +625,7 @@ def _instance_scores(plan: Plan, stat: Any, ids: np.ndarray, seed: int, block: i
     finish = dict(stat=stat, fin=fin, pooled=plan.pooled)
     values = xr.apply_ufunc(stat.judge, xl, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]],
                             dask="parallelized", output_dtypes=[np.float64])
-    if not _is_dask(xl):
+    if not is_dask(xl):
         J = np.asarray(values.values, dtype=np.float64)
         ok = ~np.isnan(J)
         J0 = np.ascontiguousarray(np.where(ok, J, 0.0))  # BLAS needs C-contiguous stacks
@@ -723,7 +725,7 @@ def bootstrap(
     _check_over(over)
     kw = dict(rule=rule, level=level, missing=missing, weights=weights, within=within, across=across, groups=groups,
               options=options)
-    plan = _plan_for(scores, over, kw)
+    plan = plan_for(scores, over, kw)
     try:
         ids = replicate_ids(replicates)
     except ValueError as exc:
@@ -799,16 +801,14 @@ def summarize(ds: xr.Dataset, *, level: float = 0.95) -> xr.Dataset:
 def _trial_block(X: np.ndarray, ids: np.ndarray, *, rule: Any, options: Mapping[str, Any], seed: int,
                  method: str) -> np.ndarray:
     """Winner's normalised average rank, Condorcet-first flag and generalization of a block of trials ``(B, 3)``."""
-    from .core import _call_kernel
-
     T, S = X.shape
     tidx = resample_indices(T, seed=seed, replicates=ids, stream="tasks")
     sidx = resample_indices(S, seed=seed, replicates=ids, stream="systems")
     Xb = X[tidx[:, :, None], sidx[:, None, :]]  # (B, T, S): judges and candidates drawn with replacement
     if rule.resample == "loop":
-        score = np.stack([_call_kernel(rule, Xb[i], None, options) for i in range(Xb.shape[0])])
+        score = np.stack([call_kernel(rule, Xb[i], None, options) for i in range(Xb.shape[0])])
     else:
-        score = _call_kernel(rule, Xb, None, options)
+        score = call_kernel(rule, Xb, None, options)
     war = metrics.winner_average_rank(Xb, score)
     cw = metrics.condorcet_winner_index(Xb)
     has = cw >= 0
@@ -939,3 +939,6 @@ def pavao_criteria(
         attrs={"trials": trials, "seed": seed, "method": method},
     )
     return ds
+
+
+_plan_for = plan_for  # former private name, kept while engine.sweep still imports it

@@ -24,6 +24,7 @@ import inspect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -34,11 +35,13 @@ from .errors import VotebenchError
 from .io import validate_scores
 from .kernels.exact import DIGITS, anchor, digit_sums, digits_to_float, snap_ties
 from .kernels.ranking import min_rank, tied_count
-from .rules import LEVELS, Rule, get_rule, get_within
+from .rules import LEVELS, Rule, Within, get_rule, get_within
 
 __all__ = [
     "MISSING_POLICIES", "PER_TASK_OPTIONS", "Plan", "prepare", "orient", "missing_report", "aggregate", "aggregate_plan",
     "rank", "ranking", "resolve_level", "tied_groups", "task_scores", "label_order", "canonical_order", "exact_instance_sums",
+    "apply_missing_policy", "call_kernel", "check_options", "describe_missing", "finalize", "group_labels", "is_dask",
+    "kernel_options", "weights_vector", "within_step", "instance_sums", "task_values",
 ]
 
 #: policies for missing scores of rules that need one
@@ -91,7 +94,7 @@ def canonical_order(scores: xr.DataArray) -> tuple[xr.DataArray, dict[str, np.nd
     return (scores.isel(index) if index else scores), perms
 
 
-def _is_dask(da: xr.DataArray) -> bool:
+def is_dask(da: xr.DataArray) -> bool:
     return not isinstance(da.data, np.ndarray)
 
 
@@ -143,7 +146,7 @@ def missing_report(scores: xr.DataArray) -> xr.DataArray:
     return (scores.isnull() & _judge_present(scores)).sum(INSTANCE)
 
 
-def _apply_missing_policy(x: xr.DataArray, policy: str) -> xr.DataArray:
+def apply_missing_policy(x: xr.DataArray, policy: str) -> xr.DataArray:
     if policy == "error":
         return x
     if policy == "drop-judges":
@@ -164,7 +167,7 @@ def resolve_level(scores: xr.DataArray, level: str | None, rule: Rule | None = N
     return level
 
 
-def _group_labels(scores: xr.DataArray, groups: Any) -> list[str] | None:
+def group_labels(scores: xr.DataArray, groups: Any) -> list[str] | None:
     tasks = [str(t) for t in scores[TASK].values]
     if groups is None or groups is False:
         return None
@@ -178,7 +181,7 @@ def _group_labels(scores: xr.DataArray, groups: Any) -> list[str] | None:
     raise VotebenchError("groups must be True (use the 'group' coordinate) or a mapping task -> group")
 
 
-def _weights_vector(weights: Any, tasks: Sequence[str], groups: Sequence[str]) -> np.ndarray | None:
+def weights_vector(weights: Any, tasks: Sequence[str], groups: Sequence[str]) -> np.ndarray | None:
     if weights is None:
         return None
     if isinstance(weights, str):
@@ -204,7 +207,7 @@ def _weights_vector(weights: Any, tasks: Sequence[str], groups: Sequence[str]) -
     return w
 
 
-def _describe_missing(missing: np.ndarray, systems: Sequence[str], tasks: Sequence[str]) -> str:
+def describe_missing(missing: np.ndarray, systems: Sequence[str], tasks: Sequence[str]) -> str:
     total = int(missing.sum())
     t_idx, s_idx = np.nonzero(missing)
     where = ", ".join(f"{systems[s]!r} on {tasks[t]!r}" for t, s in list(zip(t_idx, s_idx))[:3])
@@ -217,7 +220,7 @@ def _describe_missing(missing: np.ndarray, systems: Sequence[str], tasks: Sequen
     )
 
 
-def _kernel_options(rule: Rule) -> set[str] | None:
+def kernel_options(rule: Rule) -> set[str] | None:
     """Keyword options a rule's kernel takes (None: any)."""
     params = inspect.signature(rule.kernel).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
@@ -225,10 +228,10 @@ def _kernel_options(rule: Rule) -> set[str] | None:
     return {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY} - {"weights"}
 
 
-def _check_options(rules: Sequence[Rule], options: Mapping[str, Any]) -> None:
+def check_options(rules: Sequence[Rule], options: Mapping[str, Any]) -> None:
     accepted: set[str] = set()
     for r in rules:
-        names = _kernel_options(r)
+        names = kernel_options(r)
         if names is None:
             return
         accepted |= names
@@ -241,10 +244,10 @@ def _check_options(rules: Sequence[Rule], options: Mapping[str, Any]) -> None:
         )
 
 
-def _call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: Mapping[str, Any]) -> np.ndarray:
+def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: Mapping[str, Any]) -> np.ndarray:
     """Run a rule kernel on the systems that have a score somewhere; absent systems (e.g. dropped
     by the listwise policy) get ``NaN`` and never reach the kernel."""
-    names = _kernel_options(rule)
+    names = kernel_options(rule)
     opts = dict(options) if names is None else {k: v for k, v in options.items() if k in names}
     X = np.asarray(X, dtype=np.float64)
     absent = np.isnan(X).all(axis=tuple(range(X.ndim - 1))) if X.ndim > 1 else np.isnan(X)
@@ -260,7 +263,7 @@ def _call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options:
         raise VotebenchError(f"rule {rule.name!r}: {exc}") from None
 
 
-def _finalize(
+def finalize(
     X: np.ndarray,
     judged: np.ndarray,
     missing: np.ndarray,
@@ -278,7 +281,7 @@ def _finalize(
 ) -> np.ndarray:
     """Task-level scores (task, system) -> one score per system; raises on data-dependent problems."""
     if policy == "error" and needs_policy and missing.any():
-        raise VotebenchError(_describe_missing(missing, systems, tasks))
+        raise VotebenchError(describe_missing(missing, systems, tasks))
     has_judges = judged > 0
     if policy == "error" and not has_judges.all():
         bad = [tasks[i] for i in np.flatnonzero(~has_judges)]
@@ -288,7 +291,7 @@ def _finalize(
     if pooled:
         score = across.snap(X)
     elif groups is None:
-        score = _call_kernel(across, X, weights, options)
+        score = call_kernel(across, X, weights, options)
     else:
         names = list(dict.fromkeys(groups))
         g_idx = np.asarray([names.index(g) for g in groups])
@@ -298,8 +301,8 @@ def _finalize(
             w = None if weights is None else weights[..., sel]
             if w is not None and not (w.sum(axis=-1) > 0).all():
                 continue
-            per_group.append(_call_kernel(within, X[..., sel, :], w, options))
-        score = _call_kernel(across, np.stack(per_group, axis=-2), None, options)
+            per_group.append(call_kernel(within, X[..., sel, :], w, options))
+        score = call_kernel(across, np.stack(per_group, axis=-2), None, options)
     n_ranked = int(np.count_nonzero(~np.isnan(score)))
     if n_ranked < 2:
         raise VotebenchError(
@@ -308,7 +311,7 @@ def _finalize(
     return score
 
 
-def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, Any]) -> xr.DataArray:
+def within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, Any]) -> xr.DataArray:
     """Task-level scores (task, system) from instance-level scores, lazily.
 
     ``task`` level: per-task mean.  ``two``: the within rule over the instances
@@ -335,19 +338,15 @@ def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, 
             # real judge values (means, Dowdall points): exactly summed, so no order or chunking shows
             sums = exact_instance_sums(values)
             counts = values.notnull().sum(INSTANCE)
-        elif not _is_dask(values) and not np.isnan(values.data).any():
+        elif not is_dask(values) and not np.isnan(values.data).any():
             # complete in-memory data on a grid (Borda halves): a plain sum is exact, without skipna's copy
             sums = values.sum(INSTANCE, skipna=False)
             counts = xr.full_like(sums, values.sizes[INSTANCE], dtype=np.int64)
         else:
             sums = values.sum(INSTANCE, skipna=True)
             counts = values.notnull().sum(INSTANCE)
-        fn = stat.pool if lvl == "one" else stat.task
-        if stat.grid is None and lvl != "one":
-            # task-level values equal as rational numbers (e.g. means over different instance counts) tie
-            base = fn
-            fn = lambda su, co: snap_ties(base(su, co))  # noqa: E731
-        if _is_dask(values):
+        fn = stat.pool if lvl == "one" else partial(task_values, stat)
+        if is_dask(values):
             sums, counts = (p.chunk({TASK: -1, SYSTEM: -1}) for p in (sums, counts))
         return xr.apply_ufunc(
             fn,
@@ -360,10 +359,10 @@ def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, 
         )
     if lvl == "one":
         judges = x.stack(judge=(TASK, INSTANCE)).transpose("judge", SYSTEM)
-        if _is_dask(judges):
+        if is_dask(judges):
             judges = judges.chunk({"judge": -1, SYSTEM: -1})
         return xr.apply_ufunc(
-            lambda a: _call_kernel(within, a, None, options),
+            lambda a: call_kernel(within, a, None, options),
             judges,
             input_core_dims=[["judge", SYSTEM]],
             output_core_dims=[[SYSTEM]],
@@ -372,9 +371,9 @@ def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, 
         )
     # whole tasks in one block: kernels that draw random numbers per batch element (random_judge)
     # then see the same batch index whatever the chunking
-    xi = x.chunk({TASK: -1, INSTANCE: -1, SYSTEM: -1}) if _is_dask(x) else x
+    xi = x.chunk({TASK: -1, INSTANCE: -1, SYSTEM: -1}) if is_dask(x) else x
     return xr.apply_ufunc(
-        lambda a: _call_kernel(within, a, None, options),
+        lambda a: call_kernel(within, a, None, options),
         xi,
         input_core_dims=[[INSTANCE, SYSTEM]],
         output_core_dims=[[SYSTEM]],
@@ -392,6 +391,28 @@ def _digits_float(d: np.ndarray, mx: np.ndarray) -> np.ndarray:
     return digits_to_float(d, anchor(mx))
 
 
+def instance_sums(values: np.ndarray, *, exact: bool = True, axis: int = -2) -> np.ndarray:
+    """Sums over the instance axis of numpy judge values (``NaN`` = 0), exactly (any order, any batch) when ``exact``.
+
+    The anchor of the exact digits is the largest ``|value|`` of ``values`` (see :func:`exact_instance_sums`).
+    """
+    a = np.asarray(values, dtype=np.float64)
+    if not exact:
+        return np.where(np.isnan(a), 0.0, a).sum(axis=axis)
+    top = anchor(np.where(np.isnan(a), 0.0, np.abs(a)).max(initial=0.0))
+    return digits_to_float(digit_sums(a, axis, top), top)
+
+
+def task_values(stat: Within, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Task-level values ``(..., T, S)`` of a within-task statistic from its instance sums and counts.
+
+    Real-valued statistics (means) follow the tie rule within each task: values equal as rational numbers
+    (e.g. means over different numbers of instances) become equal before a rule compares them.
+    """
+    out = np.asarray(stat.task(sums, counts), dtype=np.float64)
+    return out if stat.grid is not None else snap_ties(out)
+
+
 def exact_instance_sums(values: xr.DataArray) -> xr.DataArray:
     """Sums over ``instance`` that depend on the multiset of values only (``NaN`` = 0), lazily for dask.
 
@@ -403,11 +424,8 @@ def exact_instance_sums(values: xr.DataArray) -> xr.DataArray:
     v = values.transpose(..., INSTANCE)
     dims = v.dims[:-1]
     coords = {k: c for k, c in v.coords.items() if INSTANCE not in c.dims}
-    if not _is_dask(v):
-        a = np.asarray(v.data, dtype=np.float64)
-        mx = np.where(np.isnan(a), 0.0, np.abs(a)).max(initial=0.0)
-        out = digits_to_float(digit_sums(a, -1, anchor(mx)), anchor(mx))
-        return xr.DataArray(out, dims=dims, coords=coords)
+    if not is_dask(v):
+        return xr.DataArray(instance_sums(v.data, axis=-1), dims=dims, coords=coords)
     import dask.array as da
 
     arr = v.data.astype(np.float64)
@@ -447,6 +465,13 @@ class Plan:
     tasks: list[str]
     restore: np.ndarray | None = None
 
+    def check_complete(self) -> None:
+        """Raise, as :func:`aggregate` would, when the rules need a missing-score policy and none was chosen (numpy data)."""
+        if self.missing == "error" and self.needs_policy:
+            miss = np.asarray(self.miss.values)
+            if miss.any():
+                raise VotebenchError(describe_missing(miss, self.systems, self.tasks))
+
     def restored(self, result: Any, dim: str = SYSTEM) -> Any:
         """``result`` (xarray, along ``dim``) in the caller's system order."""
         return result if self.restore is None else result.isel({dim: self.restore})
@@ -466,7 +491,7 @@ class Plan:
         return self.across.name if self.within.name == self.across.name else f"{self.within.name}>{self.across.name}"
 
     def finalize_kwargs(self, **changes: Any) -> dict[str, Any]:
-        """Keyword arguments of :func:`_finalize` for this plan (``changes`` override them)."""
+        """Keyword arguments of :func:`finalize` for this plan (``changes`` override them)."""
         kw = dict(within=self.within, across=self.across, pooled=self.pooled, policy=self.missing,
                   needs_policy=self.needs_policy, weights=self.weights, groups=self.groups, options=self.options,
                   systems=self.systems, tasks=self.tasks)
@@ -506,18 +531,18 @@ def prepare(
         raise VotebenchError("level 'one' pools every judge under one rule: it takes no within/across rules or groups")
     systems = [str(s) for s in scores[SYSTEM].values]
     tasks = [str(t) for t in scores[TASK].values]
-    if _is_dask(scores) and len(scores.chunksizes.get(SYSTEM, (0,))) > 1:
+    if is_dask(scores) and len(scores.chunksizes.get(SYSTEM, (0,))) > 1:
         raise VotebenchError("the system dimension must not be chunked; use scores.chunk({'system': -1})")
-    group_labels = _group_labels(scores, groups)
-    if isinstance(weights, str) and weights == "groups" and group_labels is None:
+    glabels = group_labels(scores, groups)
+    if isinstance(weights, str) and weights == "groups" and glabels is None:
         group_labels_for_weights = [str(g) for g in scores["group"].values]
     else:
-        group_labels_for_weights = group_labels or []
-    w = _weights_vector(weights, tasks, group_labels_for_weights)
+        group_labels_for_weights = glabels or []
+    w = weights_vector(weights, tasks, group_labels_for_weights)
     if lvl == "one" and w is not None:
         raise VotebenchError("task weights apply to levels 'task' and 'two', not 'one'")
     opts = dict(options or {})
-    _check_options([r_within, r_across], opts)
+    check_options([r_within, r_across], opts)
     restore = None
     if canonical:
         scores, perms = canonical_order(scores)
@@ -525,7 +550,7 @@ def prepare(
         if not np.array_equal(tp, np.arange(tp.size)):
             tasks = [tasks[i] for i in tp]
             w = None if w is None else w[tp]
-            group_labels = None if group_labels is None else [group_labels[i] for i in tp]
+            glabels = None if glabels is None else [glabels[i] for i in tp]
             opts = {k: ([v[i] for i in tp] if k in PER_TASK_OPTIONS and isinstance(v, (list, tuple)) and len(v) == tp.size
                         else v) for k, v in opts.items()}
         sp = perms[SYSTEM]
@@ -534,10 +559,10 @@ def prepare(
             restore = np.argsort(sp)
     x = orient(scores)
     miss = missing_report(x).transpose(TASK, SYSTEM)
-    x = _apply_missing_policy(x, missing)
+    x = apply_missing_policy(x, missing)
     judged = _judge_present(x).sum(INSTANCE)
     return Plan(x=x, miss=miss, judged=judged, within=r_within, across=r_across, level=lvl, missing=missing,
-                weights=w, groups=group_labels, options=opts, systems=systems, tasks=tasks, restore=restore)
+                weights=w, groups=glabels, options=opts, systems=systems, tasks=tasks, restore=restore)
 
 
 def aggregate(
@@ -602,14 +627,14 @@ def aggregate(
 
 def aggregate_plan(plan: Plan) -> xr.DataArray:
     """The ``score`` of a prepared request (:func:`prepare`); :func:`aggregate` is ``prepare`` + this."""
-    X = _within_step(plan.x, plan.within, plan.level, plan.options)
+    X = within_step(plan.x, plan.within, plan.level, plan.options)
     judged, miss = plan.judged, plan.miss
-    if _is_dask(X):
+    if is_dask(X):
         X = X.chunk({d: -1 for d in X.dims})
         miss = miss.chunk({TASK: -1, SYSTEM: -1})
         judged = judged.chunk({TASK: -1})
     score = xr.apply_ufunc(
-        _finalize,
+        finalize,
         X,
         judged,
         miss,
@@ -668,6 +693,6 @@ def task_scores(scores: xr.DataArray, *, missing: str = "error") -> xr.DataArray
     validate_scores(scores)
     if missing not in MISSING_POLICIES:
         raise VotebenchError(f"unknown missing-score policy {missing!r}; choose one of {', '.join(MISSING_POLICIES)}")
-    x = _apply_missing_policy(orient(scores), missing)
-    X = _within_step(x, get_rule("mean"), "task", {})
+    x = apply_missing_policy(orient(scores), missing)
+    X = within_step(x, get_rule("mean"), "task", {})
     return X.transpose(TASK, SYSTEM).rename("task_scores")

@@ -271,9 +271,9 @@ register_rule(
 
 # scoring rules decompose over judges: per-judge positional points, summed
 register_within(
-    Within("plurality", judge=lambda x: V.scoring_points(x, V._plurality_vector), task=K.sum_task, pool=K.sum_pool)
+    Within("plurality", judge=lambda x: V.scoring_points(x, V.plurality_vector), task=K.sum_task, pool=K.sum_pool)
 )
-register_within(Within("dowdall", judge=lambda x: V.scoring_points(x, V._dowdall_vector), task=K.sum_task, pool=K.sum_pool))
+register_within(Within("dowdall", judge=lambda x: V.scoring_points(x, V.dowdall_vector), task=K.sum_task, pool=K.sum_pool))
 
 _VNR = "Rofin et al. 2023 (Vote'n'Rank), section 2.2 and Appendix A.1"
 _SHARED = "tied systems share the mean of the points of the positions they occupy"

@@ -555,7 +555,7 @@ def test_promethee2_errors():
         promethee2(X, weights=[1.0, -1.0])
     with pytest.raises(ValueError, match="weights"):
         promethee2(X, weights=[1.0, 1.0, 1.0])
-    with pytest.raises(ValueError, match="sum to 0"):
+    with pytest.raises(ValueError, match="positive sum"):
         promethee2(X, weights=[0.0, 0.0])
     with pytest.raises(ValueError, match="maximize"):
         promethee2(X, maximize=["max", "min"])

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .aggregate import as_profile
+from .aggregate import as_profile, task_weights
 from .exact import TIE_RTOL, exact_weights, ordered_sum, rational_weights, weighted_task_mean, weighted_task_sum
 from .ranking import borda_points
 from .social import pairwise_counts, task_pair_sums
@@ -67,26 +67,8 @@ def _scores(X: np.ndarray, rule: str) -> np.ndarray:
 
 
 def _weights(weights: np.ndarray | None, X: np.ndarray, rule: str) -> np.ndarray:
-    """Validated task weights broadcast against ``X.shape[:-1]`` (ones when None).
-
-    Weights may carry more leading axes than ``X`` (many weight vectors for one
-    profile, e.g. bootstrap multiplicities); the result then has their shape.
-    """
-    batch_t = X.shape[:-1]
-    if weights is None:
-        return np.ones(batch_t)
-    w = np.asarray(weights, dtype=np.float64)
-    if w.ndim == 0 or w.shape[-1] != X.shape[-2]:
-        raise ValueError(f"{rule}: expected {X.shape[-2]} task weights (shape (T,) or (..., T)), got shape {w.shape}")
-    try:
-        w = np.broadcast_to(w, np.broadcast_shapes(batch_t, w.shape))
-    except ValueError:
-        raise ValueError(f"{rule}: weights of shape {w.shape} do not broadcast to {batch_t}") from None
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError(f"{rule}: task weights must be finite and non-negative")
-    if not (w.sum(axis=-1) > 0).all():
-        raise ValueError(f"{rule}: task weights must have a positive sum")
-    return w
+    """Validated task weights broadcast against ``X.shape[:-1]`` (ones when None; positive sum required)."""
+    return task_weights(weights, X.shape[-2], rule=rule, batch=X.shape[:-1], positive_sum=True)
 
 
 def _require_complete(X: np.ndarray, w: np.ndarray, rule: str) -> None:

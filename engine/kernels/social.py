@@ -29,6 +29,8 @@ __all__ = [
     "task_pair_sums",
     "majority_margin",
     "scoring_points",
+    "plurality_vector",
+    "dowdall_vector",
     "plurality_across",
     "dowdall_across",
     "scoring_vector_across",
@@ -281,13 +283,15 @@ def _weighted_task_sum(points: np.ndarray, weights: np.ndarray | None, *, exact:
     return np.where(present.any(axis=-2), total, np.nan)
 
 
-def _plurality_vector(n: int) -> np.ndarray:
+def plurality_vector(n: int) -> np.ndarray:
+    """Plurality's scoring vector for ``n`` systems: (1, 0, ..., 0)."""
     c = np.zeros(n)
     c[0] = 1.0
     return c
 
 
-def _dowdall_vector(n: int) -> np.ndarray:
+def dowdall_vector(n: int) -> np.ndarray:
+    """Dowdall's scoring vector for ``n`` systems: (1, 1/2, ..., 1/n)."""
     return 1.0 / np.arange(1, n + 1)
 
 
@@ -296,12 +300,12 @@ def plurality_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.
 
     ``k`` systems tied for first share the point (1/k each).
     """
-    return _weighted_task_sum(scoring_points(X, _plurality_vector), weights)
+    return _weighted_task_sum(scoring_points(X, plurality_vector), weights)
 
 
 def dowdall_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
     """Dowdall: scoring vector c = (1, 1/2, ..., 1/|M|); tied systems share the mean of their positions' points."""
-    return _weighted_task_sum(scoring_points(X, _dowdall_vector), weights, exact=False)
+    return _weighted_task_sum(scoring_points(X, dowdall_vector), weights, exact=False)
 
 
 def scoring_vector_across(
