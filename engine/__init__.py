@@ -3,7 +3,8 @@
 Public API (data first, keyword-only options):
 
 * :func:`open_scores`, :func:`scores_from_array`, :func:`to_zarr`: the score tensor;
-* :func:`aggregate`, :func:`rank`: aggregation rules (:data:`RULES`);
+* :func:`aggregate`, :func:`rank`: aggregation rules (:data:`RULES`); :func:`aggregate_rules`,
+  :func:`rank_rules`: several rules in one request (shared preparation and pairwise win matrix);
 * :func:`orient`, :func:`missing_report`: orientation and missing scores;
 * :func:`bootstrap`, :func:`summarize`: bootstrap rankings over tasks, systems or
   instances, rank intervals and stability (:mod:`engine.metrics` for the metrics,
@@ -25,7 +26,7 @@ from .errors import VotebenchError
 
 if TYPE_CHECKING:  # pragma: no cover - static analysers see the eager imports
     from .bootstrap import bootstrap, summarize
-    from .core import aggregate, missing_report, orient, rank, tied_groups
+    from .core import aggregate, aggregate_rules, missing_report, orient, rank, rank_rules, tied_groups
     from .io import open_scores, scores_from_array, validate_scores
     from .rules import LEVELS, RULES, Rule, get_rule, register_rule, rule_names
     from .store import to_zarr
@@ -35,6 +36,8 @@ _LAZY = {
     "bootstrap": "bootstrap",
     "summarize": "bootstrap",
     "aggregate": "core",
+    "aggregate_rules": "core",
+    "rank_rules": "core",
     "missing_report": "core",
     "orient": "core",
     "rank": "core",
@@ -120,12 +123,14 @@ __all__ = [
     "Rule",
     "VotebenchError",
     "aggregate",
+    "aggregate_rules",
     "bootstrap",
     "get_rule",
     "missing_report",
     "open_scores",
     "orient",
     "rank",
+    "rank_rules",
     "register_rule",
     "rule_names",
     "scores_from_array",

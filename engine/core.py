@@ -20,6 +20,8 @@ Pipeline of :func:`aggregate` (one pass over the data):
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import inspect
 import re
 from collections.abc import Mapping, Sequence
@@ -30,18 +32,20 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .dims import INSTANCE, SYSTEM, TASK
+from .dims import INSTANCE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
 from .io import validate_scores
 from .kernels.exact import DIGITS, anchor, digit_sums, digits_to_float, snap_ties
 from .kernels.ranking import min_rank, tied_count
+from .kernels.social import task_pair_sums
 from .rules import LEVELS, Rule, Within, get_rule, get_within
 
 __all__ = [
     "MISSING_POLICIES", "PER_TASK_OPTIONS", "Plan", "prepare", "orient", "missing_report", "aggregate", "aggregate_plan",
     "rank", "ranking", "resolve_level", "tied_groups", "task_scores", "label_order", "canonical_order", "exact_instance_sums",
     "apply_missing_policy", "call_kernel", "check_options", "describe_missing", "finalize", "group_labels", "is_dask",
-    "kernel_options", "weights_vector", "within_step", "instance_sums", "task_values",
+    "kernel_options", "weights_vector", "within_step", "within_array", "instance_sums", "task_values",
+    "aggregate_rules", "rank_rules",
 ]
 
 #: policies for missing scores of rules that need one
@@ -72,8 +76,13 @@ def label_order(labels: Sequence[Any] | np.ndarray) -> np.ndarray:
     arr = np.asarray(labels)
     if arr.dtype.kind in "iuf" and arr.ndim == 1:
         return np.argsort(arr, kind="stable")
-    keys = [_natural_key(v) for v in arr.tolist()]
-    return np.asarray(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.intp)
+    return np.asarray(_text_order(tuple(arr.tolist())), dtype=np.intp)
+
+
+@functools.lru_cache(maxsize=64)
+def _text_order(labels: tuple[Any, ...]) -> tuple[int, ...]:
+    keys = [_natural_key(v) for v in labels]
+    return tuple(sorted(range(len(keys)), key=keys.__getitem__))
 
 
 def canonical_order(scores: xr.DataArray) -> tuple[xr.DataArray, dict[str, np.ndarray]]:
@@ -220,12 +229,13 @@ def describe_missing(missing: np.ndarray, systems: Sequence[str], tasks: Sequenc
     )
 
 
-def kernel_options(rule: Rule) -> set[str] | None:
+@functools.lru_cache(maxsize=256)
+def kernel_options(rule: Rule) -> frozenset[str] | None:
     """Keyword options a rule's kernel takes (None: any)."""
     params = inspect.signature(rule.kernel).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return None
-    return {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY} - {"weights"}
+    return frozenset({p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY} - {"weights"})
 
 
 def check_options(rules: Sequence[Rule], options: Mapping[str, Any]) -> None:
@@ -278,8 +288,13 @@ def finalize(
     options: Mapping[str, Any],
     systems: Sequence[str],
     tasks: Sequence[str],
+    pair_sums: Mapping[str, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Task-level scores (task, system) -> one score per system; raises on data-dependent problems."""
+    """Task-level scores (task, system) -> one score per system; raises on data-dependent problems.
+
+    ``pair_sums``: the ``wins`` and ``pairs`` sums over the tasks of ``X`` (shared by several rules of one
+    request, see :func:`aggregate_rules`); a rule with ``from_sums`` then reads them instead of comparing again.
+    """
     if policy == "error" and needs_policy and missing.any():
         raise VotebenchError(describe_missing(missing, systems, tasks))
     has_judges = judged > 0
@@ -290,6 +305,11 @@ def finalize(
         raise VotebenchError(f"no task has complete scores under missing-score policy {policy!r}")
     if pooled:
         score = across.snap(X)
+    elif groups is None and pair_sums is not None and across.from_sums is not None:
+        try:
+            score = across.snap(np.asarray(across.from_sums({**pair_sums, "n_tasks": X.shape[-2]}), dtype=np.float64))
+        except ValueError as exc:
+            raise VotebenchError(f"rule {across.name!r}: {exc}") from None
     elif groups is None:
         score = call_kernel(across, X, weights, options)
     else:
@@ -557,12 +577,54 @@ def prepare(
         if not np.array_equal(sp, np.arange(sp.size)):
             systems = [systems[i] for i in sp]
             restore = np.argsort(sp)
-    x = orient(scores)
-    miss = missing_report(x).transpose(TASK, SYSTEM)
-    x = apply_missing_policy(x, missing)
-    judged = _judge_present(x).sum(INSTANCE)
+    if is_dask(scores):
+        x = orient(scores)
+        miss = missing_report(x).transpose(TASK, SYSTEM)
+        x = apply_missing_policy(x, missing)
+        judged = _judge_present(x).sum(INSTANCE)
+    else:  # in memory: the same steps on numpy arrays, without xarray's per-operation overhead
+        x, miss, judged = _prepare_in_memory(scores, missing)
     return Plan(x=x, miss=miss, judged=judged, within=r_within, across=r_across, level=lvl, missing=missing,
                 weights=w, groups=glabels, options=opts, systems=systems, tasks=tasks, restore=restore)
+
+
+def _prepare_in_memory(scores: xr.DataArray, missing: str) -> tuple[xr.DataArray, xr.DataArray, xr.DataArray]:
+    """:func:`orient`, :func:`missing_report` and :func:`apply_missing_policy` of numpy-backed scores, in numpy."""
+    xs = scores.transpose(SYSTEM, TASK, INSTANCE)
+    v = np.array(xs.values, dtype=np.float64)
+    if "higher_is_better" in xs.coords:
+        hib = np.asarray(xs["higher_is_better"].values, dtype=bool)
+        v[:, ~hib, :] *= -1.0
+    nan = np.isnan(v)
+    judge_present = ~nan.all(axis=0)  # (T, K): padding judges hold no score at all
+    miss = (nan & judge_present).sum(axis=2).T  # (T, S)
+    if missing == "listwise":
+        v[miss.sum(axis=0) > 0] = np.nan
+    elif missing == "drop-judges":
+        v[:, nan.any(axis=0) & judge_present] = np.nan
+    judged = (~np.isnan(v)).any(axis=0).sum(axis=1)
+    coords = {k: c.variable for k, c in xs.coords.items()}
+    if "higher_is_better" in coords:  # oriented: every task now higher-is-better
+        coords["higher_is_better"] = xr.Variable((TASK,), np.ones(v.shape[1], dtype=bool))
+    x = xr.DataArray(v, dims=xs.dims, coords=coords, name=xs.name, attrs=xs.attrs)
+    return x, xr.DataArray(miss, dims=(TASK, SYSTEM)), xr.DataArray(judged, dims=(TASK,))
+
+
+def within_array(plan: Plan) -> np.ndarray:
+    """The within step of :func:`within_step` on numpy-backed plans: task-level ``(T, S)`` (pooled ``(S,)`` at level one)."""
+    x = np.asarray(plan.x.transpose(TASK, INSTANCE, SYSTEM).values, dtype=np.float64)
+    name = "mean" if plan.level == "task" else plan.within.within
+    if plan.level == "task" and x.shape[1] == 1:
+        return x[:, 0, :]
+    if name is not None:
+        stat = get_within(name)
+        values = stat.judge(x)
+        sums = instance_sums(values, exact=stat.grid is None)
+        counts = (~np.isnan(values)).sum(axis=-2)
+        return stat.pool(sums, counts) if plan.level == "one" else task_values(stat, sums, counts)
+    if plan.level == "one":
+        return call_kernel(plan.within, x.reshape(-1, x.shape[-1]), None, plan.options)
+    return call_kernel(plan.within, x, None, plan.options)
 
 
 def aggregate(
@@ -627,6 +689,12 @@ def aggregate(
 
 def aggregate_plan(plan: Plan) -> xr.DataArray:
     """The ``score`` of a prepared request (:func:`prepare`); :func:`aggregate` is ``prepare`` + this."""
+    attrs = {"rule": plan.rule_label, "level": plan.level, "missing": plan.missing}
+    if not is_dask(plan.x):  # in memory: numpy all the way, one DataArray at the end
+        score = finalize(within_array(plan), np.asarray(plan.judged.values), np.asarray(plan.miss.values),
+                         **plan.finalize_kwargs())
+        out = xr.DataArray(score, dims=(SYSTEM,), coords={SYSTEM: plan.x[SYSTEM].values}, name="score", attrs=attrs)
+        return plan.restored(out)
     X = within_step(plan.x, plan.within, plan.level, plan.options)
     judged, miss = plan.judged, plan.miss
     if is_dask(X):
@@ -645,8 +713,73 @@ def aggregate_plan(plan: Plan) -> xr.DataArray:
         kwargs=plan.finalize_kwargs(),
     )
     score.name = "score"
-    score.attrs = {"rule": plan.rule_label, "level": plan.level, "missing": plan.missing}
+    score.attrs = attrs
     return plan.restored(score)
+
+
+#: the pairwise sums one request shares between its rules (whole numbers: the same bits as each rule's own)
+_SHARED_SUMS = ("wins", "pairs")
+
+
+def aggregate_rules(scores: xr.DataArray, rules: Sequence[str], **options: Any) -> xr.DataArray:
+    """Several rules on the same data in one request: ``score`` with dims (rule, system).
+
+    Options are those of :func:`aggregate` (``options`` may hold the kernel options of any of the rules).
+    The data is prepared once (validation, orientation, missing-score policy, weights), the task-level
+    scores are computed once per within-task statistic, and the majority-relation rules (Copeland,
+    Minimax, Condorcet, Baldwin, success rate, Pavao's Copeland) read one shared pairwise win matrix.
+    Every row equals :func:`aggregate` with that rule, bit for bit.
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> s = engine.scores_from_array(np.array([[1.0, 9.0], [2.0, 8.0], [3.0, 8.5]]), systems=["a", "b", "c"])
+    >>> engine.aggregate_rules(s, ["borda", "copeland"]).values.tolist()
+    [[2.0, 1.0, 3.0], [0.0, -1.0, 1.0]]
+    """
+    names = [rules] if isinstance(rules, str) else list(rules)
+    if not names or len(set(names)) != len(names):
+        raise VotebenchError(f"give one or more distinct rules, got {names}")
+    opts = dict(options.pop("options", None) or {})
+    objs = [get_rule(n) for n in names]
+    check_options(objs, opts)
+    base = prepare(scores, rule=names[0], **options)
+    plans = [dataclasses.replace(base, within=r, across=r, options={k: v for k, v in opts.items()
+                                 if kernel_options(r) is None or k in kernel_options(r)}) for r in objs]
+    attrs = {"rule": ",".join(names), "level": base.level, "missing": base.missing}
+    if is_dask(base.x) or base.groups is not None or base.pooled:
+        out = xr.concat([aggregate_plan(p) for p in plans], dim=RULE, coords="minimal", compat="override")
+        out = out.assign_coords({RULE: names})
+        out.attrs = attrs
+        return out
+    cache: dict[Any, Any] = {}
+    data = np.stack([_score_sharing(p, cache) for p in plans])
+    out = xr.DataArray(data, dims=(RULE, SYSTEM), coords={RULE: names, SYSTEM: base.x[SYSTEM].values}, name="score",
+                       attrs=attrs)
+    return base.restored(out)
+
+
+def _score_sharing(plan: Plan, cache: dict[Any, Any]) -> np.ndarray:
+    """The scores of a numpy-backed plan (canonical system order), reusing the task-level matrix and the pairwise
+    sums held in ``cache`` by the other rules of the request."""
+    r = plan.across
+    key = (plan.level, "mean" if plan.level == "task" else r.within or r.name)
+    if key not in cache:
+        cache[key] = within_array(plan)
+    X = cache[key]
+    sums = None
+    if r.from_sums is not None and set(r.sums) <= set(_SHARED_SUMS) and (plan.weights is None or (plan.weights > 0).all()):
+        if ("sums",) + key not in cache:
+            w = np.ones((1, X.shape[-2])) if plan.weights is None else plan.weights[None, :]
+            cache[("sums",) + key] = {k: v[0] for k, v in task_pair_sums(X, w, _SHARED_SUMS).items()}
+        sums = cache[("sums",) + key]
+    return finalize(X, np.asarray(plan.judged.values), np.asarray(plan.miss.values), **plan.finalize_kwargs(),
+                    pair_sums=sums)
+
+
+def rank_rules(scores: xr.DataArray, rules: Sequence[str], **options: Any) -> xr.Dataset:
+    """:func:`rank` for several rules in one request (see :func:`aggregate_rules`): dims (rule, system)."""
+    return ranking(aggregate_rules(scores, rules, **options))
 
 
 def rank(scores: xr.DataArray, **options: Any) -> xr.Dataset:
@@ -663,6 +796,12 @@ def rank(scores: xr.DataArray, **options: Any) -> xr.Dataset:
 
 def ranking(score: xr.DataArray) -> xr.Dataset:
     """``score``, ``rank`` and ``discriminative_power`` of an aggregate score (see :func:`rank`)."""
+    if not is_dask(score):
+        v = np.asarray(score.values, dtype=np.float64)
+        ds = xr.Dataset({"score": score, "rank": (score.dims, min_rank(v), dict(score.attrs)),
+                         "discriminative_power": (score.dims[:-1], tied_count(v), dict(score.attrs))})
+        ds.attrs = dict(score.attrs)
+        return ds
     ranks = xr.apply_ufunc(
         min_rank, score, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]], dask="parallelized",
         output_dtypes=[np.float64],

@@ -289,7 +289,8 @@ register_rule(Rule("threshold", V.threshold_across,
                    "fewest last places, then fewest in the last two, ... (c = (1,..,1,0), then (1,..,1,0,0), ...)",
                    ties="positions shared equally; systems equal under every vector tie", references=(_VNR,)))
 register_rule(Rule("baldwin", V.baldwin_across, "iterative Borda elimination; score = elimination round",
-                   ties="all systems with the minimum Borda score leave together and tie", references=(_VNR,), resample="weights"))
+                   ties="all systems with the minimum Borda score leave together and tie", references=(_VNR,), resample="weights",
+                   from_sums=V.baldwin_from_sums, sums=("wins", "pairs")))
 register_rule(Rule("condorcet", V.condorcet_across, "1 for the Condorcet winner, 0 for everyone else (all 0: no winner)",
                    ties=_PAIRWISE, missing="pairwise", references=(_VNR,),
                    resample="weights", from_sums=V.condorcet_from_sums, sums=('wins', 'pairs')))

@@ -805,7 +805,17 @@ def promethee2(
     return phi_plus, phi_minus, weighted_task_mean(Fp - Fm, raw, extra=S - 1)
 
 
-def promethee2_net(X: np.ndarray, *, weights: np.ndarray | None = None, **options) -> np.ndarray:
+def promethee2_net(
+    X: np.ndarray,
+    *,
+    weights: np.ndarray | None = None,
+    preference: str | Sequence[str] = "usual",
+    q: Any = None,
+    p: Any = None,
+    s: Any = None,
+    maximize: Any = True,
+    block: int | None = None,
+) -> np.ndarray:
     """PROMETHEE II net flow ``phi = phi+ - phi-`` (higher is better), for the rule registry.
 
     Parameters
@@ -814,15 +824,15 @@ def promethee2_net(X: np.ndarray, *, weights: np.ndarray | None = None, **option
         Complete scores (criteria x systems).
     weights : array_like, shape (T,) or (..., T), optional
         Criterion weights (normalised to sum 1).
-    **options
-        ``preference``, ``q``, ``p``, ``s``, ``maximize``, ``block`` of :func:`promethee2`.
+    preference, q, p, s, maximize, block
+        As in :func:`promethee2`.
 
     Returns
     -------
     ndarray, shape (..., S)
         The net outranking flow (xLLMBench Eq. 4), in [-1, 1].
     """
-    return promethee2(X, weights=weights, **options)[2]
+    return promethee2(X, weights=weights, preference=preference, q=q, p=p, s=s, maximize=maximize, block=block)[2]
 
 
 def promethee2_rank(X: np.ndarray, *, weights: np.ndarray | None = None, **options) -> np.ndarray:

@@ -43,6 +43,7 @@ __all__ = [
     "copeland_from_wins",
     "minimax_from_wins",
     "baldwin_from_counts",
+    "baldwin_from_sums",
     "condorcet_from_sums",
     "copeland_from_sums",
     "minimax_from_sums",
@@ -443,7 +444,7 @@ def baldwin_from_counts(wins: np.ndarray, ties: np.ndarray, present: np.ndarray)
             borda -= pts[:, out].sum(axis=-1)
         else:
             borda -= np.einsum("...ij,...j->...i", pts, out.astype(np.float64))
-    return np.where(alive, float(n_s), score)
+    return np.where(alive, present.sum(axis=-1, keepdims=True).astype(np.float64), score)  # survivors: the number ranked
 
 
 # --------------------------------------------------------------------------------------------
@@ -480,6 +481,15 @@ def minimax_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
 
 def _present_from_pairs(pairs: np.ndarray) -> np.ndarray:
     return np.diagonal(pairs, axis1=-2, axis2=-1) > 0
+
+
+def baldwin_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
+    """Baldwin rounds from summed ``wins`` and ``pairs`` matrices (ties = pairs - wins - wins^T off the diagonal)."""
+    wins, pairs = sums["wins"], sums["pairs"]
+    ties = pairs - wins - np.swapaxes(wins, -1, -2)
+    idx = np.arange(wins.shape[-1])
+    ties[..., idx, idx] = 0.0
+    return baldwin_from_counts(wins, np.maximum(ties, 0.0), _present_from_pairs(pairs))
 
 
 def condorcet_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
