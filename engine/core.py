@@ -93,14 +93,15 @@ def canonical_order(scores: xr.DataArray) -> tuple[xr.DataArray, dict[str, np.nd
     reordered tensor and, per dimension, the permutation applied (``new = old[perm]``); a dimension
     already in order is not copied.
     """
-    perms: dict[str, np.ndarray] = {}
-    index: dict[str, np.ndarray] = {}
-    for dim in (SYSTEM, TASK, INSTANCE):
-        perm = label_order(scores[dim].values)
-        perms[dim] = perm
-        if not np.array_equal(perm, np.arange(perm.size)):
-            index[dim] = perm
+    perms = label_perms(scores)
+    index = {d: p for d, p in perms.items() if not np.array_equal(p, np.arange(p.size))}
     return (scores.isel(index) if index else scores), perms
+
+
+def label_perms(scores: xr.DataArray) -> dict[str, np.ndarray]:
+    """The canonical order (:func:`label_order`) of the system, task and instance labels of ``scores``."""
+    return {dim: label_order(scores.indexes[dim]) if dim in scores.indexes else label_order(scores[dim].values)
+            for dim in (SYSTEM, TASK, INSTANCE)}
 
 
 def is_dask(da: xr.DataArray) -> bool:
@@ -564,8 +565,11 @@ def prepare(
     opts = dict(options or {})
     check_options([r_within, r_across], opts)
     restore = None
+    perms = None
     if canonical:
-        scores, perms = canonical_order(scores)
+        perms = label_perms(scores)
+        if is_dask(scores):
+            scores = canonical_order(scores)[0]
         tp = perms[TASK]
         if not np.array_equal(tp, np.arange(tp.size)):
             tasks = [tasks[i] for i in tp]
@@ -583,18 +587,32 @@ def prepare(
         x = apply_missing_policy(x, missing)
         judged = _judge_present(x).sum(INSTANCE)
     else:  # in memory: the same steps on numpy arrays, without xarray's per-operation overhead
-        x, miss, judged = _prepare_in_memory(scores, missing)
+        x, miss, judged = _prepare_in_memory(scores, missing, perms)
     return Plan(x=x, miss=miss, judged=judged, within=r_within, across=r_across, level=lvl, missing=missing,
                 weights=w, groups=glabels, options=opts, systems=systems, tasks=tasks, restore=restore)
 
 
-def _prepare_in_memory(scores: xr.DataArray, missing: str) -> tuple[xr.DataArray, xr.DataArray, xr.DataArray]:
-    """:func:`orient`, :func:`missing_report` and :func:`apply_missing_policy` of numpy-backed scores, in numpy."""
-    xs = scores.transpose(SYSTEM, TASK, INSTANCE)
-    v = np.array(xs.values, dtype=np.float64)
-    if "higher_is_better" in xs.coords:
-        hib = np.asarray(xs["higher_is_better"].values, dtype=bool)
+def _prepare_in_memory(scores: xr.DataArray, missing: str, perms: Mapping[str, np.ndarray] | None
+                       ) -> tuple[xr.DataArray, xr.DataArray, xr.DataArray]:
+    """:func:`canonical_order` (``perms``), :func:`orient`, :func:`missing_report` and :func:`apply_missing_policy` of
+    numpy-backed scores, in numpy (one DataArray built at the end)."""
+    axes = [scores.dims.index(d) for d in (SYSTEM, TASK, INSTANCE)]
+    v = np.asarray(scores.values, dtype=np.float64).transpose(axes)
+    if perms is not None:
+        v = v[np.ix_(perms[SYSTEM], perms[TASK], perms[INSTANCE])]
+    else:
+        v = v.copy()
+    coords = {}
+    for name, c in scores.coords.variables.items():  # Variables: no DataArray per coordinate
+        cv = np.asarray(c.values)
+        if perms is not None:
+            for ax, d in enumerate(c.dims):
+                cv = np.take(cv, perms[d], axis=ax)
+        coords[name] = xr.Variable(c.dims, cv, c.attrs)
+    if "higher_is_better" in coords:
+        hib = np.asarray(coords["higher_is_better"].values, dtype=bool)
         v[:, ~hib, :] *= -1.0
+        coords["higher_is_better"] = xr.Variable((TASK,), np.ones(v.shape[1], dtype=bool))  # oriented
     nan = np.isnan(v)
     judge_present = ~nan.all(axis=0)  # (T, K): padding judges hold no score at all
     miss = (nan & judge_present).sum(axis=2).T  # (T, S)
@@ -603,10 +621,7 @@ def _prepare_in_memory(scores: xr.DataArray, missing: str) -> tuple[xr.DataArray
     elif missing == "drop-judges":
         v[:, nan.any(axis=0) & judge_present] = np.nan
     judged = (~np.isnan(v)).any(axis=0).sum(axis=1)
-    coords = {k: c.variable for k, c in xs.coords.items()}
-    if "higher_is_better" in coords:  # oriented: every task now higher-is-better
-        coords["higher_is_better"] = xr.Variable((TASK,), np.ones(v.shape[1], dtype=bool))
-    x = xr.DataArray(v, dims=xs.dims, coords=coords, name=xs.name, attrs=xs.attrs)
+    x = xr.DataArray(v, dims=(SYSTEM, TASK, INSTANCE), coords=coords, name=scores.name, attrs=scores.attrs)
     return x, xr.DataArray(miss, dims=(TASK, SYSTEM)), xr.DataArray(judged, dims=(TASK,))
 
 

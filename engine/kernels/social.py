@@ -426,6 +426,8 @@ def baldwin_from_counts(wins: np.ndarray, ties: np.ndarray, present: np.ndarray)
     # Borda totals are updated incrementally (exact for simple-fraction weights); scores within the
     # tie tolerance of the minimum count as tied (engine.kernels.exact)
     tol = TIE_RTOL * max(1.0, float(np.abs(pts).sum(axis=-1).max(initial=0.0)))
+    if pts.ndim == 2:
+        return _baldwin_one(pts, np.asarray(present, dtype=bool), tol)
     alive = np.broadcast_to(present, pts.shape[:-1]).copy()  # one row per batch element (weight stacks too)
     score = np.where(alive, 0.0, np.nan)
     n_s = pts.shape[-1]
@@ -445,6 +447,29 @@ def baldwin_from_counts(wins: np.ndarray, ties: np.ndarray, present: np.ndarray)
         else:
             borda -= np.einsum("...ij,...j->...i", pts, out.astype(np.float64))
     return np.where(alive, present.sum(axis=-1, keepdims=True).astype(np.float64), score)  # survivors: the number ranked
+
+
+def _baldwin_one(pts: np.ndarray, present: np.ndarray, tol: float) -> np.ndarray:
+    """:func:`baldwin_from_counts` of one ranking (no batch axes): a loop over the alive systems only."""
+    alive = present.copy()
+    score = np.where(alive, 0.0, np.nan)
+    borda = pts[:, alive].sum(axis=1)
+    rnd = 0
+    while True:
+        idx = np.flatnonzero(alive)
+        if idx.size <= 1:
+            break
+        b = borda[idx]
+        mn = b.min()
+        if b.max() <= mn + tol:
+            break
+        gone = idx[b <= mn + tol]
+        score[gone] = float(rnd)
+        alive[gone] = False
+        borda -= pts[:, gone].sum(axis=1)
+        rnd += 1
+    score[alive] = float(present.sum())  # survivors: the number ranked
+    return score
 
 
 # --------------------------------------------------------------------------------------------
