@@ -44,9 +44,7 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import machine_info  # noqa: E402
+from _machine import machine_info  # the script's own folder is on sys.path
 
 import engine.dashboard as dashboard  # noqa: E402
 from engine.sweep import parse_config, run_sweep  # noqa: E402

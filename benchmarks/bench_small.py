@@ -19,16 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from _machine import machine_info  # the script's own folder is on sys.path
 
 import engine
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import machine_info  # noqa: E402 - benchmarks/ is on sys.path when run as a script
 
 RULES = ["plurality", "borda", "dowdall", "threshold", "baldwin", "condorcet", "copeland", "minimax"]
 DATA = Path(__file__).resolve().parents[1] / "data" / "vnr_glue.csv"
