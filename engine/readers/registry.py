@@ -170,7 +170,7 @@ def guess_reader(path: Path) -> Reader:
             return reader
     expected = "; ".join(r.description or r.name for r in READERS.values() if r.guess_can_open is not None)
     what = "unknown kind of directory" if path.is_dir() else "unknown file type"
-    raise VotebenchError(f"{path}: {what}; expected {expected}; or name a reader with format= ({', '.join(READERS)})")
+    raise VotebenchError(f"{path}: {what}; expected {expected}; or name the reader (format= / --input-format: {', '.join(READERS)})")
 
 
 def check_options(reader: Reader, options: Mapping[str, Any], source: str) -> dict[str, Any]:
