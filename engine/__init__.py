@@ -3,6 +3,7 @@
 Public API (data first, keyword-only options):
 
 * :func:`open_scores`, :func:`scores_from_array`, :func:`to_zarr`: the score tensor;
+  :func:`register_reader` adds an input format (:data:`READERS`, :mod:`engine.readers`);
 * :func:`aggregate`, :func:`rank`: aggregation rules (:data:`RULES`); :func:`aggregate_rules`,
   :func:`rank_rules`: several rules in one request (shared preparation and pairwise win matrix);
 * :func:`orient`, :func:`missing_report`: orientation and missing scores;
@@ -26,8 +27,9 @@ from .errors import VotebenchError
 
 if TYPE_CHECKING:  # pragma: no cover - static analysers see the eager imports
     from .bootstrap import bootstrap, summarize
+    from .canonical import scores_from_array, validate_scores
     from .core import aggregate, aggregate_rules, missing_report, orient, rank, rank_rules, tied_groups
-    from .io import open_scores, scores_from_array, validate_scores
+    from .readers import READERS, Reader, get_reader, open_scores, reader_names, register_reader
     from .rules import LEVELS, RULES, Rule, get_rule, register_rule, rule_names
     from .store import to_zarr
 
@@ -42,9 +44,14 @@ _LAZY = {
     "orient": "core",
     "rank": "core",
     "tied_groups": "core",
-    "open_scores": "io",
-    "scores_from_array": "io",
-    "validate_scores": "io",
+    "open_scores": "readers",
+    "READERS": "readers",
+    "Reader": "readers",
+    "get_reader": "readers",
+    "reader_names": "readers",
+    "register_reader": "readers",
+    "scores_from_array": "canonical",
+    "validate_scores": "canonical",
     "LEVELS": "rules",
     "RULES": "rules",
     "Rule": "rules",
@@ -119,18 +126,23 @@ sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "LEVELS",
+    "READERS",
     "RULES",
+    "Reader",
     "Rule",
     "VotebenchError",
     "aggregate",
     "aggregate_rules",
     "bootstrap",
+    "get_reader",
     "get_rule",
     "missing_report",
     "open_scores",
     "orient",
     "rank",
     "rank_rules",
+    "reader_names",
+    "register_reader",
     "register_rule",
     "rule_names",
     "scores_from_array",

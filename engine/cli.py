@@ -26,12 +26,12 @@ import xarray as xr
 from .core import MISSING_POLICIES
 from .dims import BOOTSTRAP_AXES
 from .errors import VotebenchError
+from .readers import parse_task_option, reader_names
 from .rules import LEVELS, RULES, rule_names
 
 __all__ = ["main", "build_parser", "json_safe", "json_text"]
 
 FORMATS = ("table", "json", "csv")
-INPUT_FORMATS = ("wide", "long", "lm-eval", "helm", "jsonl")
 _SCHEDULER_HELP = ("address of a running dask scheduler, e.g. tcp://10.0.0.5:8786 (default: DASK_SCHEDULER_ADDRESS, "
                    "else an in-process scheduler); the workers read INPUT by its path or URL")
 
@@ -45,8 +45,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_input_options(r: argparse.ArgumentParser) -> None:
     """How INPUT is read: evaluation outputs (lm-evaluation-harness, HELM, JSONL) and their metric."""
-    r.add_argument("--input-format", default=None, choices=INPUT_FORMATS,
-                   help="kind of INPUT (default: from its suffix or folder content)")
+    r.add_argument("--input-format", default=None, choices=reader_names(),
+                   help="the reader of INPUT (default: guessed from its suffix or folder content)")
     r.add_argument("--metric", default=None, metavar="NAME|TASK=NAME,...",
                    help="lm-eval / HELM per-instance metric, for every task or per task (default: lm-eval the first "
                    "metric listed, HELM exact_match)")
@@ -56,8 +56,6 @@ def _add_input_options(r: argparse.ArgumentParser) -> None:
 
 
 def _loader_options(args: argparse.Namespace) -> dict[str, Any]:
-    from .loaders import parse_task_option
-
     return {"format": getattr(args, "input_format", None), "metric": parse_task_option(getattr(args, "metric", None)),
             "filter": parse_task_option(getattr(args, "eval_filter", None)),
             "split": parse_task_option(getattr(args, "split", None))}

@@ -34,7 +34,7 @@ import xarray as xr
 
 from .dims import INSTANCE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
-from .io import validate_scores
+from .canonical import validate_scores
 from .kernels.exact import DIGITS, anchor, digit_sums, digits_to_float, snap_ties
 from .kernels.ranking import min_rank, tied_count
 from .kernels.social import task_pair_sums

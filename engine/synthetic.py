@@ -56,7 +56,7 @@ import xarray as xr
 
 from .dims import REPLICATE, SYSTEM, TASK
 from .errors import VotebenchError
-from .io import scores_from_array
+from .canonical import scores_from_array
 from .resample import replicate_generator, replicate_ids
 
 __all__ = [

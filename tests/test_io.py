@@ -213,7 +213,8 @@ def test_missing_path_and_plain_directory(tmp_path):
     with pytest.raises(engine.VotebenchError, match="no such file or directory"):
         engine.open_scores(tmp_path / "nope.csv")
     (tmp_path / "folder").mkdir()
-    with pytest.raises(engine.VotebenchError, match="not a zarr store"):
+    expected = r"unknown kind of directory; expected a zarr store .*; or name the reader \(format= / --input-format: zarr, "
+    with pytest.raises(engine.VotebenchError, match=expected):
         engine.open_scores(tmp_path / "folder")
 
 
