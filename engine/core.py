@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .canonical import validate_scores
 from .dims import INSTANCE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
-from .canonical import validate_scores
 from .kernels.exact import DIGITS, anchor, digit_sums, digits_to_float, snap_ties
 from .kernels.ranking import min_rank, tied_count
 from .kernels.social import task_pair_sums

@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .canonical import scores_from_array
 from .core import Plan, call_kernel, instance_sums, prepare, task_scores, task_values
 from .dims import INSTANCE, REPLICATE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
-from .canonical import scores_from_array
 from .kernels import mcdm as M
 from .kernels.kemeny import kendall_distance, kendall_tau_b
 from .kernels.ranking import min_rank

@@ -54,9 +54,9 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
+from .canonical import scores_from_array
 from .dims import REPLICATE, SYSTEM, TASK
 from .errors import VotebenchError
-from .canonical import scores_from_array
 from .resample import replicate_generator, replicate_ids
 
 __all__ = [

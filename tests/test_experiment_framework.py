@@ -256,8 +256,9 @@ def test_dask_compute_local_is_in_process():
 
 def test_root_is_found_through_the_package_or_given(monkeypatch, tmp_path, capsys):
     """The project folder comes from $VOTEBENCH_ROOT, else the installed package; --root names another one."""
-    import engine.experiment as ex
     from conftest import run_cli
+
+    import engine.experiment as ex
 
     monkeypatch.setenv("VOTEBENCH_ROOT", str(tmp_path))
     assert ex.find_root() == tmp_path.resolve()
