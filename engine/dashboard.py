@@ -349,7 +349,7 @@ class LiveStore:
         from .sweep.config import parse_config
 
         try:
-            cfg = parse_config(json.loads(self.attrs["config"]), where=str(self.path))
+            cfg = parse_config(json.loads(self.attrs["config"]), where=str(self.path), stored=True)
             checksums = json.loads(self.attrs.get("inputs", "{}"))
             known = json.loads(self.attrs.get("input_paths", "{}"))
         except (KeyError, ValueError, TypeError, VotebenchError):

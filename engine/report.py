@@ -972,7 +972,7 @@ def _store_config(path: Path, groups: Mapping[str, xr.Dataset]) -> tuple[Any, di
 
     root_attrs = next(iter(groups.values())).attrs if groups else {}
     try:
-        cfg = parse_config(json.loads(root_attrs["config"]), where=str(path))
+        cfg = parse_config(json.loads(root_attrs["config"]), where=str(path), stored=True)
         return cfg, json.loads(root_attrs.get("inputs", "{}")), json.loads(root_attrs.get("input_paths", "{}"))
     except (KeyError, ValueError, TypeError):
         raise VotebenchError(f"{path}: results store without a readable sweep config") from None

@@ -91,8 +91,15 @@ def _without_input(item: Any) -> bool:
     return kind is not None and not kind.needs_input
 
 
-def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os.PathLike[str] = ".") -> SweepConfig:
-    """Validate a sweep declaration given as a mapping."""
+def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os.PathLike[str] = ".",
+                 stored: bool = False) -> SweepConfig:
+    """Validate a sweep declaration given as a mapping.
+
+    ``stored``: the config of an existing results store read back (report,
+    dashboard): perturbations of a kind this process has not registered are
+    left out of :attr:`SweepConfig.perturbations` (their groups are in the
+    store all the same) instead of refused.
+    """
     raw = dict(raw)
     unknown = sorted(set(raw) - set(_TOP_KEYS))
     if unknown:
@@ -103,7 +110,9 @@ def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os
     if isinstance(inputs, (str, dict)):
         inputs = [inputs]
     perts = raw.get("perturbations") or []
-    if not inputs and not (perts and all(_without_input(p) for p in perts)):
+    if stored:
+        perts = [p for p in perts if _kind_of(p) is not None]
+    if not inputs and not stored and not (perts and all(_without_input(p) for p in perts)):
         raise _fail(where, "no input: add [input] path = ...")
     ins = _inputs(where, inputs or [])
     if SYNTHETIC_GROUP in [s["name"] for s in ins] and any(_without_input(p) for p in perts):
@@ -113,7 +122,7 @@ def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os
     if len(set(labels)) != len(labels):
         raise _fail(where, f"rule labels must be unique (add label = ...), got {labels}")
     ps = [_perturbation(where, i, item) for i, item in enumerate(perts)]
-    if not ps:
+    if not ps and not stored:
         raise _fail(where, "no perturbations: add [[perturbations]] kind = \"bootstrap\" ...")
     pnames = [p["name"] for p in ps]
     if len(set(pnames)) != len(pnames):

@@ -47,7 +47,7 @@ def inspect_input(src: Source, rules: Sequence[tuple[str, Mapping[str, Any]]],
     points = {label: rank_scores(scores, opts)[:2] for label, opts in rules}
     for check, pert, opts in checks:
         check(scores, pert, opts)  # fail before any store is written
-    return {"source": src, "systems": [str(s) for s in scores["system"].values], "n_tasks": int(scores.sizes["task"]),
+    return {"source": src, "systems": [str(s) for s in scores["system"].values], "tasks": [str(t) for t in scores["task"].values],
             "points": points}
 
 
@@ -101,7 +101,7 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
             if kind.needs_input:
                 group = f"{inp['name']}/{pert['name']}"
                 ctx = PlanContext(group, pert, cfg.rules, cfg.seed, kind.run_block, input=inp, source=src, systems=systems,
-                                  n_tasks=info["n_tasks"], points=info["points"])
+                                  tasks=info["tasks"], points=info["points"])
                 skeletons[group], more = _planned(kind, ctx)
                 blocks += more
     for pert in cfg.perturbations:

@@ -101,8 +101,8 @@ class PlanContext:
         Where the workers read the input (checksum filled in).
     systems : numpy.ndarray or None
         The input's systems (object array).
-    n_tasks : int or None
-        The input's number of tasks.
+    tasks : list of str or None
+        The input's tasks.
     points : dict
         Full-data ``(score, rank)`` of every rule label on the input.
     """
@@ -115,12 +115,18 @@ class PlanContext:
     input: Mapping[str, Any] | None = None
     source: Any = None
     systems: np.ndarray | None = None
-    n_tasks: int | None = None
+    tasks: Sequence[str] | None = None
     points: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     @property
     def labels(self) -> list[str]:
+        """The rule labels (the ``rule`` coordinate of a group that has one)."""
         return [str(r["label"]) for r in self.rules]
+
+    @property
+    def n_tasks(self) -> int:
+        """The input's number of tasks (0 without input)."""
+        return len(self.tasks or ())
 
     def options(self, rule: Mapping[str, Any]) -> dict[str, Any]:
         """:func:`aggregate_options` of ``rule`` on this group's input."""

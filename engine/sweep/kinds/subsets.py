@@ -46,7 +46,7 @@ def subset_block(src: Any, opts: Mapping[str, Any], size: int, ids: np.ndarray, 
 
 def plan(ctx: PlanContext) -> tuple[xr.Dataset, list[Block]]:
     pert, labels_ = ctx.spec, ctx.labels
-    T = int(ctx.n_tasks or 0)
+    T = ctx.n_tasks
     sizes = [s for s in pert.get("sizes", list(range(1, T + 1))) if s <= T]
     if not sizes:
         raise VotebenchError(f"{ctx.group}: every subset size exceeds the {T} tasks of the input")
