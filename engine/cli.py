@@ -500,10 +500,10 @@ def _typed_config_value(act: argparse.Action, key: str, value: Any, path: str) -
 
 
 def _read_weights(spec: Any) -> Any:
-    from .sweep import check_weights
-
     if spec is None or spec == "groups":
         return spec
+    from .sweep import check_weights
+
     if isinstance(spec, dict):
         return check_weights(spec, "weights")
     p = Path(str(spec))
