@@ -12,6 +12,7 @@ import hashlib
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,7 @@ def input_checksum(path: str | os.PathLike[str]) -> str:
 
     def files() -> Iterator[tuple[str, Callable[[], bytes]]]:
         for r in sorted(Path(f[len(root) + 1 :]) for f in fs.find(root)):  # files only
-            yield str(r), lambda r=r: fs.cat_file(f"{root}/{r.as_posix()}")
+            yield str(r), partial(fs.cat_file, f"{root}/{r.as_posix()}")
 
     return _digest(fs.isdir(root), files, lambda: fs.open(root, "rb"))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -135,7 +135,8 @@ def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os
     return SweepConfig(inputs=ins, rules=rs, perturbations=ps, seed=seed, store=str(raw["store"]), raw=raw, base=Path(base))
 
 
-def _labelled(where: str, what: str, items: list[Any], finish: Any) -> list[dict[str, Any]]:
+def _labelled(where: str, what: str, items: list[Any], finish: Callable[[str, int, dict[str, Any]], dict[str, Any]]
+              ) -> list[dict[str, Any]]:
     """Entries given as a string (``{key: string}``) or a table, finished by ``finish(where, i, spec)``."""
     key = "path" if what == "input" else "name"
     return [finish(where, i, {key: item} if isinstance(item, str) else dict(item)) for i, item in enumerate(items)]

@@ -32,10 +32,10 @@ __all__ = ["check_memory", "plan_sweep", "run_sweep"]
 log = logging.getLogger("engine")
 
 
-def _kind(pert: Mapping[str, Any]) -> Kind:
-    kind = get_kind(pert["kind"])
+def _kind(name: str) -> Kind:
+    kind = get_kind(name)
     if kind is None:  # a config parsed while the kind was registered
-        raise VotebenchError(f"perturbation {pert['name']!r}: kind {pert['kind']!r} is not registered in this process")
+        raise VotebenchError(f"perturbation kind {name!r} is not registered in this process")
     return kind
 
 
@@ -58,7 +58,7 @@ def _inspect_all(cfg: SweepConfig, client: Any | None) -> list[dict[str, Any]]:
         src = make_source(inp["path"], base=cfg.base, meta=inp.get("meta"), loader={k: inp.get(k) for k in LOADER_KEYS},
                           lower_is_better=inp.get("lower_is_better", ()))
         rules = [(r["label"], aggregate_options(inp, r)) for r in cfg.rules]
-        kinds = [(_kind(p), p) for p in cfg.perturbations]
+        kinds = [(_kind(p["kind"]), p) for p in cfg.perturbations]
         checks = [(kind.check, p, aggregate_options(inp, r)) for kind, p in kinds if kind.needs_input and kind.check is not None
                   for r in cfg.rules]
         calls.append((src, rules, checks))
@@ -97,7 +97,7 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
         systems = np.array(info["systems"], dtype=object)
         check_sizes(cfg, systems.size)
         for pert in cfg.perturbations:
-            kind = _kind(pert)
+            kind = _kind(pert["kind"])
             if kind.needs_input:
                 group = f"{inp['name']}/{pert['name']}"
                 ctx = PlanContext(group, pert, cfg.rules, cfg.seed, kind.run_block, input=inp, source=src, systems=systems,
@@ -105,7 +105,7 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
                 skeletons[group], more = _planned(kind, ctx)
                 blocks += more
     for pert in cfg.perturbations:
-        kind = _kind(pert)
+        kind = _kind(pert["kind"])
         if not kind.needs_input:
             group = f"{SYNTHETIC_GROUP}/{pert['name']}"
             skeletons[group], more = _planned(kind, PlanContext(group, pert, cfg.rules, cfg.seed, kind.run_block))
@@ -142,7 +142,7 @@ def check_sizes(cfg: SweepConfig, n_systems: int | None) -> None:
     """The in-memory size of every perturbation's store variables (``n_systems`` None: at least 2 systems)."""
     S = 2 if n_systems is None else n_systems
     for pert in cfg.perturbations:
-        kind = _kind(pert)
+        kind = _kind(pert["kind"])
         if kind.memory is not None:
             need, what, fix = kind.memory(pert, len(cfg.rules), S)
             check_memory(need, f"perturbation {pert['name']!r}: {what}", fix)
@@ -208,7 +208,7 @@ def run_sweep(
                 return path
             if client is None:
                 client = embedded_client()
-            kinds = {g: get_kind(ds.attrs["kind"]) for g, ds in skeletons.items()}
+            kinds = {g: _kind(ds.attrs["kind"]) for g, ds in skeletons.items()}
             _compute(client, root, todo, kinds, _progress(len(blocks), already, enabled=progress), on_block)
     finally:
         if own and client is not None:

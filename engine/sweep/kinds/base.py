@@ -19,6 +19,7 @@ import numpy as np
 import xarray as xr
 
 from ...errors import VotebenchError
+from ...summaries import SummaryCodec
 
 __all__ = ["KINDS", "TASK_BYTES", "Block", "Kind", "PlanContext", "SpecCheck", "aggregate_options", "get_kind", "is_number",
            "register_kind", "replicate_blocks"]
@@ -124,6 +125,11 @@ class PlanContext:
         return [str(r["label"]) for r in self.rules]
 
     @property
+    def n_systems(self) -> int:
+        """The input's number of systems (0 without input)."""
+        return 0 if self.systems is None else int(self.systems.size)
+
+    @property
     def n_tasks(self) -> int:
         """The input's number of tasks (0 without input)."""
         return len(self.tasks or ())
@@ -192,7 +198,7 @@ class Kind:
     memory: Callable[[Mapping[str, Any], int, int], tuple[float, str, str]] | None = None
     chunks: Callable[[xr.Dataset], dict[str, tuple[int, ...]]] | None = None
     write: Callable[[Any, Block, np.ndarray], None] | None = None
-    summary: Any = None
+    summary: SummaryCodec | None = None
     dashboard: Callable[..., Any] | None = None
     report: Callable[[Any, str, xr.Dataset], tuple[str, str]] | None = None
 

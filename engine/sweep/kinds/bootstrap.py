@@ -51,7 +51,7 @@ def plan(ctx: PlanContext) -> tuple[xr.Dataset, list[Block]]:
     pert, labels_ = ctx.spec, ctx.labels
     n, b = pert["replicates"], pert["block"]
     ids = replicate_blocks(n, b)
-    S = ctx.systems.size
+    S = ctx.n_systems
     skeleton = xr.Dataset(
         {
             "replicate_score": ((RULE, REPLICATE, SYSTEM), np.full((len(labels_), n, S), np.nan)),
@@ -143,12 +143,11 @@ class BootstrapState(GroupState):
         self.over = str(grp.attrs.get("over", ""))
         self.h_scores = grp["replicate_score"]
         self.reader = SummaryReader(grp, SUMMARY)
+        self.point: np.ndarray | None = None
+        self.rank: np.ndarray | None = None
         if "score" in grp:
-            self.point: np.ndarray | None = np.asarray(grp["score"][...], dtype=np.float64)
+            self.point = np.asarray(grp["score"][...], dtype=np.float64)
             self.rank = np.asarray(grp["rank"][...], dtype=np.float64) if "rank" in grp else min_rank(self.point)
-        else:
-            self.point = None
-            self.rank = None
         self.sums = [BootstrapSums(self.S) for _ in range(self.R)]
         self.agree_sum = np.zeros((self.R, self.R))
         self.agree_n = np.zeros((self.R, self.R), dtype=np.int64)
@@ -260,18 +259,19 @@ class BootstrapState(GroupState):
         """Mean Spearman over the pooled replicates (:func:`engine.metrics.concordance`, in replicate order)."""
         from ... import metrics
 
-        if self.pool_rho[ri] is None:
+        rho = self.pool_rho[ri]
+        if rho is None:
             rows = [self.pool[ri][k] for k in sorted(self.pool[ri])]
             P = np.concatenate(rows) if rows else np.zeros((0, self.S))
-            self.pool_rho[ri] = float(metrics.concordance(P, method="spearman")) if P.shape[0] >= 2 else math.nan
-        return self.pool_rho[ri]
+            rho = self.pool_rho[ri] = float(metrics.concordance(P, method="spearman")) if P.shape[0] >= 2 else math.nan
+        return rho
 
     def _ranking(self, ri: int) -> tuple[np.ndarray, np.ndarray, str]:
         """Score, rank and where they come from: the stored full-data ranking, else the mean replicate rank."""
         from ...kernels.ranking import min_rank
         from ...summaries import bootstrap_statistics
 
-        if self.point is not None:
+        if self.point is not None and self.rank is not None:
             return self.point[ri], self.rank[ri], "full data"
         mean_rank = bootstrap_statistics(np.zeros(self.S), self.sums[ri], level=self.level)["mean_rank"]
         return -mean_rank, min_rank(-mean_rank), "mean replicate rank"
@@ -291,8 +291,9 @@ class BootstrapState(GroupState):
         from ... import metrics
         from ...summaries import bootstrap_statistics
 
-        if self.stats[ri] is not None:
-            return self.stats[ri]
+        cached = self.stats[ri]
+        if cached is not None:
+            return cached
         B = self.sums[ri].replicates
         score, rank, source = self._ranking(ri)
         st = bootstrap_statistics(score, self.sums[ri], level=self.level)

@@ -50,7 +50,7 @@ def plan(ctx: PlanContext) -> tuple[xr.Dataset, list[Block]]:
     rule = next((r for r in ctx.rules if r["name"] == pert["rule"]), {"name": pert["rule"], "label": pert["rule"]})
     keys = sorted(pert["params"])
     grid = [dict(zip(keys, vals)) for vals in itertools.product(*(pert["params"][k] for k in keys))]
-    S = ctx.systems.size
+    S = ctx.n_systems
     skeleton = xr.Dataset(
         {"score": (("point", SYSTEM), np.full((len(grid), S), np.nan)),
          "rank": (("point", SYSTEM), np.full((len(grid), S), np.nan)),

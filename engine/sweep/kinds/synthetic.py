@@ -105,7 +105,8 @@ def synthetic_block(kind: str, params: Mapping[str, Any], variant: str, ids: np.
     """``error`` and ``tau`` ``(2, phi, n_corrupted | factor, replicate)`` of one variant for replicates ``ids``; no input."""
     from ...robustness import manipulation_curve, rescaling_curve
 
-    curve = {"manipulation": manipulation_curve, "rescaling": rescaling_curve}[kind]
+    curves: dict[str, Callable[..., xr.Dataset]] = {"manipulation": manipulation_curve, "rescaling": rescaling_curve}
+    curve = curves[kind]
     ds = curve(rules=[variant], repeats=ids, seed=seed, **params)
     return np.stack([np.asarray(ds["error"].values[0], dtype=np.float64), np.asarray(ds["tau"].values[0], dtype=np.float64)])
 
