@@ -21,7 +21,9 @@ The state is incremental (:class:`LiveStore`): the server watches the
 store's ``done`` flags (a directory listing, no data read) and merges only
 the blocks it has not seen, from the mergeable per-block summaries the sweep
 writes (:mod:`engine.summaries`); an update costs O(new blocks), not
-O(store).  The snapshot is built once per change and served to every client.
+O(store).  The state of a store group, and its JSON, is its perturbation
+kind's (the ``dashboard`` hook of :mod:`engine.sweep.kinds`); a group of a
+kind this process has not registered is not shown.  The snapshot is built once per change and served to every client.
 
 Security: the store is opened read-only and nothing received is evaluated.
 The server binds ``127.0.0.1`` by default and then refuses requests whose
