@@ -940,5 +940,3 @@ def pavao_criteria(
     )
     return ds
 
-
-_plan_for = plan_for  # former private name, kept while engine.sweep still imports it

@@ -498,10 +498,10 @@ def _typed_config_value(act: argparse.Action, key: str, value: Any, path: str) -
 
 
 def _read_weights(spec: Any) -> Any:
-    from .sweep import check_weights
-
     if spec is None or spec == "groups":
         return spec
+    from .sweep import check_weights
+
     if isinstance(spec, dict):
         return check_weights(spec, "weights")
     p = Path(str(spec))
@@ -654,7 +654,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
             with _naming(one.input, several):
                 if client is not None and not _is_store(one.input):
                     # a table: one worker reads it by path and ranks it; only the ranking comes back
-                    from .sweep import cluster_rank
+                    from .distributed import cluster_rank
 
                     ds = cluster_rank(client, _source(one), **opts)
                     scores = None
@@ -829,7 +829,7 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
             scores = _load_scores(args)
     elif client is not None and not _is_store(args.input):
         # a table: the workers read it by path, one task per --block replicates
-        from .sweep import cluster_bootstrap
+        from .distributed import cluster_bootstrap
 
         ds = cluster_bootstrap(client, _source(args), over=args.over, replicates=args.replicates, seed=args.seed,
                                block=args.block, **opts)
@@ -878,7 +878,7 @@ def _connect(scheduler: str | None) -> Any | None:
     """A client of ``--scheduler`` / ``DASK_SCHEDULER_ADDRESS`` (None: embedded); its dashboard link goes to stderr."""
     if not (scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")):
         return None  # in-process: distributed is not even imported
-    from .sweep import connect
+    from .distributed import connect
 
     client = connect(scheduler)
     if client is not None:
@@ -915,7 +915,7 @@ def _lower_is_better(args: argparse.Namespace) -> list[str]:
 
 
 def _source(args: argparse.Namespace) -> Any:
-    from .sweep import make_source
+    from .distributed import make_source
 
     return make_source(args.input, meta=args.meta, lower_is_better=_lower_is_better(args), loader=_loader_options(args))
 
@@ -926,7 +926,7 @@ def _open_input(args: argparse.Namespace) -> Any:
 
     if not is_url(args.input):
         return _load_scores(args)
-    from .sweep import open_source
+    from .distributed import open_source
 
     return open_source(_source(args))
 
@@ -989,7 +989,8 @@ def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import _embedded, _resolve_store, load_config, open_results, run_sweep
+    from .distributed import embedded_client
+    from .sweep import load_config, open_results, resolve_store, run_sweep
 
     token = None
     if args.dashboard:
@@ -1007,13 +1008,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     client = _connect(args.scheduler)
     embedded = args.dashboard and client is None
     if embedded:
-        client = _embedded()  # made here so that the page can link to its dask dashboard
+        client = embedded_client()  # made here so that the page can link to its dask dashboard
     board = None
     try:
         if args.dashboard:
             from .dashboard import dask_dashboard_link, start_in_background
 
-            board = start_in_background(_resolve_store(cfg), host=args.host, port=args.port, token=token,
+            board = start_in_background(resolve_store(cfg.store), host=args.host, port=args.port, token=token,
                                         dask_dashboard=dask_dashboard_link(client))
             after = ("until the page has the finished store: --exit-when-done" if args.exit_when_done else
                      "while the sweep runs and afterwards until Ctrl-C")
@@ -1039,9 +1040,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             if not shown:
                 print("votebench: note: the dashboard did not see the finished store within 30 s", file=sys.stderr)
             if not args.exit_when_done:
-                print(f"votebench: sweep complete; the dashboard keeps serving {path} at {board.url} until Ctrl-C",
-                      file=sys.stderr, flush=True)
-                try:
+                try:  # a Ctrl-C right after the message (the reader may act on it at once) also stops cleanly
+                    print(f"votebench: sweep complete; the dashboard keeps serving {path} at {board.url} until Ctrl-C",
+                          file=sys.stderr, flush=True)
                     while True:
                         time.sleep(3600)
                 except KeyboardInterrupt:
@@ -1084,8 +1085,8 @@ def _with_lower_is_better(cfg: Any, lower: list[str], *, where: str) -> Any:
 
 def _sweep_direction_notes(cfg: Any, limit: int = 50 << 20) -> None:
     """The direction note of every local table input of a sweep (read here only when under ``limit`` bytes)."""
-    from .io import directions_note, open_scores
-    from .sweep import LOADER_KEYS, is_url, make_source
+    from .distributed import loader_keys, make_source
+    from .io import directions_note, is_url, open_scores
 
     for inp in cfg.inputs:
         if is_url(inp["path"]):
@@ -1095,7 +1096,7 @@ def _sweep_direction_notes(cfg: Any, limit: int = 50 << 20) -> None:
         if not p.is_file() or p.stat().st_size > limit:
             continue
         try:
-            tasks = [str(t) for t in open_scores(p, meta=src.meta, **{k: inp[k] for k in LOADER_KEYS if inp.get(k)})["task"].values]
+            tasks = [str(t) for t in open_scores(p, meta=src.meta, **{k: inp[k] for k in loader_keys() if inp.get(k)})["task"].values]
         except VotebenchError:
             continue  # the sweep itself names the problem
         text = directions_note(p, tasks, meta=src.meta, lower_is_better=inp.get("lower_is_better", ()))

@@ -21,7 +21,9 @@ The state is incremental (:class:`LiveStore`): the server watches the
 store's ``done`` flags (a directory listing, no data read) and merges only
 the blocks it has not seen, from the mergeable per-block summaries the sweep
 writes (:mod:`engine.summaries`); an update costs O(new blocks), not
-O(store).  The snapshot is built once per change and served to every client.
+O(store).  The state of a store group, and its JSON, is its perturbation
+kind's (the ``dashboard`` hook of :mod:`engine.sweep.kinds`); a group of a
+kind this process has not registered is not shown.  The snapshot is built once per change and served to every client.
 
 Security: the store is opened read-only and nothing received is evaluated.
 The server binds ``127.0.0.1`` by default and then refuses requests whose
@@ -64,6 +66,8 @@ log = logging.getLogger("engine")
 #: replicates of a candidate (system) bootstrap pooled for the mean Spearman correlation (the first that finish):
 #: its replicates rank different systems, so the mergeable sums do not apply and the mean costs O(pool^2 S)
 STABILITY_REPLICATES = 200
+#: seconds per update spent on the agreement between rules (the rest waits for the next updates: the rankings come first)
+AGREE_SECONDS = 0.05
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 _WEB = "web"
 _STATIC = {"dashboard.js": "application/javascript; charset=utf-8", "dashboard.css": "text/css; charset=utf-8"}
@@ -99,28 +103,6 @@ class Limits:
 
 
 # ------------------------------------------------------------------------------------ helpers
-def _num(x: Any) -> float | None:
-    """A JSON-safe float: ``None`` for NaN or infinite values."""
-    v = float(x)
-    return v if math.isfinite(v) else None
-
-
-def _nums(a: np.ndarray) -> list[float | None]:
-    return [_num(v) for v in np.asarray(a, dtype=np.float64).ravel()]
-
-
-def _ints(a: np.ndarray) -> list[int | None]:
-    return [None if not math.isfinite(v) else int(v) for v in np.asarray(a, dtype=np.float64).ravel()]
-
-
-def _strings(arr: Any) -> list[str]:
-    return [str(v) for v in np.asarray(arr[...]).ravel()]
-
-
-def _block_ids(bi: int, block: int, n: int) -> slice:
-    return slice(bi * block, min(n, (bi + 1) * block))
-
-
 def _signature(path: Path) -> tuple[Any, tuple[Any, ...], dict[str, frozenset[tuple[int, ...]]]]:
     """What changes when a store is replaced, gains a group or an array, or a ``done`` flag: directory listings only.
 
@@ -160,409 +142,19 @@ def _signature(path: Path) -> tuple[Any, tuple[Any, ...], dict[str, frozenset[tu
     return root, tuple(layout), {k: frozenset(v) for k, v in flags.items()}
 
 
-def _tau_b(x: np.ndarray, y: np.ndarray) -> float:
-    """Kendall tau-b of two score vectors on the systems both have (scipy's O(S log S) algorithm); NaN if undefined."""
+def _leaf_groups(root: Any) -> list[str]:
     import warnings
 
-    from scipy.stats import kendalltau
+    from .sweep.results import leaf_groups
 
-    ok = ~(np.isnan(x) | np.isnan(y))
-    if ok.sum() < 2:
-        return math.nan
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a constant vector: NaN, with a warning
-        return float(kendalltau(x[ok], y[ok]).statistic)
-
-
-class _StoreChanged(Exception):
-    """A flag went from done to not done: the store was replaced (``--overwrite``); start over."""
-
-
-# ------------------------------------------------------------------------------------ group states
-class _Bootstrap:
-    """Merged state of one bootstrap group: per rule the sums of the done blocks, agreement between rules."""
-
-    kind = "bootstrap"
-    #: seconds of tau computations per poll (the rest waits for the next polls: the rankings come first)
-    AGREE_SECONDS = 0.05
-    #: replicates per block on which the rules' agreement is measured (tau-b costs O(S log S) per replicate and pair)
-    AGREE_REPLICATES = 10
-    #: (rule pair, block) items read per poll
-    AGREE_BATCH = 12
-
-    def __init__(self, name: str, grp: Any, *, level: float, pool: int, agree_budget: float | None = AGREE_SECONDS) -> None:
-        from .kernels.kemeny import kendall_tau_b
-        from .kernels.ranking import min_rank
-        from .summaries import BootstrapSums, SummaryReader
-
-        self.name, self.level, self.pool_cap, self.agree_budget = name, level, pool, agree_budget
-        self.labels = _strings(grp["rule"])
-        self.systems = _strings(grp["system"])
-        self.S, self.R = len(self.systems), len(self.labels)
-        self.n = int(grp["replicate_score"].shape[1])
-        self.block = int(grp.attrs.get("block", 1))
-        self.over = str(grp.attrs.get("over", ""))
-        self.h_done, self.h_scores = grp["done"], grp["replicate_score"]
-        self.reader = SummaryReader(grp)
-        self.done = np.zeros(tuple(int(v) for v in self.h_done.shape), dtype=bool)
-        self.files: frozenset[tuple[int, ...]] | None = None
-        if "score" in grp:
-            self.point: np.ndarray | None = np.asarray(grp["score"][...], dtype=np.float64)
-            self.rank = np.asarray(grp["rank"][...], dtype=np.float64) if "rank" in grp else min_rank(self.point)
-        else:
-            self.point = None
-            self.rank = None
-        self.sums = [BootstrapSums(self.S) for _ in range(self.R)]
-        self.agree_sum = np.zeros((self.R, self.R))
-        self.agree_n = np.zeros((self.R, self.R), dtype=np.int64)
-        self.agree_todo: list[tuple[int, int, int]] = []
-        self.agree_turn = False
-        # a candidate bootstrap's replicates rank different systems: mean Spearman over a pool of the first finished
-        self.pool: list[dict[int, np.ndarray]] = [{} for _ in range(self.R)]
-        self.pool_rho: list[float | None] = [None] * self.R
-        self.full_tau = [[1.0 if i == j else None for j in range(self.R)] for i in range(self.R)]
-        if self.point is not None:
-            for i in range(self.R):
-                for j in range(i + 1, self.R):
-                    t = _num(kendall_tau_b(self.point[i], self.point[j]))
-                    self.full_tau[i][j] = self.full_tau[j][i] = t
-        self.stats: list[dict[str, Any] | None] = [None] * self.R
-
-    def _new_blocks(self) -> list[tuple[int, ...]]:
-        """Blocks flagged done since the last look (raises :class:`_StoreChanged` when a flag went back).
-
-        With the chunk files of the flags listed (:func:`_signature`), only
-        the new ones are read; otherwise every flag.
-        """
-        if self.done.all():
-            return []
-        files = self.files
-        if files is None or (-1,) in files or any(len(ix) != self.done.ndim for ix in files):
-            done = np.asarray(self.h_done[...], dtype=bool)
-        else:
-            if any(ix not in files for ix in map(tuple, np.argwhere(self.done))):
-                raise _StoreChanged
-            cand = [ix for ix in files if not self.done[ix]]
-            done = self.done.copy()
-            if cand:
-                got = np.asarray(self.h_done.get_coordinate_selection(tuple(np.array(c) for c in zip(*cand))), dtype=bool)
-                for ix, v in zip(cand, got):
-                    done[ix] = v
-        if (self.done & ~done).any():
-            raise _StoreChanged
-        return [tuple(int(v) for v in ix) for ix in np.argwhere(done & ~self.done)]
-
-    def _read_raw(self, keys: set[tuple[int, int]], cache: dict[tuple[int, int], np.ndarray], rows: int | None = None) -> None:
-        """Replicate scores of the blocks ``keys`` (their first ``rows``) into ``cache``: one orthogonal selection per rule."""
-        by_rule: dict[int, list[int]] = {}
-        for ri, bi in sorted(keys - set(cache)):
-            by_rule.setdefault(ri, []).append(bi)
-        for ri, blocks in by_rule.items():
-            ranges = [_block_ids(bi, self.block, self.n) for bi in blocks]
-            if rows is not None:
-                ranges = [slice(r.start, min(r.stop, r.start + rows)) for r in ranges]
-            ids = np.concatenate([np.arange(r.start, r.stop) for r in ranges])
-            got = np.asarray(self.h_scores.get_orthogonal_selection((ri, ids, slice(None))), dtype=np.float64)
-            at = 0
-            for bi, r in zip(blocks, ranges):
-                cache[(ri, bi)] = got[at : at + r.stop - r.start]
-                at += r.stop - r.start
-
-    def poll(self) -> bool:
-        from .summaries import bootstrap_block
-
-        new = self._new_blocks()
-        if not new and not self.agree_todo:
-            return False
-        summaries = self.reader.read(new)
-        pooled = {ri: sum(v.shape[0] for v in self.pool[ri].values()) for ri in range(self.R)}
-        need = {(ri, bi) for (ri, bi), summ in zip(new, summaries) if summ is None}
-        pool_add: list[tuple[int, int]] = []
-        for ri, bi in new:
-            if pooled[ri] < self.pool_cap:
-                pool_add.append((ri, bi))
-                pooled[ri] += _block_ids(bi, self.block, self.n).stop - bi * self.block
-        raw: dict[tuple[int, int], np.ndarray] = {}
-        self._read_raw(need | set(pool_add), raw)
-        for (ri, bi), summ in zip(new, summaries):
-            self.sums[ri].add(bi, summ if summ is not None else bootstrap_block(raw[(ri, bi)]))
-            self.done[ri, bi] = True
-            self.agree_todo += [(ri, rj, bi) for rj in range(self.R) if rj != ri and self.done[rj, bi]]
-        for ri, bi in pool_add:
-            have = sum(v.shape[0] for v in self.pool[ri].values())
-            self.pool[ri][bi] = raw[(ri, bi)][: self.pool_cap - have]
-            self.pool_rho[ri] = None
-        # the rankings first: with new blocks, the agreement waits for the next poll (every other poll at most)
-        agreed = self._agree(raw) if not new or self.agree_turn or self.agree_budget is None else False
-        self.agree_turn = bool(new) and not self.agree_turn
-        for ri in {r for r, _ in new}:
-            stale = self.sums[ri].stale
-            if stale:
-                self._read_raw({(ri, bi) for bi in stale}, raw)
-            for bi in stale:
-                self.sums[ri].restrict(bi, raw[(ri, bi)])
-            self.stats[ri] = None
-        return bool(new) or agreed
-
-    @property
-    def busy(self) -> bool:
-        """Work left that needs no new block: tau between rules on blocks already merged."""
-        return bool(self.agree_todo)
-
-    def _agree(self, raw: dict[tuple[int, int], np.ndarray]) -> bool:
-        """Kendall tau-b between two rules on the replicates of a block both have done (the first :attr:`AGREE_REPLICATES`).
-
-        At most :attr:`agree_budget` seconds per poll (``None``: no limit): a
-        server opened on a finished store shows its rankings first and the
-        agreement as it catches up (the page says over how many replicates).
-        """
-        if not self.agree_todo:
-            return False
-        start = time.perf_counter()
-        done = 0
-        k = self.AGREE_REPLICATES
-        todo = self.agree_todo if self.agree_budget is None else self.agree_todo[: self.AGREE_BATCH]
-        few: dict[tuple[int, int], np.ndarray] = {key: v[:k] for key, v in raw.items()}
-        self._read_raw({(r, bi) for ri, rj, bi in todo for r in (ri, rj)}, few, rows=k)
-        for ri, rj, bi in todo:
-            if self.agree_budget is not None and done and time.perf_counter() - start > self.agree_budget:
-                break
-            taus = np.array([_tau_b(x, y) for x, y in zip(few[(ri, bi)], few[(rj, bi)])])
-            ok = np.isfinite(taus)
-            for a, b in ((ri, rj), (rj, ri)):
-                self.agree_sum[a, b] += taus[ok].sum()
-                self.agree_n[a, b] += int(ok.sum())
-            done += 1
-        self.agree_todo = self.agree_todo[done:]
-        return done > 0
-
-    def _pool_rho(self, ri: int) -> float:
-        """Mean Spearman over the pooled replicates (:func:`engine.metrics.concordance`, in replicate order)."""
-        from . import metrics
-
-        if self.pool_rho[ri] is None:
-            rows = [self.pool[ri][k] for k in sorted(self.pool[ri])]
-            P = np.concatenate(rows) if rows else np.zeros((0, self.S))
-            self.pool_rho[ri] = float(metrics.concordance(P, method="spearman")) if P.shape[0] >= 2 else math.nan
-        return self.pool_rho[ri]
-
-    def _rule(self, ri: int) -> dict[str, Any]:
-        from . import metrics
-        from .kernels.ranking import min_rank
-        from .summaries import bootstrap_statistics
-
-        if self.stats[ri] is not None:
-            return self.stats[ri]
-        sums = self.sums[ri]
-        B = sums.replicates
-        if self.point is not None:
-            score, rank, source = self.point[ri], self.rank[ri], "full data"
-        else:  # no full-data ranking stored: order by mean replicate rank
-            mean_rank = bootstrap_statistics(np.zeros(self.S), sums, level=self.level)["mean_rank"]
-            score, source = -mean_rank, "mean replicate rank"
-            rank = min_rank(score)
-        st = bootstrap_statistics(score, sums, level=self.level)
-        ranked = np.isfinite(score)
-        leader = ranked & (rank == 1)
-        tied = st["tied_with_leader"] & ~leader if B else np.zeros(self.S, dtype=bool)
-        if sums.uniform:
-            rho, rho_n, rho_note = st["mean_spearman"], B, "all replicates (from per-block sums)"
-        else:
-            rho = self._pool_rho(ri)
-            rho_n = sum(v.shape[0] for v in self.pool[ri].values())
-            rho_note = (f"the first {rho_n} finished replicates (replicates rank different systems: O(B^2) pairs)"
-                        if rho_n < B else "all replicates")
-        out: dict[str, Any] = {
-            "rule": self.labels[ri],
-            "ranking_source": source,
-            "replicates_done": B,
-            "score": _nums(score),
-            "rank": _ints(rank),
-            "rank_low": _nums(st["rank_low"]),
-            "rank_high": _nums(st["rank_high"]),
-            "mean_rank": _nums(st["mean_rank"]),
-            "leader": [int(i) for i in np.flatnonzero(leader)],
-            "tied": [int(i) for i in np.flatnonzero(tied)],
-            "kendall_w": _num(st["kendall_w"]),
-            "mean_spearman": _num(rho),
-            "spearman_replicates": int(rho_n),
-            "spearman_over": rho_note,
-            "order_stability": None,
-            "pair_low": [None] * self.S,
-            "pair_high": [None] * self.S,
-        }
-        if B:
-            out["order_stability"] = _num(metrics.order_stability(score, st["prob_above"]))
-            if self.level > 0.5:
-                lo, hi = metrics.pairwise_rank_bounds(score, st["prob_above"], level=self.level)
-                out["pair_low"], out["pair_high"] = _ints(lo), _ints(hi)
-        self.stats[ri] = out
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        rules = [self._rule(ri) for ri in range(self.R)]
-        boot: list[list[float | None]] = [[None] * self.R for _ in range(self.R)]
-        for i in range(self.R):
-            boot[i][i] = 1.0 if self.sums[i].replicates else None
-            for j in range(self.R):
-                if i != j and self.agree_n[i, j]:
-                    boot[i][j] = _num(self.agree_sum[i, j] / self.agree_n[i, j])
-        common = [[int(self.agree_n[i, j]) if i != j else int(self.sums[i].replicates) for j in range(self.R)]
-                  for i in range(self.R)]
-        candidate = self.over == "systems"
-        rd = sum(r["replicates_done"] for r in rules)
-        return {
-            "name": self.name, "input": self.name.split("/", 1)[0], "kind": "bootstrap", "over": self.over,
-            "replicates": self.n, "block": self.block, "blocks_done": int(self.done.sum()), "blocks_total": int(self.done.size),
-            "replicates_done": rd, "replicates_total": self.n * self.R, "n_systems": self.S, "systems": self.systems,
-            "interval": "pairwise" if candidate else "percentile",
-            "rules": rules,
-            "agreement": {"rules": self.labels, "full_data": self.full_tau, "replicates": boot, "common_replicates": common},
-        }
-
-
-class _Subsets:
-    kind = "subsets"
-
-    def __init__(self, name: str, grp: Any, **_: Any) -> None:
-        from .summaries import MomentSums, SummaryReader
-
-        self.name = name
-        self.labels = _strings(grp["rule"])
-        self.sizes = [int(v) for v in np.asarray(grp["subset_size"][...]).ravel()]
-        self.h_done, self.h_tau = grp["done"], grp["tau"]
-        self.reader = SummaryReader(grp)
-        self.n = int(self.h_tau.shape[-1])
-        self.block = int(grp.attrs.get("block", 1))
-        self.done = np.zeros(tuple(int(v) for v in self.h_done.shape), dtype=bool)
-        self.moments = MomentSums.zeros((len(self.labels), len(self.sizes)))
-        self.files: frozenset[tuple[int, ...]] | None = None
-
-    _new_blocks = _Bootstrap._new_blocks
-
-    def poll(self) -> bool:
-        from .summaries import subsets_block
-
-        new = self._new_blocks()
-        for (ri, si, bi), summ in zip(new, self.reader.read(new)):
-            if summ is None:
-                summ = subsets_block(self.h_tau[ri, si, _block_ids(bi, self.block, self.n)])
-            pad = [np.zeros(self.moments.count.shape) for _ in range(3)]
-            for k in range(3):
-                pad[k][ri, si] = float(summ["stats"][k])
-            self.moments.add(*pad)
-            self.done[ri, si, bi] = True
-        return bool(new)
-
-    def to_json(self) -> dict[str, Any]:
-        mean, std = self.moments.mean(), self.moments.std()
-        rules = [{"rule": lb, "mean_tau": _nums(mean[i]), "std_tau": _nums(std[i]),
-                  "repeats_done": [int(v) for v in self.moments.count[i]]} for i, lb in enumerate(self.labels)]
-        return {"name": self.name, "input": self.name.split("/", 1)[0], "kind": "subsets", "sizes": self.sizes,
-                "repeats": self.n, "blocks_done": int(self.done.sum()), "blocks_total": int(self.done.size), "rules": rules}
-
-
-class _Curve:
-    """A synthetic ``manipulation`` / ``rescaling`` group: mean error per (variant, phi) and axis value."""
-
-    def __init__(self, name: str, grp: Any, **_: Any) -> None:
-        from .summaries import MomentSums, SummaryReader
-
-        self.name = name
-        self.kind = str(grp.attrs.get("kind"))
-        self.axis = "n_corrupted" if self.kind == "manipulation" else "factor"
-        self.labels = _strings(grp["rule"])
-        self.phis = [float(v) for v in np.asarray(grp["phi"][...]).ravel()]
-        self.values = [float(v) for v in np.asarray(grp[self.axis][...]).ravel()]
-        self.h_done, self.h_error, self.h_tau = grp["done"], grp["error"], grp["tau"]
-        self.reader = SummaryReader(grp)
-        self.n = int(self.h_error.shape[-1])
-        self.block = int(grp.attrs.get("block", 1))
-        self.done = np.zeros(tuple(int(v) for v in self.h_done.shape), dtype=bool)
-        shape = (len(self.labels), len(self.phis), len(self.values))
-        self.error = MomentSums.zeros(shape)
-        self.repeats = np.zeros(len(self.labels), dtype=np.int64)
-        self.files: frozenset[tuple[int, ...]] | None = None
-
-    _new_blocks = _Bootstrap._new_blocks
-
-    def poll(self) -> bool:
-        from .summaries import curve_block
-
-        new = self._new_blocks()
-        for (ri, bi), summ in zip(new, self.reader.read(new)):
-            ids = _block_ids(bi, self.block, self.n)
-            if summ is None:
-                summ = curve_block(np.stack([self.h_error[ri, :, :, ids], self.h_tau[ri, :, :, ids]]))
-            st = np.asarray(summ["stats"], dtype=np.float64)
-            pad = [np.zeros(self.error.count.shape) for _ in range(3)]
-            for k in range(3):
-                pad[k][ri] = st[..., k]
-            self.error.add(*pad)
-            self.repeats[ri] += ids.stop - ids.start
-            self.done[ri, bi] = True
-        return bool(new)
-
-    def to_json(self) -> dict[str, Any]:
-        mean = self.error.mean()
-        rows = [{"rule": lb, "phi": phi, "mean_error": _nums(mean[ri, pi]), "repeats_done": int(self.repeats[ri])}
-                for ri, lb in enumerate(self.labels) for pi, phi in enumerate(self.phis)]
-        return {"name": self.name, "input": None, "kind": self.kind, "axis": self.axis, "values": [_num(v) for v in self.values],
-                "repeats": self.n, "blocks_done": int(self.done.sum()), "blocks_total": int(self.done.size), "rows": rows}
-
-
-class _Grid:
-    kind = "grid"
-
-    def __init__(self, name: str, grp: Any, **_: Any) -> None:
-        self.name = name
-        self.rule = str(grp.attrs.get("rule", ""))
-        self.systems = _strings(grp["system"])
-        self.points = _strings(grp["point"])
-        self.h_done, self.h_rank = grp["done"], grp["rank"]
-        self.done = np.zeros(len(self.points), dtype=bool)
-        self.files: frozenset[tuple[int, ...]] | None = None
-        self.leaders: list[list[str]] = [[] for _ in self.points]
-
-    _new_blocks = _Bootstrap._new_blocks
-
-    def poll(self) -> bool:
-        new = [ix[0] for ix in self._new_blocks()]
-        for i in new:
-            rank = np.asarray(self.h_rank[int(i)], dtype=np.float64)
-            self.leaders[i] = [self.systems[j] for j in np.flatnonzero(rank == 1)]
-            self.done[i] = True
-        return bool(new)
-
-    def to_json(self) -> dict[str, Any]:
-        points = [{"point": p, "done": bool(d), "leader": lead} for p, d, lead in zip(self.points, self.done, self.leaders)]
-        return {"name": self.name, "input": self.name.split("/", 1)[0], "kind": "grid", "rule": self.rule,
-                "blocks_done": int(self.done.sum()), "blocks_total": int(self.done.size), "points": points}
-
-
-_KINDS: dict[str, type] = {"bootstrap": _Bootstrap, "subsets": _Subsets, "grid": _Grid, "manipulation": _Curve,
-                           "rescaling": _Curve}
-
-
-def _leaf_groups(root: Any, prefix: str = "") -> list[str]:
-    import warnings
-
-    out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zarr warns about a chunk or metadata file being written (``.partial``)
-        members = list(root.groups())
-    for name, grp in members:
-        full = f"{prefix}{name}"
-        if "done" in grp:
-            out.append(full)
-        elif name != "summary":
-            out += _leaf_groups(grp, full + "/")
-    return sorted(out)
+        return sorted(leaf_groups(root))
 
 
 def _progress(groups: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    boot = [g for g in groups if g["kind"] == "bootstrap"]
-    rd, rt = sum(g["replicates_done"] for g in boot), sum(g["replicates_total"] for g in boot)
+    counted = [g for g in groups if "replicates_total" in g]  # groups that count replicates (bootstrap)
+    rd, rt = sum(g["replicates_done"] for g in counted), sum(g["replicates_total"] for g in counted)
     bd, bt = sum(g["blocks_done"] for g in groups), sum(g["blocks_total"] for g in groups)
     return {"replicates_done": rd, "replicates_total": rt, "blocks_done": bd, "blocks_total": bt,
             "fraction": bd / bt if bt else 0.0}
@@ -596,7 +188,7 @@ class LiveStore:
     """
 
     def __init__(self, store: str | os.PathLike[str], *, level: float = 0.95, dask_dashboard: str | None = None,
-                 pool: int = STABILITY_REPLICATES, agree_budget: float | None = _Bootstrap.AGREE_SECONDS) -> None:
+                 pool: int = STABILITY_REPLICATES, agree_budget: float | None = AGREE_SECONDS) -> None:
         if not 0 < level < 1:
             raise VotebenchError(f"interval level must be in (0, 1), got {level}")
         self.path = Path(store)
@@ -627,15 +219,20 @@ class LiveStore:
         force : bool
             Read the flags even if the directory listing did not change.
         """
+        from .sweep.live import StoreChanged
+
         with self._lock:
             try:
                 return self._update(strict=strict, force=force)
-            except _StoreChanged:
+            except StoreChanged:
                 self._reset()
                 return self._update(strict=strict, force=True)
 
     def _update(self, *, strict: bool, force: bool) -> bool:
         import zarr
+
+        from .sweep.kinds import get_kind
+        from .sweep.live import StoreChanged
 
         path = self.path
         if not path.exists():
@@ -671,16 +268,16 @@ class LiveStore:
                 state = self.groups.get(name)
                 if state is None:
                     grp = self.root[name]
-                    kind = str(grp.attrs.get("kind", ""))
-                    if kind not in _KINDS:
+                    kind = get_kind(str(grp.attrs.get("kind", "")))
+                    if kind is None or kind.dashboard is None:  # a kind this process does not know, or one not shown
                         continue
-                    state = _KINDS[kind](name, grp, level=self.level, pool=self.pool, agree_budget=self.agree_budget)
+                    state = kind.dashboard(name, grp, level=self.level, pool=self.pool, agree_budget=self.agree_budget)
                     self.groups[name] = state
                     changed = True
                 if not state.done.all() or getattr(state, "busy", False):
                     state.files = sig[2].get(name, frozenset())
                     changed |= state.poll()
-            except _StoreChanged:
+            except StoreChanged:
                 raise
             except (KeyError, ValueError, OSError) as exc:  # a group whose arrays are still being written
                 log.debug("dashboard: group %s not readable yet (%s)", name, exc)
@@ -735,9 +332,11 @@ class LiveStore:
             s = entry["systems"].index(system)
         except ValueError:
             raise LookupError(f"input {input_name!r} has no system {system!r}") from None
+        from .sweep.live import json_number
+
         rows = []
         for t, task in enumerate(entry["tasks"]):
-            rows.append({"task": task, "score": _num(entry["mean"][s, t]), "higher_is_better": bool(entry["hib"][t]),
+            rows.append({"task": task, "score": json_number(entry["mean"][s, t]), "higher_is_better": bool(entry["hib"][t]),
                          "direction_assumed": task in entry["assumed"],
                          "rank": None if not math.isfinite(entry["rank"][s, t]) else int(entry["rank"][s, t]),
                          "ranked": int(entry["ranked"][t])})
@@ -746,12 +345,13 @@ class LiveStore:
                         + ("; 'assumed': no sidecar or lower_is_better gave the task's direction" if entry["assumed"] else "")}
 
     def _read_input(self, input_name: str) -> dict[str, Any]:
+        from .distributed import loader_keys, make_source, open_source
         from .kernels.ranking import min_rank
         from .report import find_input
-        from .sweep import make_source, open_source, parse_config
+        from .sweep.config import parse_config
 
         try:
-            cfg = parse_config(json.loads(self.attrs["config"]), where=str(self.path))
+            cfg = parse_config(json.loads(self.attrs["config"]), where=str(self.path), stored=True)
             checksums = json.loads(self.attrs.get("inputs", "{}"))
             known = json.loads(self.attrs.get("input_paths", "{}"))
         except (KeyError, ValueError, TypeError, VotebenchError):
@@ -764,7 +364,7 @@ class LiveStore:
             return {"error": f"per-task scores not available: {why}"}
         try:
             src = make_source(found, meta=spec.get("meta"), lower_is_better=spec.get("lower_is_better") or (),
-                              loader={k: spec.get(k) for k in ("format", "metric", "filter", "split", "perturbation")})
+                              loader={k: spec.get(k) for k in loader_keys()})
             scores = open_source(src)
             import warnings
 

@@ -353,13 +353,13 @@ def scheduler_context(scheduler: str | None) -> Iterator[Any]:
     """Make the dask scheduler at ``scheduler`` the default inside the block (yields the client), or do nothing.
 
     Without an address the block runs locally and ``None`` is yielded; with one,
-    :func:`engine.sweep.connect` opens a client, which is current inside the
+    :func:`engine.distributed.connect` opens a client, which is current inside the
     block and closed afterwards.
     """
     if not scheduler:
         yield None
         return
-    from .sweep import connect
+    from .distributed import connect
 
     client = connect(scheduler)
     if client is None:  # pragma: no cover - connect returns a client for a non-empty address
@@ -371,7 +371,7 @@ def scheduler_context(scheduler: str | None) -> Iterator[Any]:
 def dask_compute(tasks: list[Any], *, scheduler: str | None = None) -> list[Any]:
     """Compute ``dask.delayed`` tasks: on the scheduler at ``scheduler`` if given, else in-process (synchronously).
 
-    The client (:func:`engine.sweep.connect`) is closed afterwards.
+    The client (:func:`engine.distributed.connect`) is closed afterwards.
     """
     import dask
 

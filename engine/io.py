@@ -27,6 +27,3 @@ from .readers.tables import MISSING_TOKENS, instance_labels, is_long_header
 __all__ = ["MISSING_TOKENS", "apply_sidecar", "check_sidecar", "default_sidecar", "defaulted_directions", "directions_note",
            "instance_labels", "is_long_header", "is_url", "left_out_judges", "open_scores", "read_sidecar", "reading_text",
            "scores_from_array", "sidecar_path", "validate_scores"]
-
-# engine/sweep.py imports this name (until it imports apply_sidecar)
-_apply_meta = apply_sidecar

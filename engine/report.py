@@ -910,7 +910,7 @@ def find_input(spec: Mapping[str, Any], store: Path, checksums: Mapping[str, str
     known : str, optional
         Where the sweep read the input (the store's ``input_paths``), tried first.
     """
-    from .sweep import input_checksum
+    from .distributed import input_checksum
 
     raw = Path(str(spec["path"]))
     candidates = [raw] if raw.is_absolute() else [Path.cwd() / raw, store.parent / raw, store.parent.parent / raw]
@@ -925,142 +925,176 @@ def find_input(spec: Mapping[str, Any], store: Path, checksums: Mapping[str, str
     return None, f"input {str(raw)!r} not found"
 
 
-def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rules: Sequence[str] | None,
-                    st: _Settings, notes_by_input: dict[str, list[str]]) -> list[tuple[str, str]]:
-    from .sweep import LOADER_KEYS, _agg_options, make_source, open_results, open_source, parse_config
+@dataclass
+class StoreSection:
+    """What a perturbation kind's report hook (:attr:`engine.sweep.Kind.report`) gets for a store group.
 
-    groups = open_results(path)
+    Attributes
+    ----------
+    out : object
+        Where figures and tables go (use :meth:`figure` and :meth:`table`).
+    settings : object
+        The report's settings (``alpha``, ``top_k``, ``over``, ...).
+    labels : list of str
+        The rule labels reported (``--rules``, default every rule of the store).
+    notes : list of str
+        The notes of the group's input (a hook may append).
+    """
+
+    out: _Out
+    settings: _Settings
+    labels: list[str]
+    notes: list[str]
+
+    @property
+    def top_k(self) -> int:
+        """Figures show at most this many systems."""
+        return self.settings.top_k
+
+    def figure(self, name: str, fig: Figure, caption: str) -> str:
+        """Save ``fig`` as ``figures/NAME.<format>`` in every format; the HTML ``<figure>`` for it."""
+        return self.out.figure(name, fig, caption)
+
+    def table(self, name: str, header: list[str], csv_rows: list[list[Any]], text_rows: list[list[str]], *,
+              caption: str = "", csv_header: list[str] | None = None, show: bool = True) -> str:
+        """Write ``tables/NAME.csv|md|tex`` (numbers in the CSV, ``text_rows`` in the others); the HTML table or links."""
+        return self.out.table(name, _Table(header, csv_rows, text_rows, csv_header=csv_header), caption=caption, show=show)
+
+
+def subset_curves(section: StoreSection, name: str, ds: xr.Dataset, title: str, caption: str) -> str:
+    """The figure and the table (links) of task-subset curves: ``ds["tau"]`` (rule, subset_size, replicate)."""
+    return _subset_body(section.out, name, ds, title, caption)
+
+
+def _store_config(path: Path, groups: Mapping[str, xr.Dataset]) -> tuple[Any, dict[str, str], dict[str, str]]:
+    """The sweep config of a results store, its input checksums and where its inputs were read."""
+    from .sweep import parse_config
+
     root_attrs = next(iter(groups.values())).attrs if groups else {}
     try:
-        cfg = parse_config(json.loads(root_attrs["config"]), where=str(path))
-        checksums = json.loads(root_attrs.get("inputs", "{}"))
-        known_paths = json.loads(root_attrs.get("input_paths", "{}"))
+        cfg = parse_config(json.loads(root_attrs["config"]), where=str(path), stored=True)
+        return cfg, json.loads(root_attrs.get("inputs", "{}")), json.loads(root_attrs.get("input_paths", "{}"))
     except (KeyError, ValueError, TypeError):
         raise VotebenchError(f"{path}: results store without a readable sweep config") from None
+
+
+def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rules: Sequence[str] | None,
+                    st: _Settings, notes_by_input: dict[str, list[str]], notes: list[str]) -> list[tuple[str, str]]:
+    """The sections of a results store: per input its rankings and its groups, then the groups without input."""
+    from .sweep import get_kind, open_results
+
+    groups = open_results(path)
+    cfg, checksums, known_paths = _store_config(path, groups)
     all_labels = [r["label"] for r in cfg.rules]
     if rules is not None:
         unknown = [r for r in rules if r not in all_labels]
         if unknown:
             raise VotebenchError(f"{path}: rule(s) {', '.join(unknown)} not in the store; its rules: {', '.join(all_labels)}")
-        specs = [r for r in cfg.rules if r["label"] in rules]
-    else:
-        specs = list(cfg.rules)
+    specs = [r for r in cfg.rules if rules is None or r["label"] in rules]
     sections: list[tuple[str, str]] = []
     multi = len(cfg.inputs) > 1
     for inp in cfg.inputs:
         name = inp["name"]
-        notes: list[str] = []
-        notes_by_input[name] = notes
+        mine_notes: list[str] = []
+        notes_by_input[name] = mine_notes
         out = _Out(out_root, formats, prefix=f"{name}_" if multi else "")
         mine = {g.split("/", 1)[1]: ds for g, ds in groups.items() if g.split("/", 1)[0] == name}
-        file, why = find_input(inp, path, checksums, known=known_paths.get(name))
-        scores = None
-        if file is not None:
-            try:
-                # as the sweep read it: loader options and --lower-is-better included
-                scores = _numpy(open_source(make_source(file, meta=_find_meta(inp, path), loader={k: inp.get(k) for k in LOADER_KEYS},
-                                                        lower_is_better=inp.get("lower_is_better", ()))))
-            except VotebenchError as exc:
-                why = str(exc)
-        if scores is None:
-            notes.append(f"Scores not available ({why}): rankings come from the store; the critical-difference diagram, "
-                         "PROMETHEE flows and win matrix need the scores and are left out.")
+        scores = _store_input(inp, path, checksums, known_paths.get(name), mine_notes)
+        rk = _store_rankings(inp, scores, specs, mine, mine_notes)
         labels = [r["label"] for r in specs]
-        mean_spec = next((r for r in specs if r["name"] == _BASELINE and not r.get("options")), None)
-        rk = None
-        if scores is not None:
-            baseline = (mean_spec["label"], _agg_options(inp, mean_spec)) if mean_spec else (
-                _BASELINE, _agg_options(inp, {"name": _BASELINE}))
-            rk = _rank_all(scores, [(r["label"], _agg_options(inp, r)) for r in specs], explicit=True, notes=notes,
-                           baseline=baseline)
-        else:
-            boot = next((ds for ds in mine.values() if ds.attrs.get("kind") == "bootstrap"), None)
-            if boot is not None:
-                sel = boot.sel({RULE: labels})
-                S = np.asarray(sel["score"].values, dtype=np.float64)
-                base_label = mean_spec["label"] if mean_spec else labels[0]
-                if not mean_spec:
-                    notes.append(f"No {_BASELINE!r} rule in the store and no scores: rank changes are against {base_label!r}.")
-                order = [labels.index(base_label)] + [i for i, lb in enumerate(labels) if lb != base_label]
-                S = S[order]
-                systems = [str(s) for s in sel[SYSTEM].values]
-                present = np.isfinite(S[0])
-                from .kernels.ranking import min_rank
-
-                rk = _Rankings([labels[i] for i in order], base_label, [s for s, p in zip(systems, present) if p],
-                               S[:, present], min_rank(S[:, present]), [s for s, p in zip(systems, present) if not p])
-        body_sections: list[tuple[str, str]] = []
+        body: list[tuple[str, str]] = []
         if rk is not None:
-            miss = _agg_options(inp, {"name": _BASELINE}).get("missing", "error")
-            X = tasks = None
-            if scores is not None:
-                X, tasks = _task_matrix(scores, miss, rk.systems)
-                _judges_note(scores, miss, notes)
-            names = {r["label"]: r["name"] for r in specs} | {rk.baseline: _BASELINE}
-            flags = rule_flags(rk.labels, names, rk.score, X, rk.systems, {r["label"]: r.get("options", {}) for r in specs})
-            rk, gone = _apply_flags(rk, flags, explicit=rules is not None, notes=notes)
+            rk, gone, body = _store_ranking_sections(out, inp, rk, scores, specs, st, mine_notes, explicit=rules is not None)
             labels = [lb for lb in labels if lb not in gone]
-            body_sections += _ranking_sections(out, rk, st, notes)
-            flag_sec = _flag_section(flags)
-            if flag_sec:
-                body_sections.append(flag_sec)
-            if scores is not None:
-                body_sections += _score_sections(out, rk, X, tasks, st, notes,
-                                                 instance_level=scores.sizes["instance"] > 1)
         for gname, ds in sorted(mine.items()):
-            kind = ds.attrs.get("kind")
-            if kind == "bootstrap":
-                body_sections.append(_store_bootstrap(out, gname, ds, labels, st, notes))
-            elif kind == "subsets":
-                sub = ds.sel({RULE: labels}).compute()
-                title = f"Task-subset robustness ({gname}, {int(ds.attrs.get('repeats', ds.sizes['replicate']))} subsets per size)"
-                body_sections.append((f"Task-subset robustness: {gname}", _subset_body(
-                    out, f"{gname}_subset_curves", sub, title,
-                    "Kendall tau-b between the ranking on random task subsets and on all tasks, mean and +-1 std "
-                    "over the subsets the store holds (Colombo et al. 2022, Fig. 5).")))
-            elif kind == "grid":
-                body_sections.append(_store_grid(out, gname, ds, st))
+            body += _group_sections(get_kind(str(ds.attrs.get("kind"))), StoreSection(out, st, labels, mine_notes), gname, ds)
         head = f"Input {name}: " if multi else ""
-        sections += [(head + t, b) for t, b in body_sections]
-    for gname, ds in sorted(groups.items()):  # synthetic perturbations (no input): a table each
-        if ds.attrs.get("kind") in ("manipulation", "rescaling"):
-            sections.append(_store_curve(_Out(out_root, formats), gname, ds))
+        sections += [(head + t, b) for t, b in body]
+    inputs = set(notes_by_input)
+    for gname, ds in sorted(groups.items()):  # the groups of the kinds that read no input (synthetic/<name>)
+        if gname.split("/", 1)[0] not in inputs:
+            sections += _group_sections(get_kind(str(ds.attrs.get("kind"))), StoreSection(_Out(out_root, formats), st, [], notes),
+                                        gname, ds)
     return sections
 
 
-def _store_curve(out: _Out, gname: str, ds: xr.Dataset) -> tuple[str, str]:
-    """Mean error of a synthetic ``manipulation``/``rescaling`` group over its done replicates, as a table."""
-    ds = ds.compute()
-    kind = str(ds.attrs["kind"])
-    axis = "n_corrupted" if kind == "manipulation" else "factor"
-    title = f"Synthetic {kind}: {gname}"
-    n, b = ds.sizes["replicate"], int(ds.attrs.get("block", ds.sizes["replicate"]))
-    keep = np.asarray(ds["done"].values, dtype=bool)[:, np.arange(n) // b]  # (rule, replicate)
-    if not keep.any():
-        return title, "<p>No finished replicates.</p>"
-    mask = keep[:, None, None, :]
-    err = np.where(mask, np.asarray(ds["error"].values, dtype=np.float64), np.nan)
-    tau = np.where(mask, np.asarray(ds["tau"].values, dtype=np.float64), np.nan)
-    cnt = np.isfinite(err).sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.nansum(err, axis=-1) / cnt
-        std = np.sqrt(np.nansum((err - mean[..., None]) ** 2, axis=-1) / (cnt - 1))
-        tau_mean = np.nansum(tau, axis=-1) / np.isfinite(tau).sum(axis=-1)
-    std = np.where(cnt > 1, std, np.nan)
-    rules, phis, values = [str(r) for r in ds[RULE].values], [float(v) for v in ds["phi"].values], list(ds[axis].values)
-    csv_rows = [[rules[i], phis[j], values[m].item(), float(mean[i, j, m]), float(std[i, j, m]), float(tau_mean[i, j, m]),
-                 int(cnt[i, j, m])] for i in range(len(rules)) for j in range(len(phis)) for m in range(len(values))]
-    text = [[rules[i], f"{phis[j]:g}"] + [f"{v:.3f}" if np.isfinite(v) else "" for v in mean[i, j]]
-            for i in range(len(rules)) for j in range(len(phis))]
-    tab = out.table(f"{gname}_error", _Table(["rule", "phi"] + [f"{v:g}" for v in values], csv_rows, text,
-                                             csv_header=["rule", "phi", axis, "error_mean", "error_std", "tau_mean", "n"]),
-                    caption=f"Mean error by {axis}:")
-    what = "corrupted tasks (section 4.2)" if kind == "manipulation" else "the rescaling factor of one task (section 4.3)"
-    cap = (f"<p>Mean normalized Kendall distance between the aggregated ranking and the ground truth of "
-           f"{html.escape(str(ds.attrs.get('n_systems', '')))} synthetic systems, over the {int(keep.sum(axis=1).max())} "
-           f"finished replicates, per rule variant and signal strength phi (rows) and {html.escape(what)} (columns), "
-           f"Colombo et al. 2022. The CSV adds its standard deviation and the mean Kendall tau-b.</p>")
-    return title, cap + tab
+def _group_sections(kind: Any, section: StoreSection, gname: str, ds: xr.Dataset) -> list[tuple[str, str]]:
+    """A store group's section by its kind's report hook (none, with a note, for a kind without one)."""
+    if kind is None or kind.report is None:
+        what = "not known to this votebench" if kind is None else "without a report section"
+        section.notes.append(f"{gname}: perturbation kind {ds.attrs.get('kind')!r} {what}; left out.")
+        return []
+    return [kind.report(section, gname, ds)]
+
+
+def _store_input(inp: Mapping[str, Any], store: Path, checksums: Mapping[str, str], known: str | None,
+                 notes: list[str]) -> xr.DataArray | None:
+    """The scores of a sweep input as the sweep read them (loader options and --lower-is-better), or None with a note."""
+    from .distributed import loader_keys, make_source, open_source
+
+    file, why = find_input(inp, store, checksums, known=known)
+    if file is not None:
+        try:
+            return _numpy(open_source(make_source(file, meta=_find_meta(inp, store), loader={k: inp.get(k) for k in loader_keys()},
+                                                  lower_is_better=inp.get("lower_is_better", ()))))
+        except VotebenchError as exc:
+            why = str(exc)
+    notes.append(f"Scores not available ({why}): rankings come from the store; the critical-difference diagram, "
+                 "PROMETHEE flows and win matrix need the scores and are left out.")
+    return None
+
+
+def _store_rankings(inp: Mapping[str, Any], scores: xr.DataArray | None, specs: Sequence[Mapping[str, Any]],
+                    mine: Mapping[str, xr.Dataset], notes: list[str]) -> _Rankings | None:
+    """The full-data rankings: from the scores, else from a group that stored them per rule (``score`` (rule, system))."""
+    from .sweep import aggregate_options
+
+    labels = [r["label"] for r in specs]
+    mean_spec = next((r for r in specs if r["name"] == _BASELINE and not r.get("options")), None)
+    if scores is not None:
+        baseline = (mean_spec["label"], aggregate_options(inp, mean_spec)) if mean_spec else (
+            _BASELINE, aggregate_options(inp, {"name": _BASELINE}))
+        return _rank_all(scores, [(r["label"], aggregate_options(inp, r)) for r in specs], explicit=True, notes=notes,
+                         baseline=baseline)
+    stored = next((ds for ds in mine.values() if "score" in ds and tuple(ds["score"].dims) == (RULE, SYSTEM)), None)
+    if stored is None:
+        return None
+    from .kernels.ranking import min_rank
+
+    sel = stored.sel({RULE: labels})
+    S = np.asarray(sel["score"].values, dtype=np.float64)
+    base_label = mean_spec["label"] if mean_spec else labels[0]
+    if not mean_spec:
+        notes.append(f"No {_BASELINE!r} rule in the store and no scores: rank changes are against {base_label!r}.")
+    order = [labels.index(base_label)] + [i for i, lb in enumerate(labels) if lb != base_label]
+    S = S[order]
+    systems = [str(s) for s in sel[SYSTEM].values]
+    present = np.isfinite(S[0])
+    return _Rankings([labels[i] for i in order], base_label, [s for s, p in zip(systems, present) if p],
+                     S[:, present], min_rank(S[:, present]), [s for s, p in zip(systems, present) if not p])
+
+
+def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, scores: xr.DataArray | None,
+                            specs: Sequence[Mapping[str, Any]], st: _Settings, notes: list[str], *, explicit: bool
+                            ) -> tuple[_Rankings, list[str], list[tuple[str, str]]]:
+    """The ranking sections of an input of the store (and the score sections when its scores were found)."""
+    from .sweep import aggregate_options
+
+    miss = aggregate_options(inp, {"name": _BASELINE}).get("missing", "error")
+    X = tasks = None
+    if scores is not None:
+        X, tasks = _task_matrix(scores, miss, rk.systems)
+        _judges_note(scores, miss, notes)
+    names = {r["label"]: r["name"] for r in specs} | {rk.baseline: _BASELINE}
+    flags = rule_flags(rk.labels, names, rk.score, X, rk.systems, {r["label"]: r.get("options", {}) for r in specs})
+    rk, gone = _apply_flags(rk, flags, explicit=explicit, notes=notes)
+    body = _ranking_sections(out, rk, st, notes)
+    flag_sec = _flag_section(flags)
+    if flag_sec:
+        body.append(flag_sec)
+    if scores is not None:
+        body += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
+    return rk, gone, body
 
 
 def _find_meta(inp: Mapping[str, Any], store: Path) -> Path | None:
@@ -1073,16 +1107,17 @@ def _find_meta(inp: Mapping[str, Any], store: Path) -> Path | None:
     return None
 
 
-def _store_bootstrap(out: _Out, gname: str, ds: xr.Dataset, labels: Sequence[str], st: _Settings,
-                     notes: list[str]) -> tuple[str, str]:
+def bootstrap_store_section(section: StoreSection, gname: str, ds: xr.Dataset) -> tuple[str, str]:
+    """Rank intervals and stability of a stored bootstrap group (its done replicates, the rules of ``section``)."""
     from .kernels.ranking import min_rank
 
+    st, notes = section.settings, section.notes
     ds = ds.compute()
     n_rep = ds.sizes["replicate"]
     b = int(ds.attrs.get("block", n_rep))
     here = replace(st, over=str(ds.attrs.get("over", st.over)))
     per_rule, rows, counts, stab = [], [], [], []
-    for label in labels:
+    for label in section.labels:
         one = ds.sel({RULE: label})
         done = np.asarray(one["done"].values, dtype=bool)
         keep = done[np.arange(n_rep) // b]
@@ -1105,39 +1140,10 @@ def _store_bootstrap(out: _Out, gname: str, ds: xr.Dataset, labels: Sequence[str
     title = f"Bootstrap rank intervals and stability: {gname}"
     if not per_rule:
         return (title, intro)
+    out = section.out
     fig_html = _interval_figure(out, f"{gname}_intervals", per_rule, here, f"resampling {here.over}", max(counts))
     return (title, intro + _stability_table(out, f"{gname}_stability", stab)
             + _interval_table(out, f"{gname}_intervals", rows, here) + fig_html)
-
-
-def _store_grid(out: _Out, gname: str, ds: xr.Dataset, st: _Settings) -> tuple[str, str]:
-    from . import plots
-
-    ds = ds.compute()
-    done = np.asarray(ds["done"].values, dtype=bool)
-    R = np.asarray(ds["rank"].values, dtype=np.float64)[done]  # (point, system)
-    points = []
-    for p in np.asarray(ds["point"].values)[done]:
-        try:
-            points.append(", ".join(f"{k}={v}" for k, v in json.loads(str(p)).items()))
-        except ValueError:
-            points.append(str(p))
-    systems = [str(s) for s in ds[SYSTEM].values]
-    present = np.isfinite(R).any(axis=0)
-    if R.shape[0] == 0 or present.sum() < 2:
-        return (f"Parameter grid: {gname}", "<p>No finished grid points.</p>")
-    R = R[:, present]
-    systems = [s for s, p in zip(systems, present) if p]
-    idx = select_systems(R, st.top_k)
-    suffix = f" (top {len(idx)} of {len(systems)} systems)" if len(idx) < len(systems) else ""
-    da = xr.DataArray(R[:, idx].T, dims=(SYSTEM, "point"), coords={SYSTEM: [systems[i] for i in idx], "point": points})
-    fig = plots.rank_heatmap_figure(da, title=f"{ds.attrs.get('rule', '')}: ranks across parameter points{suffix}")
-    rows = [[systems[i]] + [float(v) for v in R[:, i]] for i in range(len(systems))]
-    tab = out.table(f"{gname}_ranks", _Table(["system"] + points, rows, [[r[0]] + [f"{v:g}" for v in r[1:]] for r in rows]),
-                    caption="Ranks per grid point:", show=False)
-    cap = (f"Ranks of {html.escape(str(ds.attrs.get('rule', '')))} at every parameter point of {html.escape(gname)}, "
-           f"systems clustered on their ranks{html.escape(suffix)}.")
-    return (f"Parameter grid: {gname}", out.figure(f"{gname}_rank_heatmap", fig, cap) + "\n" + tab)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1320,7 +1326,7 @@ def build_report(
         notes: list[str] = []
         if store is not None:
             by_input: dict[str, list[str]] = {}
-            sections = _store_sections(store, tmp, fmts, rules=rules, st=st, notes_by_input=by_input)
+            sections = _store_sections(store, tmp, fmts, rules=rules, st=st, notes_by_input=by_input, notes=notes)
             for name, ns in by_input.items():
                 notes += [f"{name}: {n}" if len(by_input) > 1 else n for n in ns]
             if level is not None or missing is not None or lower:

@@ -1089,7 +1089,3 @@ def criteria_clusters(
         ds.attrs["n_clusters"] = int(n_clusters)
     return ds
 
-
-# former private names, kept while engine.sweep still imports them
-_PAPER_NAMES = PAPER_NAMES
-_parse_variant = parse_variant

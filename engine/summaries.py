@@ -2,9 +2,9 @@
 
 Every block :func:`engine.sweep.run_sweep` writes also gets a small summary
 in the ``summary`` sub-group of its store group (packed into one or two
-chunks per block), written before the block's ``done`` flag (so a block flagged done has its summary, unless an older
-votebench wrote the store: then :func:`block_summary` computes it from the
-block's values).  Summaries of different blocks add up
+chunks per block by its kind's :class:`SummaryCodec`), written before the block's ``done`` flag (so a block flagged
+done has its summary, unless an older votebench wrote the store: then the reader computes it from the
+block's values with the codec's ``block``).  Summaries of different blocks add up
 (:meth:`BootstrapSums.add`), and the statistics of the union of the blocks
 follow from the sums alone:
 
@@ -38,7 +38,7 @@ replicates instead (and says so).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,8 +47,8 @@ import numpy as np
 from .errors import VotebenchError
 
 __all__ = [
-    "SUMMARY_GROUP", "BootstrapSums", "MomentSums", "block_summary", "bootstrap_block", "bootstrap_statistics",
-    "curve_block", "kendall_w_from_sums", "percentiles_from_counts", "read_block_summaries", "subsets_block", "SummaryReader",
+    "SUMMARY_GROUP", "BootstrapSums", "MomentSums", "SummaryCodec", "SummaryReader", "bootstrap_block", "bootstrap_statistics",
+    "curve_block", "kendall_w_from_sums", "percentiles_from_counts", "read_block_summaries", "stats_codec", "subsets_block",
     "w_sums", "write_block_summary",
 ]
 
@@ -157,84 +157,73 @@ def curve_block(values: np.ndarray) -> dict[str, np.ndarray]:
     return {"stats": np.stack([fe.sum(-1), e0.sum(-1), (e0 * e0).sum(-1), ft.sum(-1), t0.sum(-1)], axis=-1).astype(np.float64)}
 
 
-def block_summary(kind: str, values: np.ndarray) -> dict[str, np.ndarray]:
-    """The summary of one block of a store group of ``kind`` (``bootstrap``, ``subsets``, ``manipulation``, ``rescaling``)."""
-    if kind == "bootstrap":
-        return bootstrap_block(values)
-    if kind == "subsets":
-        return subsets_block(values)
-    if kind in ("manipulation", "rescaling"):
-        return curve_block(values)
-    raise VotebenchError(f"no block summary for store groups of kind {kind!r}")
-
-
 # ------------------------------------------------------------------------------------ store
-# Each kind's summary is packed into at most two arrays with one chunk per block, so that a reader needs few
-# reads per block; the packing carries a marker that is never 0 for a written block (chunks never written read as 0).
-def _layout(kind: str, grp: Any) -> dict[str, tuple[tuple[int, ...], str]]:
-    """Per-block shape and dtype of every packed summary array of a store group."""
-    if kind == "bootstrap":
-        S = int(grp["replicate_score"].shape[-1])
-        return {"counts": ((3, S, S), "int32"), "sums": ((4 * S + 4,), "float64")}
-    if kind == "subsets":
-        return {"stats": ((4,), "float64")}
-    if kind in ("manipulation", "rescaling"):
-        p, v = (int(n) for n in grp["error"].shape[1:3])
-        return {"stats": ((1 + p * v * 5,), "float64")}
-    return {}
+# A kind's summary is packed into at most two arrays with one chunk per block, so that a reader needs few reads per
+# block; the packing carries a marker that is never 0 for a written block (chunks never written read as 0).
+@dataclass(frozen=True)
+class SummaryCodec:
+    """How one perturbation kind's block summaries are computed and stored (:attr:`engine.sweep.Kind.summary`).
+
+    Attributes
+    ----------
+    block : callable
+        ``block(values) -> summary``: the summary of what one block wrote (a dict of arrays).
+    layout : callable
+        ``layout(grp) -> {name: (shape, dtype)}``: the packed arrays of one block, for a store group.
+    pack : callable
+        ``pack(summary) -> {name: array}`` in that layout, with a marker that is never 0.
+    unpack : callable
+        ``unpack(packed, shape) -> summary``, ``None`` for a block without a summary (marker 0).
+    shape : callable
+        ``shape(grp)``: what ``unpack`` needs to know of the group (read once per group).
+    """
+
+    block: Callable[[np.ndarray], dict[str, np.ndarray]]
+    layout: Callable[[Any], dict[str, tuple[tuple[int, ...], str]]]
+    pack: Callable[[Mapping[str, np.ndarray]], dict[str, np.ndarray]]
+    unpack: Callable[[Mapping[str, np.ndarray], Any], dict[str, np.ndarray] | None]
+    shape: Callable[[Any], Any] = lambda grp: None
 
 
-def _pack(kind: str, summary: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    if kind == "bootstrap":  # marker: the number of replicates (>= 1), sums[-4]
-        return {"counts": np.stack([summary["rank_count"], summary["wins"], summary["both"]]),
-                "sums": np.concatenate([np.asarray(summary["vectors"]).ravel(), summary["scalars"]])}
-    if kind == "subsets":
-        return {"stats": np.concatenate([[1.0], summary["stats"]])}
-    return {"stats": np.concatenate([[1.0], np.asarray(summary["stats"]).ravel()])}
+def stats_codec(block: Callable[[np.ndarray], dict[str, np.ndarray]], shape: Callable[[Any], tuple[int, ...]]
+                ) -> SummaryCodec:
+    """A codec for summaries made of one float array ``stats`` of shape ``shape(grp)`` (packed after a marker 1.0)."""
+
+    def layout(grp: Any) -> dict[str, tuple[tuple[int, ...], str]]:
+        return {"stats": ((1 + math.prod(shape(grp)),), "float64")}
+
+    def pack(summary: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {"stats": np.concatenate([[1.0], np.asarray(summary["stats"], dtype=np.float64).ravel()])}
+
+    def unpack(packed: Mapping[str, np.ndarray], stats_shape: tuple[int, ...]) -> dict[str, np.ndarray] | None:
+        stats = np.asarray(packed["stats"], dtype=np.float64)
+        return {"stats": stats[1:].reshape(stats_shape)} if stats[0] == 1.0 else None
+
+    return SummaryCodec(block=block, layout=layout, pack=pack, unpack=unpack, shape=shape)
 
 
-def _unpack(kind: str, packed: Mapping[str, np.ndarray], curve_shape: tuple[int, ...] | None
-            ) -> dict[str, np.ndarray] | None:
-    if kind == "bootstrap":
-        sums = np.asarray(packed["sums"], dtype=np.float64)
-        if not sums[-4] >= 1:
-            return None
-        S = (sums.size - 4) // 4
-        counts = np.asarray(packed["counts"], dtype=np.int64)
-        return {"rank_count": counts[0], "wins": counts[1], "both": counts[2], "vectors": sums[:-4].reshape(4, S),
-                "scalars": sums[-4:]}
-    stats = np.asarray(packed["stats"], dtype=np.float64)
-    if not stats[0] == 1.0:
-        return None
-    if kind == "subsets":
-        return {"stats": stats[1:]}
-    return {"stats": stats[1:].reshape(*curve_shape, 5)}
-
-
-def write_block_summary(grp: Any, done_index: tuple[int, ...], values: np.ndarray) -> None:
+def write_block_summary(grp: Any, done_index: tuple[int, ...], values: np.ndarray, codec: SummaryCodec) -> None:
     """Write the summary of one finished block into ``grp/summary`` (creating its arrays on first use).
 
     Parameters
     ----------
     grp : zarr.Group
-        A store group opened for writing (``kind`` in its attributes); groups
-        of other kinds (``grid``) need no summary and are left alone.
+        A store group opened for writing.
     done_index : tuple of int
         The block's index in the group's ``done`` array.
     values : ndarray
         What the block wrote: replicate scores ``(b, S)`` (bootstrap), taus
         ``(b,)`` (subsets), ``(2, phi, value, b)`` (synthetic).
+    codec : SummaryCodec
+        The summary of the group's kind.
 
     Call it before the block's ``done`` flag is set: a reader that sees the
     flag then finds the summary.
     """
-    kind = str(grp.attrs.get("kind", ""))
-    layout = _layout(kind, grp)
-    if not layout:
-        return
+    layout = codec.layout(grp)
     lead = tuple(int(n) for n in grp["done"].shape)
     sub = grp.require_group(SUMMARY_GROUP)
-    packed = _pack(kind, block_summary(kind, values))
+    packed = codec.pack(codec.block(values))
     for name, (shape, dtype) in layout.items():
         arr = sub.require_array(name, shape=lead + shape, dtype=dtype, chunks=(1,) * len(lead) + shape, fill_value=0)
         arr[done_index] = np.asarray(packed[name]).astype(dtype)
@@ -246,14 +235,16 @@ class SummaryReader:
     Parameters
     ----------
     grp : zarr.Group
-        The store group (any kind; a kind without summaries reads ``None``).
+        The store group.
+    codec : SummaryCodec
+        The summary of the group's kind.
     """
 
-    def __init__(self, grp: Any) -> None:
-        self.grp = grp
+    def __init__(self, grp: Any, codec: SummaryCodec) -> None:
+        self.grp, self.codec = grp, codec
         self.kind = str(grp.attrs.get("kind", ""))
-        self.layout = _layout(self.kind, grp)
-        self.curve_shape = tuple(int(n) for n in grp["error"].shape[1:3]) if self.kind in ("manipulation", "rescaling") else None
+        self.layout = codec.layout(grp)
+        self.shape = codec.shape(grp)
         self.arrays: dict[str, Any] | None = None
 
     def _open(self) -> dict[str, Any] | None:
@@ -282,7 +273,7 @@ class SummaryReader:
             pos = [{v: i for i, v in enumerate(a)} for a in axes]
             for k, idx in enumerate(indices):
                 at = tuple(p[v] for p, v in zip(pos, idx))
-                out[k] = _unpack(self.kind, {name: v[at] for name, v in got.items()}, self.curve_shape)
+                out[k] = self.codec.unpack({name: v[at] for name, v in got.items()}, self.shape)
             return out
         by_lead: dict[tuple[int, ...], list[int]] = {}
         for k, idx in enumerate(indices):
@@ -291,13 +282,13 @@ class SummaryReader:
             last = [indices[k][-1] for k in ks]
             got = {name: np.asarray(arr.get_orthogonal_selection((*lead, last))) for name, arr in arrays.items()}
             for j, k in enumerate(ks):
-                out[k] = _unpack(self.kind, {name: v[j] for name, v in got.items()}, self.curve_shape)
+                out[k] = self.codec.unpack({name: v[j] for name, v in got.items()}, self.shape)
         return out
 
 
-def read_block_summaries(grp: Any, indices: list[tuple[int, ...]]) -> list[dict[str, np.ndarray] | None]:
+def read_block_summaries(grp: Any, indices: list[tuple[int, ...]], codec: SummaryCodec) -> list[dict[str, np.ndarray] | None]:
     """The stored summaries of the blocks ``indices`` of a store group; ``None`` for a block without one."""
-    return SummaryReader(grp).read(indices)
+    return SummaryReader(grp, codec).read(indices)
 
 
 # ------------------------------------------------------------------------------------ merged sums

@@ -482,6 +482,13 @@
     return c;
   }
 
+  function otherCard(g) {  // a perturbation kind this page has no view of: its progress, and where its numbers are
+    const c = el("section", {class: "card", "data-group": g.name});
+    c.append(head(g, `perturbation kind ${g.kind}`, `${g.blocks_done} / ${g.blocks_total} blocks`),
+             el("div", {class: "explain"}, `this page has no view of kind ${g.kind}; its numbers are in the snapshot (api/snapshot)`));
+    return c;
+  }
+
   // ------------------------------------------------------------------ render
   function render(s) {
     ui.snap = s;
@@ -508,8 +515,8 @@
     }
     renderBump();
     const rest = [agreementCard(s)];
-    s.groups.forEach(g => rest.push(g.kind === "subsets" ? subsetsCard(g) : g.kind === "grid" ? gridCard(g)
-      : g.kind === "manipulation" || g.kind === "rescaling" ? curveCard(g) : null));
+    const cards = {subsets: subsetsCard, grid: gridCard, manipulation: curveCard, rescaling: curveCard};
+    s.groups.forEach(g => rest.push(g.kind === "bootstrap" ? null : (cards[g.kind] || otherCard)(g)));
     $("rest").replaceChildren(...rest.filter(Boolean));
   }
 
