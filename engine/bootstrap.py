@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import dask.array as da
 import numpy as np
@@ -133,11 +133,11 @@ def resampled_scores(scores: xr.DataArray, *, over: str, replicate: int, seed: i
         labels = [f"{t}#{i}" for i, t in enumerate(out[TASK].values)]
         return out.copy(data=vals[:, idx]).assign_coords({TASK: np.array(labels, dtype=object)})
     if over == "systems":
-        idx = draw_systems(~np.isnan(vals).all(axis=(1, 2)), seed=seed, replicates=[replicate])[0]
+        idx = draw_systems(np.asarray(~np.isnan(vals).all(axis=(1, 2))), seed=seed, replicates=[replicate])[0]
         out = x.isel({SYSTEM: idx})
         labels = [f"{s}#{i}" for i, s in enumerate(out[SYSTEM].values)]
         return out.copy(data=vals[idx]).assign_coords({SYSTEM: np.array(labels, dtype=object)})
-    present = ~np.isnan(vals).all(axis=0)  # (T, K) judges that exist
+    present = np.asarray(~np.isnan(vals).all(axis=0))  # (T, K) judges that exist
     counts = instance_counts(present, seed=seed, replicates=[replicate], dtype=np.int64)[0]
     new = np.full_like(vals, np.nan)
     for t in range(vals.shape[1]):
@@ -178,7 +178,7 @@ def _reference_one(plan: Plan, over: str, b: int, seed: int, present: np.ndarray
 
 
 def _present_systems(plan: Plan) -> np.ndarray:
-    return ~np.isnan(np.asarray(plan.x.transpose(SYSTEM, TASK, INSTANCE).values, dtype=np.float64)).all(axis=(1, 2))
+    return np.asarray(~np.isnan(np.asarray(plan.x.transpose(SYSTEM, TASK, INSTANCE).values, dtype=np.float64)).all(axis=(1, 2)))
 
 
 def replicate_scores_reference(
@@ -359,7 +359,7 @@ def _instance_partial(ids: np.ndarray, tpos: np.ndarray, kpos: np.ndarray, J0: n
     for t in range(Tc):
         c[:B] = instance_counts(present[t : t + 1], seed=seed, replicates=ids, tasks=tpos[t : t + 1], start=start, stop=stop,
                                 dtype=dtype)[:, 0]
-        if exact:
+        if exact and grid is not None:
             out[:, t, 0, :, 0] = (c @ (J0[t] * grid).astype(np.float32))[:B]
             out[:, t, 0, :, 0] /= grid
         elif grid is not None:
@@ -462,6 +462,7 @@ class Request:
         plan = self.plan
         if not plan.pooled:
             return within_step(plan.x, plan.within, plan.level, plan.options).transpose(TASK, SYSTEM), None
+        assert self.stat is not None  # level one pools a decomposable statistic
         values = xr.apply_ufunc(self.stat.judge, plan.x, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]],
                                 dask="parallelized", output_dtypes=[np.float64])
         sums = exact_instance_sums(values) if self.stat.grid is None else values.sum(INSTANCE, skipna=True)
@@ -470,7 +471,7 @@ class Request:
     def pair_sums(self, kinds: Sequence[str]) -> Any:
         """Full-data pairwise sums over tasks of the task-level matrix, ``(len(kinds), S, S)``."""
         X, _ = self.task_inputs()
-        pk = dict(kinds=tuple(kinds), weights=self.plan.weights)
+        pk: dict[str, Any] = dict(kinds=tuple(kinds), weights=self.plan.weights)
         if self.lazy:
             return X.data.rechunk(-1).map_blocks(_full_pair_sums, new_axis=0, chunks=((len(kinds),), (self.S,), (self.S,)),
                                                  dtype=np.float64, meta=np.empty((0, 0, 0)), **pk)
@@ -673,7 +674,7 @@ def bootstrap(
     *,
     rule: str = "borda",
     over: str = "tasks",
-    replicates: int | Sequence[int] = 200,
+    replicates: int | Sequence[int] | np.ndarray = 200,
     seed: int = 0,
     level: str | None = None,
     missing: str = "error",
@@ -735,7 +736,7 @@ def bootstrap(
     point = ranking(aggregate_plan(plan))  # the full-data ranking, from the same prepared request
     R, method = _replicate_scores(plan, over, ids, int(seed), block)
     # the tie rule on every replicate (a no-op on rows whose evaluation already applied it)
-    R = R.map_blocks(plan.across.snap, dtype=np.float64) if isinstance(R, da.Array) else plan.across.snap(R)
+    R = da.map_blocks(plan.across.snap, R, dtype=np.float64) if isinstance(R, da.Array) else plan.across.snap(R)
     rep = plan.restored(xr.DataArray(R, dims=(REPLICATE, SYSTEM), coords={REPLICATE: ids, SYSTEM: plan.x[SYSTEM].values},
                                      name="replicate_score"))
     ranks = xr.apply_ufunc(min_rank, rep, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]], dask="parallelized",
@@ -746,7 +747,7 @@ def bootstrap(
     return ds
 
 
-def stability(ds: xr.Dataset, *, method: str = "spearman") -> float:
+def stability(ds: xr.Dataset, *, method: Literal["spearman", "kendall"] = "spearman") -> float:
     """Pavao's stability of a bootstrap: mean rank correlation over pairs of replicates (common systems only)."""
     R = np.asarray(ds["replicate_score"].values, dtype=np.float64)
     return float(metrics.concordance(R, method=method))
@@ -799,7 +800,7 @@ def summarize(ds: xr.Dataset, *, level: float = 0.95) -> xr.Dataset:
 
 # ------------------------------------------------------------------------------------ Pavao's criteria
 def _trial_block(X: np.ndarray, ids: np.ndarray, *, rule: Any, options: Mapping[str, Any], seed: int,
-                 method: str) -> np.ndarray:
+                 method: Literal["spearman", "kendall"]) -> np.ndarray:
     """Winner's normalised average rank, Condorcet-first flag and generalization of a block of trials ``(B, 3)``."""
     T, S = X.shape
     tidx = resample_indices(T, seed=seed, replicates=ids, stream="tasks")
@@ -827,7 +828,7 @@ def pavao_stability(
     trials: int = 10,
     replicates: int = 100,
     seed: int = 0,
-    method: str = "spearman",
+    method: Literal["spearman", "kendall"] = "spearman",
     axes: Sequence[str] = ("tasks", "systems"),
     **aggregate_options: Any,
 ) -> xr.Dataset:
@@ -891,7 +892,7 @@ def pavao_criteria(
     trials: int = 10_000,
     seed: int = 0,
     missing: str = "error",
-    method: str = "spearman",
+    method: Literal["spearman", "kendall"] = "spearman",
     options: Mapping[str, Any] | None = None,
 ) -> xr.Dataset:
     """Pavao et al. (2021) empirical criteria estimated by bootstrap trials, per rule.

@@ -248,18 +248,17 @@ def check_options(rules: Sequence[Rule], options: Mapping[str, Any]) -> None:
         accepted |= names
     unknown = sorted(set(options) - accepted)
     if unknown:
-        names = ", ".join(sorted(accepted)) or "none"
+        known = ", ".join(sorted(accepted)) or "none"
         raise VotebenchError(
             f"unknown option(s) {', '.join(unknown)} for rule {' / '.join(dict.fromkeys(r.name for r in rules))}; "
-            f"options it takes: {names}"
+            f"options it takes: {known}"
         )
 
 
 def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: Mapping[str, Any]) -> np.ndarray:
     """Run a rule kernel on the systems that have a score somewhere; absent systems (e.g. dropped
     by the listwise policy) get ``NaN`` and never reach the kernel."""
-    names = kernel_options(rule)
-    opts = dict(options) if names is None else {k: v for k, v in options.items() if k in names}
+    opts = _options_for(rule, options)
     X = np.asarray(X, dtype=np.float64)
     absent = np.isnan(X).all(axis=tuple(range(X.ndim - 1))) if X.ndim > 1 else np.isnan(X)
     try:
@@ -759,8 +758,7 @@ def aggregate_rules(scores: xr.DataArray, rules: Sequence[str], **options: Any) 
     objs = [get_rule(n) for n in names]
     check_options(objs, opts)
     base = prepare(scores, rule=names[0], **options)
-    plans = [dataclasses.replace(base, within=r, across=r, options={k: v for k, v in opts.items()
-                                 if kernel_options(r) is None or k in kernel_options(r)}) for r in objs]
+    plans = [dataclasses.replace(base, within=r, across=r, options=_options_for(r, opts)) for r in objs]
     attrs = {"rule": ",".join(names), "level": base.level, "missing": base.missing}
     if is_dask(base.x) or base.groups is not None or base.pooled:
         out = xr.concat([aggregate_plan(p) for p in plans], dim=RULE, coords="minimal", compat="override")
@@ -772,6 +770,12 @@ def aggregate_rules(scores: xr.DataArray, rules: Sequence[str], **options: Any) 
     out = xr.DataArray(data, dims=(RULE, SYSTEM), coords={RULE: names, SYSTEM: base.x[SYSTEM].values}, name="score",
                        attrs=attrs)
     return base.restored(out)
+
+
+def _options_for(rule: Rule, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of ``options`` that ``rule``'s kernel takes (all of them for a kernel with ``**options``)."""
+    names = kernel_options(rule)
+    return dict(options) if names is None else {k: v for k, v in options.items() if k in names}
 
 
 def _score_sharing(plan: Plan, cache: dict[Any, Any]) -> np.ndarray:

@@ -72,10 +72,12 @@ def _as_float(x, name: str, min_ndim: int) -> np.ndarray:
     return x
 
 
-def _check_method(method: str) -> str:
-    if method not in ("spearman", "kendall"):
-        raise ValueError(f"method must be 'spearman' or 'kendall', got {method!r}")
-    return method
+def _check_method(method: str) -> Literal["spearman", "kendall"]:
+    if method == "spearman":
+        return "spearman"
+    if method == "kendall":
+        return "kendall"
+    raise ValueError(f"method must be 'spearman' or 'kendall', got {method!r}")
 
 
 def _scalar(x: np.ndarray):

@@ -98,7 +98,7 @@ def _mean_std(a: np.ndarray, axis: int = -1, ddof: int = 1) -> tuple[np.ndarray,
     return np.where(n > 0, mean, np.nan), np.where(ok, np.sqrt(np.where(ok, var, 0.0)), np.nan)
 
 
-def _replicates(repeats: int | Sequence[int]) -> np.ndarray:
+def _replicates(repeats: int | Sequence[int] | np.ndarray) -> np.ndarray:
     """Replicate indices: ``range(repeats)`` for an int, else the given indices (one replicate recomputed alone
     equals its slice of a larger run)."""
     try:
@@ -186,8 +186,8 @@ class _Prepared:
         parts = self.parts if parts is None else parts
         if self.kind == "across":
             return _run(self.rule, parts[0], self.options)
-        if self.kind == "pool":
-            return self.rule.snap(get_within(self.rule.within).pool(*parts))
+        if self.kind == "pool":  # only rules with a within statistic are pooled
+            return self.rule.snap(get_within(str(self.rule.within)).pool(*parts))
         x = parts[0]
         return _run(self.rule, x.reshape(*x.shape[:-3], -1, x.shape[-1]), self.options)
 
@@ -284,7 +284,7 @@ def task_subset_curve(
     *,
     rules: str | Sequence[str] = ("borda", "mean"),
     sizes: Sequence[int] | None = None,
-    repeats: int = 100,
+    repeats: int | Sequence[int] | np.ndarray = 100,
     seed: int = 0,
     level: str | None = None,
     missing: str = "error",
@@ -426,7 +426,7 @@ def manipulation_curve(
     n_systems: int = 20,
     n_tasks: int = 20,
     n_instances: int = 20,
-    repeats: int = 20,
+    repeats: int | Sequence[int] | np.ndarray = 20,
     seed: int = 0,
     corrupt_location: float = 1.0,
     scale: float = 1.0,
@@ -502,7 +502,7 @@ def rescaling_curve(
     n_systems: int = 20,
     n_tasks: int = 20,
     n_instances: int = 20,
-    repeats: int = 20,
+    repeats: int | Sequence[int] | np.ndarray = 20,
     seed: int = 0,
     reversed_task: bool = True,
     corrupt_location: float = 1.0,
@@ -560,7 +560,7 @@ def iia_experiment(
     *,
     rules: str | Sequence[str] = "borda",
     n_random: int | None = None,
-    repeats: int = 50,
+    repeats: int | Sequence[int] | np.ndarray = 50,
     seed: int = 0,
     scope: str = "all",
     weights: Sequence[float] | Mapping[str, float] | None = None,
@@ -748,7 +748,7 @@ def omitted_scores_stability(
     rules: str | Sequence[str] = ("copeland", "minimax", "mean"),
     fractions: Sequence[float] | None = None,
     counts: Sequence[int] | None = None,
-    repeats: int = 100,
+    repeats: int | Sequence[int] | np.ndarray = 100,
     seed: int = 0,
     impute: str = "median",
     top: int | None = None,
@@ -987,6 +987,7 @@ def _cluster_labels(r: np.ndarray, threshold: float | None, n_clusters: int | No
     if threshold is not None:
         raw = fcluster(Z, t=1.0 - float(threshold), criterion="distance")
     else:
+        assert n_clusters is not None  # the caller gives exactly one of the two
         if not 1 <= int(n_clusters) <= T:
             raise VotebenchError(f"n_clusters must be between 1 and the number of criteria ({T}), got {n_clusters}")
         raw = fcluster(Z, t=int(n_clusters), criterion="maxclust")
@@ -1085,7 +1086,7 @@ def criteria_clusters(
                 "absolute": int(bool(absolute)), "selected": [tasks[i] for i in np.flatnonzero(representative)]}
     if threshold is not None:
         ds.attrs["threshold"] = float(threshold)
-    else:
+    elif n_clusters is not None:
         ds.attrs["n_clusters"] = int(n_clusters)
     return ds
 

@@ -38,7 +38,7 @@ replicates instead (and says so).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -353,6 +353,7 @@ class BootstrapSums:
 
     def restrict(self, key: Any, R: np.ndarray) -> None:
         """Recompute block ``key``'s W sums on :attr:`mask` from its replicate scores ``R``."""
+        assert self.mask is not None  # called for the keys of stale_keys() only
         rank_sum, tie = w_sums(R, self.mask)
         self.w_parts[key] = (self.mask.copy(), rank_sum, tie)
 
@@ -398,7 +399,7 @@ class MomentSums:
 
 
 # ------------------------------------------------------------------------------------ statistics
-def percentiles_from_counts(counts: np.ndarray, q: np.ndarray) -> np.ndarray:
+def percentiles_from_counts(counts: np.ndarray, q: np.ndarray | Sequence[float]) -> np.ndarray:
     """numpy's ``"linear"`` percentiles of ranks given as a histogram, bit for bit.
 
     Parameters

@@ -354,6 +354,9 @@ def _exact_rows(v0: np.ndarray, weights: np.ndarray | None, d: int) -> tuple[np.
     T = v0.shape[-2]
     kv = v0 * d
     grid = (kv == np.round(kv)).all(axis=(-2, -1))
+    k: np.ndarray
+    L: np.ndarray
+    okw: np.ndarray
     if weights is None:
         k, L, okw = np.ones(T), np.ones(()), np.ones((), dtype=bool)
     else:

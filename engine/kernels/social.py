@@ -476,7 +476,7 @@ def _baldwin_one(pts: np.ndarray, present: np.ndarray, tol: float) -> np.ndarray
 # majority-relation rules
 # --------------------------------------------------------------------------------------------
 def _present(X: np.ndarray) -> np.ndarray:
-    return ~np.isnan(np.asarray(X, dtype=np.float64)).all(axis=-2)
+    return np.asarray(~np.isnan(np.asarray(X, dtype=np.float64)).all(axis=-2))
 
 
 def condorcet_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
