@@ -23,11 +23,11 @@ from typing import Any, NoReturn
 import numpy as np
 import xarray as xr
 
-from .core import MISSING_POLICIES
-from .dims import BOOTSTRAP_AXES
-from .errors import VotebenchError
-from .readers import parse_task_option, reader_names
-from .rules import LEVELS, RULES, rule_names
+from ..core import MISSING_POLICIES
+from ..dims import BOOTSTRAP_AXES
+from ..errors import VotebenchError
+from ..readers import parse_task_option, reader_names
+from ..rules import LEVELS, RULES, rule_names
 
 __all__ = ["main", "build_parser", "json_safe", "json_text"]
 
@@ -105,7 +105,7 @@ class _VersionAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
-        from . import __version__
+        from .. import __version__
 
         sys.stdout.write(f"votebench {__version__}\n")
         parser.exit()
@@ -271,7 +271,7 @@ def build_parser(*, only_own: bool = False) -> argparse.ArgumentParser:
     ls.set_defaults(func=_cmd_rules)
     if not only_own:  # sub-commands that live with their modules
         from .dashboard import register as register_serve
-        from .experiment import register as register_experiment
+        from ..experiment import register as register_experiment
         from .report import register as register_report
 
         register_report(sub)
@@ -390,7 +390,7 @@ def write_output(text: str, output: str | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    from .files import atomic_write_text
+    from ..files import atomic_write_text
 
     atomic_write_text(output, text)
 
@@ -500,7 +500,7 @@ def _typed_config_value(act: argparse.Action, key: str, value: Any, path: str) -
 def _read_weights(spec: Any) -> Any:
     if spec is None or spec == "groups":
         return spec
-    from .sweep import check_weights
+    from ..sweep import check_weights
 
     if isinstance(spec, dict):
         return check_weights(spec, "weights")
@@ -546,7 +546,7 @@ def rank_options(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "preference", None):
         options["preference"] = args.preference
     opts["options"] = options
-    from .rules import get_rule
+    from ..rules import get_rule
 
     for key in ("rule", "within", "across"):
         if opts[key] is not None:
@@ -555,7 +555,7 @@ def rank_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _load_scores(args: argparse.Namespace) -> Any:
-    from .io import open_scores
+    from ..io import open_scores
 
     opts = {k: v for k, v in _loader_options(args).items() if v is not None}
     scores = open_scores(args.input, meta=args.meta, **opts)
@@ -613,7 +613,7 @@ def _direction_note(args: argparse.Namespace, scores: Any | None, *, prefix: str
 
     (Not said when a worker read the input: this process does not know its tasks.)
     """
-    from .io import directions_note
+    from ..io import directions_note
 
     if scores is None:
         return
@@ -630,7 +630,7 @@ def _policy_note(missing: str, systems_out: Sequence[str], scores: Any | None = 
         note(f"{prefix}missing-score policy {missing!r} left out {len(systems_out)} system(s): " + ", ".join(systems_out[:shown])
              + (" ..." if len(systems_out) > shown else ""))
     if missing == "drop-judges" and scores is not None:
-        from .io import left_out_judges
+        from ..io import left_out_judges
 
         judges = left_out_judges(scores)
         if judges:
@@ -642,7 +642,7 @@ def _policy_note(missing: str, systems_out: Sequence[str], scores: Any | None = 
 
 
 def _cmd_rank(args: argparse.Namespace) -> int:
-    from .core import rank
+    from ..core import rank
 
     opts = rank_options(args)
     each = _per_input(args)
@@ -654,7 +654,7 @@ def _cmd_rank(args: argparse.Namespace) -> int:
             with _naming(one.input, several):
                 if client is not None and not _is_store(one.input):
                     # a table: one worker reads it by path and ranks it; only the ranking comes back
-                    from .distributed import cluster_rank
+                    from ..distributed import cluster_rank
 
                     ds = cluster_rank(client, _source(one), **opts)
                     scores = None
@@ -685,8 +685,8 @@ def _cmd_rank(args: argparse.Namespace) -> int:
 
 
 def _cmd_condorcet(args: argparse.Namespace) -> int:
-    from .core import task_scores
-    from .kernels.condorcet_lp import condorcet_winner, prospective_systems
+    from ..core import task_scores
+    from ..kernels.condorcet_lp import condorcet_winner, prospective_systems
 
     scores = _load_scores(args)
     _direction_note(args, scores)
@@ -794,12 +794,12 @@ def _csv_cell(text: str) -> str:
 def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any | None, prefix: str = "") -> dict[str, Any]:
     """The bootstrap result object (``rule``, ``over``, ``replicates``, ``seed``, ``interval``, ``ranking``, ``stability``)
     of ``args.input``; its notes (directions assumed, what a policy left out) start with ``prefix``."""
-    from . import metrics
-    from .bootstrap import bootstrap, summarize
+    from .. import metrics
+    from ..bootstrap import bootstrap, summarize
 
     scores = None
     if args.store:  # the workers read the input by path; this process only writes the finished blocks
-        from .sweep import is_url, open_results, parse_config, run_sweep
+        from ..sweep import is_url, open_results, parse_config, run_sweep
 
         path = args.input if is_url(args.input) else str(Path(args.input).resolve())
         inp: dict[str, Any] = {"path": path, "name": Path(args.input).name.split(".")[0]}
@@ -820,7 +820,7 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
         cfg = parse_config(raw, where="bootstrap")
         store = run_sweep(cfg, client=client, progress=sys.stderr.isatty(), overwrite=args.overwrite)
         stored = open_results(store, f"{inp['name']}/bootstrap-{args.over}").isel(rule=0).compute()
-        from .kernels.ranking import min_rank
+        from ..kernels.ranking import min_rank
 
         ds = xr.Dataset({"score": stored["score"], "rank": stored["rank"], "replicate_score": stored["replicate_score"],
                          "replicate_rank": (stored["replicate_score"].dims, min_rank(stored["replicate_score"].values))})
@@ -829,7 +829,7 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
             scores = _load_scores(args)
     elif client is not None and not _is_store(args.input):
         # a table: the workers read it by path, one task per --block replicates
-        from .distributed import cluster_bootstrap
+        from ..distributed import cluster_bootstrap
 
         ds = cluster_bootstrap(client, _source(args), over=args.over, replicates=args.replicates, seed=args.seed,
                                block=args.block, **opts)
@@ -867,7 +867,7 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
 
 def _check_replicates(replicates: int, n_systems: int, *, at_least: bool = False) -> None:
     """Refuse, before allocating, a bootstrap whose replicate scores and ranks cannot fit in memory."""
-    from .sweep import check_memory
+    from ..sweep import check_memory
 
     # replicate scores, replicate ranks and one rank array of the summary: 3 float64 per replicate and system
     check_memory(24.0 * replicates * n_systems, f"--replicates {replicates}: the replicate scores and ranks of "
@@ -878,7 +878,7 @@ def _connect(scheduler: str | None) -> Any | None:
     """A client of ``--scheduler`` / ``DASK_SCHEDULER_ADDRESS`` (None: embedded); its dashboard link goes to stderr."""
     if not (scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")):
         return None  # in-process: distributed is not even imported
-    from .distributed import connect
+    from ..distributed import connect
 
     client = connect(scheduler)
     if client is not None:
@@ -905,7 +905,7 @@ def _compute(ds: Any, client: Any | None) -> Any:
 
 def _is_store(path: str) -> bool:
     """A zarr store (local folder or URL): opened lazily, its chunks read by whoever computes."""
-    from .io import is_url
+    from ..io import is_url
 
     return is_url(path) or Path(path).is_dir()
 
@@ -915,25 +915,25 @@ def _lower_is_better(args: argparse.Namespace) -> list[str]:
 
 
 def _source(args: argparse.Namespace) -> Any:
-    from .distributed import make_source
+    from ..distributed import make_source
 
     return make_source(args.input, meta=args.meta, lower_is_better=_lower_is_better(args), loader=_loader_options(args))
 
 
 def _open_input(args: argparse.Namespace) -> Any:
     """The scores of INPUT here: lazily for a store (also an fsspec URL), in memory for a table."""
-    from .io import is_url
+    from ..io import is_url
 
     if not is_url(args.input):
         return _load_scores(args)
-    from .distributed import open_source
+    from ..distributed import open_source
 
     return open_source(_source(args))
 
 
 def _rule_label(opts: dict[str, Any]) -> str:
     """The label of a (two-step) rule request, as :attr:`engine.core.Plan.rule_label`, without the data."""
-    from .rules import get_rule
+    from ..rules import get_rule
 
     within = get_rule(opts["within"] or opts["rule"]).name
     across = get_rule(opts["across"] or opts["rule"]).name
@@ -989,8 +989,8 @@ def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .distributed import embedded_client
-    from .sweep import load_config, open_results, resolve_store, run_sweep
+    from ..distributed import embedded_client
+    from ..sweep import load_config, open_results, resolve_store, run_sweep
 
     token = None
     if args.dashboard:
@@ -1056,7 +1056,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
-    from .convert import convert
+    from ..convert import convert
 
     info = convert(args.input, args.store, meta=args.meta, overwrite=args.overwrite)
     how = f"streamed {info['rows']} rows" if info["streamed"] else "read in memory"
@@ -1069,7 +1069,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 def _with_lower_is_better(cfg: Any, lower: list[str], *, where: str) -> Any:
     """The sweep with ``--lower-is-better`` set on every input that does not say it itself (part of its provenance)."""
-    from .sweep import parse_config
+    from ..sweep import parse_config
 
     raw = dict(cfg.raw)
     key = "inputs" if "inputs" in raw else "input"
@@ -1085,8 +1085,8 @@ def _with_lower_is_better(cfg: Any, lower: list[str], *, where: str) -> Any:
 
 def _sweep_direction_notes(cfg: Any, limit: int = 50 << 20) -> None:
     """The direction note of every local table input of a sweep (read here only when under ``limit`` bytes)."""
-    from .distributed import loader_keys, make_source
-    from .io import directions_note, is_url, open_scores
+    from ..distributed import loader_keys, make_source
+    from ..io import directions_note, is_url, open_scores
 
     for inp in cfg.inputs:
         if is_url(inp["path"]):

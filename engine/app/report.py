@@ -58,9 +58,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
-from .dims import RULE, SYSTEM, TASK
-from .errors import VotebenchError
-from .significance import FriedmanResult, check_alpha, friedman_test, nemenyi_cd, nemenyi_q
+from ..dims import RULE, SYSTEM, TASK
+from ..errors import VotebenchError
+from ..significance import FriedmanResult, check_alpha, friedman_test, nemenyi_cd, nemenyi_q
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
@@ -113,7 +113,7 @@ def promethee_flows(X: np.ndarray, *, weights: np.ndarray | None = None, **optio
     -------
     phi_plus, phi_minus, phi : ndarray, shape (S,)
     """
-    from .kernels.mcdm import promethee2
+    from ..kernels.mcdm import promethee2
 
     try:
         return promethee2(np.asarray(X, dtype=np.float64), weights=weights, **options)
@@ -409,7 +409,7 @@ def rule_flags(labels: Sequence[str], names: Mapping[str, str], score: np.ndarra
         unless asked for.  ``fallback``: ``kemeny`` on more than 12 ranked
         systems, which is Borda's count (said, kept).
     """
-    from .kernels.ranking import min_rank
+    from ..kernels.ranking import min_rank
 
     out = []
     for i, label in enumerate(labels):
@@ -462,7 +462,7 @@ def _apply_flags(rk: _Rankings, flags: Sequence[RuleFlag], *, explicit: bool, no
     keep = [i for i, lb in enumerate(rk.labels) if lb not in {f.label for f in gone}]
     if len(keep) == len(rk.labels):
         return rk, [f.label for f in gone]
-    from .kernels.ranking import min_rank
+    from ..kernels.ranking import min_rank
 
     S = rk.score[keep]
     return _Rankings([rk.labels[i] for i in keep], rk.baseline, rk.systems, S, min_rank(S), rk.dropped), [f.label for f in gone]
@@ -543,7 +543,7 @@ def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str
                     instance_level: bool) -> list[tuple[str, str]]:
     """Friedman/Nemenyi CD, PROMETHEE flows, win matrix from oriented task-level scores ``X`` (T, S ranked systems)."""
     from . import plots
-    from .kernels.social import pairwise_counts
+    from ..kernels.social import pairwise_counts
 
     sections = []
     idx, suffix = _shown(rk, st.top_k)
@@ -555,7 +555,7 @@ def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str
         notes.append(f"{int((~complete).sum())} task(s) with missing scores are left out of the Friedman test and "
                      "PROMETHEE flows (they need complete data).")
     if Xc.shape[0] >= 2 and Xc.shape[1] >= 2:
-        from .significance import cliques, compare
+        from ..significance import cliques, compare
 
         ph = compare(Xc, alpha=st.alpha, test=st.test, shown=idx)
         fr = ph.friedman if ph.friedman is not None else friedman_test(Xc)
@@ -647,8 +647,8 @@ def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict
     A candidate (system) bootstrap gets :func:`engine.metrics.pairwise_rank_bounds`,
     the others the percentiles of :func:`engine.summarize`.
     """
-    from . import metrics
-    from .bootstrap import summarize
+    from .. import metrics
+    from ..bootstrap import summarize
 
     summ = summarize(boot, level=1.0 - st.alpha)
     systems = [str(s) for s in summ[SYSTEM].values]
@@ -757,7 +757,7 @@ def _numpy(scores: xr.DataArray) -> xr.DataArray:
 def _rank_all(scores: xr.DataArray, specs: Sequence[tuple[str, dict[str, Any]]], *, explicit: bool,
               notes: list[str], baseline: tuple[str, dict[str, Any]] | None) -> _Rankings:
     """Rank with every (label, aggregate options) spec; the baseline first, its errors always raised."""
-    from .core import rank
+    from ..core import rank
 
     labels, scores_out = [], []
     todo = ([baseline] if baseline is not None else []) + [s for s in specs if baseline is None or s[0] != baseline[0]]
@@ -779,7 +779,7 @@ def _rank_all(scores: xr.DataArray, specs: Sequence[tuple[str, dict[str, Any]]],
     S = np.stack(scores_out)
     systems_all = [str(s) for s in scores[SYSTEM].values]
     present = np.isfinite(S[0])
-    from .kernels.ranking import min_rank
+    from ..kernels.ranking import min_rank
 
     S = S[:, present]
     dropped = [s for s, p in zip(systems_all, present) if not p]
@@ -797,7 +797,7 @@ def _numpy_ds(ds: xr.Dataset) -> xr.Dataset:
 
 def _task_matrix(scores: xr.DataArray, missing: str, systems: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     """Oriented per-task means (T, S) of the ranked systems."""
-    from .core import task_scores
+    from ..core import task_scores
 
     X = task_scores(scores, missing=missing)
     X = _numpy(X.sel({SYSTEM: list(systems)}).transpose(TASK, SYSTEM))
@@ -808,9 +808,9 @@ def _task_matrix(scores: xr.DataArray, missing: str, systems: Sequence[str]) -> 
 
 def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | None, level: str | None, missing: str,
                    st: _Settings, notes: list[str]) -> list[tuple[str, str]]:
-    from .bootstrap import bootstrap
-    from .robustness import task_subset_curve
-    from .rules import get_rule, rule_names
+    from ..bootstrap import bootstrap
+    from ..robustness import task_subset_curve
+    from ..rules import get_rule, rule_names
 
     explicit = rules is not None
     names = list(dict.fromkeys(rules)) if rules is not None else rule_names()
@@ -865,7 +865,7 @@ def _judges_note(scores: xr.DataArray, missing: str, notes: list[str]) -> None:
     """The judges (tasks, or task x instance) a ``drop-judges`` policy left out, as a note."""
     if missing != "drop-judges":
         return
-    from .io import left_out_judges
+    from ..io import left_out_judges
 
     judges = left_out_judges(scores)
     if judges:
@@ -876,7 +876,7 @@ def _judges_note(scores: xr.DataArray, missing: str, notes: list[str]) -> None:
 
 
 def _interval_words(st: _Settings) -> str:
-    from .metrics import interval_description
+    from ..metrics import interval_description
 
     kind = "pairwise" if st.over == "systems" else "percentile"
     return ("rank range = " if kind == "pairwise" else "interval = ") + interval_description(kind, 1.0 - st.alpha)
@@ -910,7 +910,7 @@ def find_input(spec: Mapping[str, Any], store: Path, checksums: Mapping[str, str
     known : str, optional
         Where the sweep read the input (the store's ``input_paths``), tried first.
     """
-    from .distributed import input_checksum
+    from ..distributed import input_checksum
 
     raw = Path(str(spec["path"]))
     candidates = [raw] if raw.is_absolute() else [Path.cwd() / raw, store.parent / raw, store.parent.parent / raw]
@@ -968,7 +968,7 @@ def subset_curves(section: StoreSection, name: str, ds: xr.Dataset, title: str, 
 
 def _store_config(path: Path, groups: Mapping[str, xr.Dataset]) -> tuple[Any, dict[str, str], dict[str, str]]:
     """The sweep config of a results store, its input checksums and where its inputs were read."""
-    from .sweep import parse_config
+    from ..sweep import parse_config
 
     root_attrs = next(iter(groups.values())).attrs if groups else {}
     try:
@@ -981,7 +981,7 @@ def _store_config(path: Path, groups: Mapping[str, xr.Dataset]) -> tuple[Any, di
 def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rules: Sequence[str] | None,
                     st: _Settings, notes_by_input: dict[str, list[str]], notes: list[str]) -> list[tuple[str, str]]:
     """The sections of a results store: per input its rankings and its groups, then the groups without input."""
-    from .sweep import get_kind, open_results
+    from ..sweep import get_kind, open_results
 
     groups = open_results(path)
     cfg, checksums, known_paths = _store_config(path, groups)
@@ -1030,7 +1030,7 @@ def _group_sections(kind: Any, section: StoreSection, gname: str, ds: xr.Dataset
 def _store_input(inp: Mapping[str, Any], store: Path, checksums: Mapping[str, str], known: str | None,
                  notes: list[str]) -> xr.DataArray | None:
     """The scores of a sweep input as the sweep read them (loader options and --lower-is-better), or None with a note."""
-    from .distributed import loader_keys, make_source, open_source
+    from ..distributed import loader_keys, make_source, open_source
 
     file, why = find_input(inp, store, checksums, known=known)
     if file is not None:
@@ -1047,7 +1047,7 @@ def _store_input(inp: Mapping[str, Any], store: Path, checksums: Mapping[str, st
 def _store_rankings(inp: Mapping[str, Any], scores: xr.DataArray | None, specs: Sequence[Mapping[str, Any]],
                     mine: Mapping[str, xr.Dataset], notes: list[str]) -> _Rankings | None:
     """The full-data rankings: from the scores, else from a group that stored them per rule (``score`` (rule, system))."""
-    from .sweep import aggregate_options
+    from ..sweep import aggregate_options
 
     labels = [r["label"] for r in specs]
     mean_spec = next((r for r in specs if r["name"] == _BASELINE and not r.get("options")), None)
@@ -1059,7 +1059,7 @@ def _store_rankings(inp: Mapping[str, Any], scores: xr.DataArray | None, specs: 
     stored = next((ds for ds in mine.values() if "score" in ds and tuple(ds["score"].dims) == (RULE, SYSTEM)), None)
     if stored is None:
         return None
-    from .kernels.ranking import min_rank
+    from ..kernels.ranking import min_rank
 
     sel = stored.sel({RULE: labels})
     S = np.asarray(sel["score"].values, dtype=np.float64)
@@ -1078,7 +1078,7 @@ def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, sc
                             specs: Sequence[Mapping[str, Any]], st: _Settings, notes: list[str], *, explicit: bool
                             ) -> tuple[_Rankings, list[str], list[tuple[str, str]]]:
     """The ranking sections of an input of the store (and the score sections when its scores were found)."""
-    from .sweep import aggregate_options
+    from ..sweep import aggregate_options
 
     miss = aggregate_options(inp, {"name": _BASELINE}).get("missing", "error")
     X = tasks = None
@@ -1109,7 +1109,7 @@ def _find_meta(inp: Mapping[str, Any], store: Path) -> Path | None:
 
 def bootstrap_store_section(section: StoreSection, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     """Rank intervals and stability of a stored bootstrap group (its done replicates, the rules of ``section``)."""
-    from .kernels.ranking import min_rank
+    from ..kernels.ranking import min_rank
 
     st, notes = section.settings, section.notes
     ds = ds.compute()
@@ -1164,7 +1164,7 @@ grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dt{font-weigh
 
 
 def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sections: Sequence[tuple[str, str]]) -> str:
-    from . import __version__
+    from .. import __version__
 
     toc = "".join(f'<li><a href="#s{i}">{html.escape(t)}</a></li>' for i, (t, _) in enumerate(sections))
     dl = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in info)
@@ -1270,9 +1270,9 @@ def build_report(
         Unknown rule, bad option, unreadable input, an existing non-report
         ``out_dir``; nothing is written then.
     """
-    from .bootstrap import OVER
-    from .core import MISSING_POLICIES
-    from .rules import LEVELS
+    from ..bootstrap import OVER
+    from ..core import MISSING_POLICIES
+    from ..rules import LEVELS
 
     try:
         import matplotlib  # noqa: F401
@@ -1283,7 +1283,7 @@ def build_report(
     B = _check_int("replicates", replicates, 0)
     if B == 1:
         raise VotebenchError("replicates must be 0 (no bootstrap) or at least 2, got 1")
-    from .sweep import check_memory
+    from ..sweep import check_memory
 
     # per rule: replicate scores and ranks of at least two systems, before anything is read
     check_memory(32.0 * B, f"replicates = {B}: the replicate scores and ranks of at least 2 systems",
@@ -1304,7 +1304,7 @@ def build_report(
         rules = [str(r) for r in ([rules] if isinstance(rules, str) else rules)]
         if not rules:
             raise VotebenchError("rules is empty; give at least one rule or leave it out for all")
-    from .significance import TESTS
+    from ..significance import TESTS
 
     if test not in TESTS:
         raise VotebenchError(f"unknown post-hoc test {test!r}; choose one of {', '.join(TESTS)}")
@@ -1319,7 +1319,7 @@ def build_report(
             raise VotebenchError(f"{p}: no such file or directory")
         if _is_results_store(p):
             store = p
-    from .files import make_temp_dir
+    from ..files import make_temp_dir
 
     tmp = make_temp_dir(out)  # usual permissions; strays of killed runs removed
     try:
@@ -1335,8 +1335,8 @@ def build_report(
             title = f"votebench report: {store.name}"
             info = [("results store", str(store)), ("inputs", ", ".join(by_input)), ("alpha", f"{a:g}"), ("top-k", str(k))]
         else:
-            from .core import resolve_level
-            from .io import directions_note, open_scores
+            from ..core import resolve_level
+            from ..io import directions_note, open_scores
 
             scores = source if isinstance(source, xr.DataArray) else open_scores(source, meta=meta)
             scores = _numpy(_lower(scores, lower))
@@ -1361,7 +1361,7 @@ def build_report(
                     ("bootstrap", f"{B} replicates over {over}, seed {s}" if B else "none"),
                     ("task subsets", f"{n_rep} per size, seed {s}" if n_rep else "none")]
         (tmp / "index.html").write_text(_page(title, info, notes, sections), encoding="utf-8")
-        from . import __version__
+        from .. import __version__
 
         (tmp / _MARKER).write_text(json.dumps({"engine_version": __version__}) + "\n", encoding="utf-8")
         _publish(tmp, out)
@@ -1379,9 +1379,9 @@ def build_report(
 # ---------------------------------------------------------------------------------------------
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``report`` sub-command to the ``votebench`` parser's sub-parsers."""
-    from .core import MISSING_POLICIES
-    from .dims import BOOTSTRAP_AXES
-    from .rules import LEVELS
+    from ..core import MISSING_POLICIES
+    from ..dims import BOOTSTRAP_AXES
+    from ..rules import LEVELS
 
     p = sub.add_parser(
         "report",
@@ -1412,7 +1412,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--meta", default=None, metavar="FILE", help="sidecar JSON with task directions (default: beside INPUT)")
     p.add_argument("--lower-is-better", default=None, metavar="TASKS",
                    help="comma-separated tasks where lower scores are better (score input; overrides the sidecar)")
-    from .significance import TESTS
+    from ..significance import TESTS
 
     p.add_argument("--test", default="auto", choices=TESTS,
                    help="post-hoc test of the critical-difference diagram (default auto: Nemenyi, or pairwise Wilcoxon "

@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import VotebenchError
+from ..errors import VotebenchError
 
 __all__ = ["LiveStore", "snapshot", "make_app", "serve", "start_in_background", "BackgroundDashboard",
            "dask_dashboard_link", "register", "STABILITY_REPLICATES", "Limits"]
@@ -145,7 +145,7 @@ def _signature(path: Path) -> tuple[Any, tuple[Any, ...], dict[str, frozenset[tu
 def _leaf_groups(root: Any) -> list[str]:
     import warnings
 
-    from .sweep.results import leaf_groups
+    from ..sweep.results import leaf_groups
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zarr warns about a chunk or metadata file being written (``.partial``)
@@ -219,7 +219,7 @@ class LiveStore:
         force : bool
             Read the flags even if the directory listing did not change.
         """
-        from .sweep.live import StoreChanged
+        from ..sweep.live import StoreChanged
 
         with self._lock:
             try:
@@ -231,8 +231,8 @@ class LiveStore:
     def _update(self, *, strict: bool, force: bool) -> bool:
         import zarr
 
-        from .sweep.kinds import get_kind
-        from .sweep.live import StoreChanged
+        from ..sweep.kinds import get_kind
+        from ..sweep.live import StoreChanged
 
         path = self.path
         if not path.exists():
@@ -332,7 +332,7 @@ class LiveStore:
             s = entry["systems"].index(system)
         except ValueError:
             raise LookupError(f"input {input_name!r} has no system {system!r}") from None
-        from .sweep.live import json_number
+        from ..sweep.live import json_number
 
         rows = []
         for t, task in enumerate(entry["tasks"]):
@@ -345,10 +345,10 @@ class LiveStore:
                         + ("; 'assumed': no sidecar or lower_is_better gave the task's direction" if entry["assumed"] else "")}
 
     def _read_input(self, input_name: str) -> dict[str, Any]:
-        from .distributed import loader_keys, make_source, open_source
-        from .kernels.ranking import min_rank
+        from ..distributed import loader_keys, make_source, open_source
+        from ..kernels.ranking import min_rank
         from .report import find_input
-        from .sweep.config import parse_config
+        from ..sweep.config import parse_config
 
         try:
             cfg = parse_config(json.loads(self.attrs["config"]), where=str(self.path), stored=True)
@@ -373,7 +373,7 @@ class LiveStore:
                 mean = scores.mean("instance", skipna=True).transpose("system", "task").compute(scheduler="synchronous")
         except VotebenchError as exc:
             return {"error": f"per-task scores not available: {exc}"}
-        from .io import defaulted_directions
+        from ..io import defaulted_directions
 
         M = np.asarray(mean.values, dtype=np.float64)
         hib = np.asarray(scores["higher_is_better"].values, dtype=bool)
@@ -534,13 +534,13 @@ class _Hub:
 def _warm_up() -> None:
     import scipy.stats  # noqa: F401 - the agreement between rules (a second or two to import)
 
-    from . import metrics, summaries  # noqa: F401
+    from .. import metrics, summaries  # noqa: F401
 
 
 def _read_web(name: str) -> bytes:
     from importlib.resources import files
 
-    return files("engine").joinpath(_WEB, name).read_bytes()
+    return files(__package__).joinpath(_WEB, name).read_bytes()
 
 
 def _handlers() -> dict[str, type]:

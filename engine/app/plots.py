@@ -22,7 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 
-from .dims import SYSTEM
+from ..dims import SYSTEM
 
 __all__ = [
     "LABEL_CHARS",
