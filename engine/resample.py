@@ -48,6 +48,7 @@ STREAMS = {
     "iia": 8,
     "trial": 9,
     "battles": 10,
+    "signs": 11,
 }
 
 
