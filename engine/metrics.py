@@ -958,8 +958,8 @@ def benchmark_agreement(score_a, score_b, *, systems_a=None, systems_b=None) -> 
         ``tau`` (tau-b, :func:`engine.kernels.kemeny.kendall_tau_b`; ties in either ranking handled), ``pvalue``
         (two-sided, of ``H0: tau = 0``, from ``scipy.stats.kendalltau``: exact for fewer than 50 systems
         without ties, the normal approximation with the tie-corrected variance otherwise), ``n`` (systems
-        compared) and ``systems`` (their names, or indices).  ``tau`` and ``pvalue`` are ``NaN`` with fewer
-        than two common systems or a constant ranking.
+        compared) and ``systems`` (their names in the order of ``systems_a``, or indices).  ``tau`` and ``pvalue``
+        are ``NaN`` with fewer than two common systems or a constant ranking.
 
     Examples
     --------
@@ -986,7 +986,7 @@ def benchmark_agreement(score_a, score_b, *, systems_a=None, systems_b=None) -> 
         if len(set(la)) != len(la) or len(set(lb)) != len(lb):
             raise ValueError("system names must be unique within a benchmark")
         pos_b = {s: i for i, s in enumerate(lb)}
-        names = sorted(set(la) & set(lb))
+        names = [s for s in la if s in pos_b]  # in the order of benchmark a
         pos_a = {s: i for i, s in enumerate(la)}
         x = np.array([a[pos_a[s]] for s in names])
         y = np.array([b[pos_b[s]] for s in names])

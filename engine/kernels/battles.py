@@ -46,6 +46,7 @@ References
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -1108,6 +1109,12 @@ def bootstrap_battles(counts: BattleCounts, *, rule: str = "bradley_terry", repl
     block : int
         Replicates fitted at once (memory ``~ 10 * block * S^2`` floats); results do not depend on it.
 
+    Notes
+    -----
+    Bradley-Terry replicates start Newton's method from the full-data strengths (fewer steps; the maximum
+    is the same to ``1e-10``).  A replicate in which some model has no battle fits the others only and gives
+    that model ``NaN`` (left out of its percentiles).
+
     Returns
     -------
     BattleBootstrap
@@ -1134,7 +1141,8 @@ def bootstrap_battles(counts: BattleCounts, *, rule: str = "bradley_terry", repl
         rep[ids], _, ridges[ids], _ = _scores_of(rule, W, T, tie_model, scale, start)
     rep_rank = min_rank(rep)
     q = [50.0 * (1.0 - level), 50.0 * (1.0 + level)]
-    with np.errstate(invalid="ignore"), _quiet():
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a model without a battle: all-NaN column
         s_lo, s_hi = np.nanpercentile(rep, q, axis=0, method="linear")
     r_lo, r_hi = rank_intervals(rep_rank, level=level)
     win_prob = None
@@ -1146,21 +1154,6 @@ def bootstrap_battles(counts: BattleCounts, *, rule: str = "bradley_terry", repl
                            score_low=s_lo, score_high=s_hi, rank_low=r_lo, rank_high=r_hi,
                            rank_ub=rank_upper_bound(s_lo, s_hi), prob_above=prob_above(rep), win_prob=win_prob,
                            ridge=np.concatenate([ridge0, ridges]))
-
-
-class _quiet:
-    """Silence numpy's all-NaN RuntimeWarnings (models without a battle)."""
-
-    def __enter__(self):
-        import warnings
-
-        self._cm = warnings.catch_warnings()
-        self._cm.__enter__()
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return self
-
-    def __exit__(self, *exc):
-        return self._cm.__exit__(*exc)
 
 
 # --------------------------------------------------------------------------------------------- rules on score tensors

@@ -41,6 +41,7 @@ References
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -236,7 +237,8 @@ def paired_bootstrap(Y, *, pairs=None, baseline: int | None = None, replicates: 
             rep_task[ids] = np.where(den > 0, num / np.maximum(den, 1.0), np.nan)
     rep_all = _mean_over_tasks(rep_task)
     q = [50.0 * (1.0 - level), 50.0 * (1.0 + level)]
-    with np.errstate(invalid="ignore"), _nan_quiet():
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # pairs without a shared instance
         lo_t, hi_t = np.nanpercentile(rep_task, q, axis=0)
         lo, hi = np.nanpercentile(rep_all, q, axis=0)
     p_task = _boot_p(rep_task)
@@ -256,18 +258,6 @@ def _boot_p(rep: np.ndarray) -> np.ndarray:
     ge = ((rep >= 0) & ok).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(m > 0, np.minimum(1.0, 2.0 * (np.minimum(le, ge) + 1.0) / (m + 1.0)), np.nan)
-
-
-class _nan_quiet:
-    def __enter__(self):
-        import warnings
-
-        self._cm = warnings.catch_warnings()
-        self._cm.__enter__()
-        warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc):
-        return self._cm.__exit__(*exc)
 
 
 # --------------------------------------------------------------------------------------------- permutation
@@ -563,6 +553,10 @@ class Comparison:
         Pairs whose adjusted overall p-value is at most ``alpha``.
     letters : list of str or None
         :func:`letter_display` of ``different`` in ``order`` (all pairs tested only).
+    note : str
+        A caveat on the power of the tests as run, or ``""``: with ``R`` resamples a p-value is at least
+        ``1 / (R + 1)`` (bootstrap ``2 / (R + 1)``), and when even ``P`` such p-values stay above ``alpha`` after the
+        correction no pair can be found different, whatever the data.
     """
 
     test: PairedTest
@@ -574,6 +568,7 @@ class Comparison:
     order: np.ndarray
     different: np.ndarray
     letters: list[str] | None
+    note: str = ""
 
 
 def compare_systems(Y, *, test: str = "permutation", baseline: int | None = None, correction: str = "holm",
@@ -603,7 +598,8 @@ def compare_systems(Y, *, test: str = "permutation", baseline: int | None = None
         if res.p_task.shape[1] else res.p_task.copy()
     S = Y.shape[0]
     ok = ~np.isnan(Y)
-    with np.errstate(invalid="ignore", divide="ignore"), _nan_quiet():
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a system without scores
         task_mean = np.where(ok, Y, 0.0).sum(axis=-1) / ok.sum(axis=-1)
         mean = np.nanmean(task_mean, axis=-1)
     order = np.array(sorted(range(S), key=lambda s: (np.isnan(mean[s]), -np.nan_to_num(mean[s]), s)), dtype=np.int64)
@@ -613,5 +609,14 @@ def compare_systems(Y, *, test: str = "permutation", baseline: int | None = None
     different[i, j] = sig
     different[j, i] = sig
     letters = letter_display(different, order) if baseline is None else None
+    note = ""
+    if test != "mcnemar":
+        floor = (2.0 if test == "bootstrap" else 1.0) / (res.resamples + 1.0)
+        m = int(np.count_nonzero(~np.isnan(res.p_overall)))
+        exact = test == "permutation" and bool(res.exact_overall.all())
+        if m and not exact and (adjust(np.full(m, floor), correction) > alpha).all():
+            note = (f"with {res.resamples} resamples no p-value is below {floor:.2g}, and {m} such p-values stay above "
+                    f"alpha = {alpha:g} after the {correction} correction: no pair can be found different; use more "
+                    f"resamples (at least {int(np.ceil(m / alpha))} for {m} pairs) or fewer pairs (a baseline)")
     return Comparison(test=res, correction=correction, alpha=float(alpha), adjusted=adj, adjusted_task=adj_t, mean=mean,
-                      order=order, different=different, letters=letters)
+                      order=order, different=different, letters=letters, note=note)
