@@ -628,10 +628,14 @@ def fit_bradley_terry(wins, ties=None, *, tie_model: str = "half", ridge: float 
         raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
     batch, S = W.shape[:-2], W.shape[-1]
     idx = np.arange(S)
-    W2 = W.reshape(-1, S, S).copy()
-    T2 = T.reshape(-1, S, S).copy()
-    W2[:, idx, idx] = 0.0
-    T2[:, idx, idx] = 0.0
+    W2 = W.reshape(-1, S, S)
+    T2 = T.reshape(-1, S, S)
+    if W2[:, idx, idx].any():  # a battle against oneself carries no information
+        W2 = W2.copy()
+        W2[:, idx, idx] = 0.0
+    if T2[:, idx, idx].any():
+        T2 = T2.copy()
+        T2[:, idx, idx] = 0.0
     st = None if start is None else np.broadcast_to(np.asarray(start, dtype=np.float64), W.shape[:-1]).reshape(-1, S)
     theta, nu, lam, its = _fit_rows(W2, T2, tie_model=tie_model, ridge=ridge, tol=float(tol), max_iter=int(max_iter),
                                     start=st)
@@ -645,7 +649,7 @@ def bradley_terry(wins, ties=None, *, tie_model: str = "half", scale: str = "log
     Examples
     --------
     >>> W = np.array([[0.0, 3.0, 2.0], [1.0, 0.0, 2.0], [2.0, 2.0, 0.0]])
-    >>> bradley_terry(W).round(4).tolist()
+    >>> (bradley_terry(W).round(4) + 0.0).tolist()  # + 0.0: no signed zero
     [0.343, -0.343, 0.0]
     """
     _check_choice(scale, _SCALES, "scale")
@@ -693,16 +697,17 @@ def _strongly_connected(E: np.ndarray) -> bool:
 
 def _row_gcd_normalise(W: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Divide every row's whole-number counts by their gcd (exactly), so any common unit gives the same input."""
-    out_w, out_t = W.copy(), T.copy()
-    for r in range(W.shape[0]):
-        both = np.concatenate([W[r].ravel(), T[r].ravel()])
-        if not (np.array_equal(both, np.round(both)) and np.abs(both).max(initial=0.0) < 2.0**53):
-            continue
-        g = int(np.gcd.reduce(both.astype(np.int64)))
-        if g > 1:
-            out_w[r] /= g
-            out_t[r] /= g
-    return out_w, out_t
+    R = W.shape[0]
+    flat = np.concatenate([W.reshape(R, -1), T.reshape(R, -1)], axis=1)
+    whole = (flat == np.round(flat)).all(axis=1) & (flat.max(axis=1, initial=0.0) < 2.0**53)
+    g = np.ones(R, dtype=np.int64)
+    if whole.any():
+        g[whole] = np.gcd.reduce(flat[whole].astype(np.int64), axis=1)
+    g[g < 1] = 1
+    if (g == 1).all():
+        return W, T
+    scale = g.astype(np.float64)[:, None, None]
+    return W / scale, T / scale
 
 
 def _fit_rows(W: np.ndarray, T: np.ndarray, *, tie_model: str, ridge: float | None, tol: float,
@@ -728,8 +733,11 @@ def _fit_rows(W: np.ndarray, T: np.ndarray, *, tie_model: str, ridge: float | No
         keep = np.flatnonzero(patterns[p])
         if keep.size < 2:
             continue
-        sub = np.ix_(rows, keep, keep)
-        Wg, Tg = _row_gcd_normalise(W[sub], T[sub])
+        if rows.size == R and keep.size == S:  # every row, every model: no gather
+            Wg, Tg = _row_gcd_normalise(W, T)
+        else:
+            sub = np.ix_(rows, keep, keep)
+            Wg, Tg = _row_gcd_normalise(W[sub], T[sub])
         Ng = Wg + np.swapaxes(Wg, -1, -2) + Tg
         lam_g = np.zeros(rows.size)
         for r in range(rows.size):
@@ -774,7 +782,7 @@ def _newton_half(C: np.ndarray, lam: np.ndarray, *, tol: float, max_iter: int,
     """Newton's method on ``sum C_ij log sigma(s_i - s_j) - lam/2 |s|^2`` for every row of ``C`` (B, s, s).
 
     ``sigma(d) = (1 + tanh(d / 2)) / 2`` (numpy's vectorised ``tanh`` is several times faster than ``exp`` here);
-    ``start`` (B, s): initial strengths (default 0).
+    the ``(rows, s, s)`` work arrays are reused from step to step.  ``start`` (B, s): initial strengths (default 0).
     """
     B, s, _ = C.shape
     theta = np.zeros((B, s))
@@ -783,22 +791,31 @@ def _newton_half(C: np.ndarray, lam: np.ndarray, *, tol: float, max_iter: int,
     for blk in _blocks(B, s):
         Cb = C[blk]
         Nb = Cb + np.swapaxes(Cb, -1, -2)
-        wsum = Cb.sum(axis=-1)
+        base = Cb.sum(axis=-1) - 0.5 * Nb.sum(axis=-1)  # wins - N / 2 per model: the gradient at equal strengths
         lb = lam[blk]
         shift = (Nb.sum(axis=-1).sum(axis=-1) / (4.0 * s * s))[:, None, None]  # of the order of L's entries
         th = np.zeros((Cb.shape[0], s)) if start is None else np.array(start[blk], dtype=np.float64)
         active = np.arange(Cb.shape[0])
+        H_buf = np.empty(Nb.shape)
+        M_buf = np.empty(Nb.shape)
         for _ in range(max_iter):
-            if active.size == 0:
+            k = active.size
+            if k == 0:
                 break
-            t_a, N_a, l_a = th[active], Nb[active], lb[active]
-            h = np.tanh(0.5 * (t_a[:, :, None] - t_a[:, None, :]))
-            g = wsum[active] - (N_a * (0.5 + 0.5 * h)).sum(axis=-1) - l_a[:, None] * t_a
-            A = N_a * (0.25 - 0.25 * h * h)
-            del h
-            H = shift[active] - A
-            H[:, idx, idx] += A.sum(axis=-1) + l_a[:, None]
-            del A
+            every = k == Cb.shape[0]
+            t_a, l_a = th[active], lb[active]
+            N_a = Nb if every else Nb[active]
+            H, M = H_buf[:k], M_buf[:k]
+            np.subtract(t_a[:, :, None], t_a[:, None, :], out=H)
+            H *= 0.5
+            np.tanh(H, out=H)  # h = tanh(d / 2): sigma(d) = (1 + h) / 2, sigma(d) sigma(-d) = (1 - h^2) / 4
+            np.multiply(N_a, H, out=M)
+            g = base[active] - 0.5 * M.sum(axis=-1) - l_a[:, None] * t_a
+            np.multiply(M, H, out=M)
+            np.subtract(N_a, M, out=M)
+            M *= 0.25  # A = N sigma(d) sigma(-d)
+            np.subtract(shift if every else shift[active], M, out=H)
+            H[:, idx, idx] += M.sum(axis=-1) + l_a[:, None]
             step = np.linalg.solve(H, g[..., None])[..., 0]
             step = _damp(step, lambda x, a=active, c=Cb, lam_b=lb: _ll_half(c[a], x, lam_b[a]), t_a)
             new = t_a + step
@@ -1182,8 +1199,8 @@ def bradley_terry_across(X: np.ndarray, *, weights: np.ndarray | None = None, ti
     Examples
     --------
     >>> X = np.array([[3.0, 2.0, 1.0], [1.0, 3.0, 2.0], [3.0, 1.0, 2.0]])
-    >>> bradley_terry_across(X).round(4).tolist()  # wins 4, 3, 2 of 6 battles each
-    [0.4682, -0.0, -0.4682]
+    >>> (bradley_terry_across(X).round(4) + 0.0).tolist()  # wins 4, 3, 2 of 6 battles each
+    [0.4682, 0.0, -0.4682]
     """
     _check_choice(tie_model, _TIE_MODELS, "tie_model")
     _check_choice(scale, _SCALES, "scale")
