@@ -29,7 +29,7 @@ Conventions
 from __future__ import annotations
 
 import warnings
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -979,7 +979,7 @@ def benchmark_agreement(score_a, score_b, *, systems_a=None, systems_b=None) -> 
     if systems_a is None:
         if a.shape != b.shape:
             raise ValueError(f"without system names the scores must describe the same systems, got {a.size} and {b.size}")
-        names = list(range(a.size))
+        names: list[Any] = list(range(a.size))
         x, y = a, b
     else:
         la, lb = [str(s) for s in systems_a], [str(s) for s in systems_b]

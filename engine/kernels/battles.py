@@ -168,18 +168,14 @@ def battle_counts(a, b, outcome, *, n_models: int | None = None, weights=None) -
     n_models : int, optional
         ``S`` (default: the largest code + 1).
     weights : array_like, shape (n,), optional
-        Non-negative weight of every battle.  Weights that are simple fractions (whole numbers, halves,
-        ``1/3``, ...) are summed exactly as integers, so the counts do not depend on the order of the
-        records; other weights are summed in record order.
+        Non-negative weight of every battle; simple fractions (halves, ``1/3``, ...) are summed exactly
+        as integers (any record order), other weights in record order.
 
     Returns
     -------
     BattleCounts
 
-    Raises
-    ------
-    ValueError
-        Codes out of range, an unknown outcome, a battle of a model against itself, or bad weights.
+    Raises ``ValueError`` for codes out of range, an unknown outcome, a self-battle or bad weights.
 
     Examples
     --------
@@ -199,8 +195,8 @@ def battle_counts(a, b, outcome, *, n_models: int | None = None, weights=None) -
         raise ValueError(f"model codes must lie in 0..{S - 1}")
     if n and (int(o.min()) < 0 or int(o.max()) > TIE):
         raise ValueError("outcomes must be 0 (model_a wins), 1 (model_b wins) or 2 (tie)")
-    w = None
-    L = 1
+    w: np.ndarray | None = None
+    L: int | None = 1
     if weights is not None:
         w = np.asarray(weights, dtype=np.float64)
         if w.shape != (n,):
@@ -221,7 +217,7 @@ def battle_counts(a, b, outcome, *, n_models: int | None = None, weights=None) -
         self_battles += int(np.count_nonzero(ac == bc))
         code = (o[s0 : s0 + _CHUNK].astype(dtype) * S + ac) * S + bc
         records += np.bincount(code, minlength=m)
-        if w is not None:
+        if w is not None and summed is not None:
             summed += np.bincount(code, weights=w[s0 : s0 + _CHUNK], minlength=m)
     if self_battles:
         raise ValueError(f"{self_battles} battle(s) of a model against itself (model_a == model_b)")
@@ -231,7 +227,7 @@ def battle_counts(a, b, outcome, *, n_models: int | None = None, weights=None) -
         return c[A_WINS] + c[B_WINS].T, c[TIE] + c[TIE].T
 
     bw, bt = fold(records)
-    if w is None:
+    if summed is None:
         wins, ties = bw.astype(np.float64), bt.astype(np.float64)
     else:
         wins, ties = fold(summed)

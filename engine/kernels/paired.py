@@ -309,8 +309,6 @@ def paired_permutation(Y, *, pairs=None, baseline: int | None = None, resamples:
     PairedTest
         ``exact_task``/``exact_overall`` say which p-values are exact.
     """
-    from ..resample import replicate_generator
-
     if statistic not in ("mean", "wilcoxon"):
         raise ValueError(f"unknown statistic {statistic!r}; choose 'mean' or 'wilcoxon'")
     Y = _as_scores(Y)
@@ -352,23 +350,7 @@ def paired_permutation(Y, *, pairs=None, baseline: int | None = None, resamples:
         p_all = _flip_p(null, obs_all, exact=True)
     mc_tasks = [t for t in range(T) if not exact_task[0, t] and cols[t].size]
     if mc_tasks or not exact_all:
-        count_t = np.zeros((P, T))
-        count_all = np.zeros(P)
-        thr_t = np.abs(obs_task) * (1.0 - 100.0 * np.finfo(np.float64).eps)
-        thr_all = np.abs(obs_all) * (1.0 - 100.0 * np.finfo(np.float64).eps)
-        abs_t = np.abs(a_task)
-        abs_all = np.abs(a_all)
-        step = max(1, _BLOCK // max(1, P * T, T * K))
-        for r0 in range(0, R, step):
-            ids = range(r0, min(R, r0 + step))
-            signs = np.stack([1.0 - 2.0 * replicate_generator(seed, r, stream="signs").integers(0, 2, size=(T, K))
-                              for r in ids])  # (r, T, K)
-            signs = np.where(present[None], signs, 0.0)
-            st = np.einsum("rtk,ptk->rpt", signs, abs_t)
-            count_t += (np.abs(st) >= thr_t[None]).sum(axis=0)
-            if not exact_all:
-                sa = np.einsum("rtk,ptk->rp", signs, abs_all)
-                count_all += (np.abs(sa) >= thr_all[None]).sum(axis=0)
+        count_t, count_all = _sign_flip_counts(present, a_task, a_all, obs_task, obs_all, R, seed, with_all=not exact_all)
         for t in mc_tasks:
             p_task[:, t] = (1.0 + count_t[:, t]) / (1.0 + R)
         if not exact_all:
@@ -381,6 +363,30 @@ def paired_permutation(Y, *, pairs=None, baseline: int | None = None, resamples:
                       exact_task=exact_task & (n > 0), exact_overall=np.full(P, exact_all),
                       method=f"paired permutation test (sign flips within each task) of the {what}: exact when "
                              f"2^instances <= {R}, else {R} random sign patterns (seed {seed})")
+
+
+def _sign_flip_counts(present: np.ndarray, a_task: np.ndarray, a_all: np.ndarray, obs_task: np.ndarray,
+                      obs_all: np.ndarray, R: int, seed: int, *, with_all: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Random sign patterns ``r = 0 .. R-1`` (stream ``signs``): how often ``|T*| >= |t|`` per (pair, task) and overall."""
+    from ..resample import replicate_generator
+
+    T, K = present.shape
+    P = a_task.shape[0]
+    count_t = np.zeros((P, T))
+    count_all = np.zeros(P)
+    thr_t = np.abs(obs_task) * (1.0 - 100.0 * np.finfo(np.float64).eps)
+    thr_all = np.abs(obs_all) * (1.0 - 100.0 * np.finfo(np.float64).eps)
+    abs_t, abs_all = np.abs(a_task), np.abs(a_all)
+    step = max(1, _BLOCK // max(1, P * T, T * K))
+    for r0 in range(0, R, step):
+        ids = range(r0, min(R, r0 + step))
+        signs = np.stack([1.0 - 2.0 * replicate_generator(seed, r, stream="signs").integers(0, 2, size=(T, K))
+                          for r in ids])  # (r, T, K)
+        signs = np.where(present[None], signs, 0.0)
+        count_t += (np.abs(np.einsum("rtk,ptk->rpt", signs, abs_t)) >= thr_t[None]).sum(axis=0)
+        if with_all:
+            count_all += (np.abs(np.einsum("rtk,ptk->rp", signs, abs_all)) >= thr_all[None]).sum(axis=0)
+    return count_t, count_all
 
 
 # --------------------------------------------------------------------------------------------- McNemar
@@ -473,7 +479,7 @@ def _letters(i: int) -> str:
     return out
 
 
-def letter_display(different, order: Sequence[int] | None = None) -> list[str]:
+def letter_display(different, order: Sequence[int] | np.ndarray | None = None) -> list[str]:
     """Compact letter display: systems that share a letter are not significantly different.
 
     Piepho's (2004) insert-absorb algorithm: start with one letter shared by all systems; for every
