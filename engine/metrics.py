@@ -29,7 +29,7 @@ Conventions
 from __future__ import annotations
 
 import warnings
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -933,3 +933,97 @@ def interval_description(kind: str, level: float) -> str:
                 "bootstrap ranks only the systems each replicate draws, so percentiles of its ranks are biased toward 1")
     return (f"{50 * (1 - level):g}-{50 * (1 + level):g}% percentiles of the replicate ranks, interpolated between whole "
             "ranks (numpy's linear method), so a bound can fall between two ranks")
+
+
+# --------------------------------------------------------------------------- benchmark agreement (BenchBench)
+
+
+def benchmark_agreement(score_a, score_b, *, systems_a=None, systems_b=None) -> dict:
+    """Agreement of two benchmarks: Kendall's tau-b between their rankings of the systems they share.
+
+    Benchmark agreement testing (Perlitz et al. 2024, *Do These LLM Benchmarks Agree? Fixing Benchmark
+    Evaluation with BenchBench*, arXiv:2407.13696) compares the rankings two benchmarks give to the systems
+    both evaluate.
+
+    Parameters
+    ----------
+    score_a, score_b : array_like, shape (S_a,) and (S_b,)
+        Each benchmark's aggregate score per system (higher is better; only the order matters).
+        ``NaN`` = not ranked.
+    systems_a, systems_b : sequence of labels, optional
+        System names of ``score_a`` and ``score_b``; the systems both rank (by name) are compared.  Without
+        names the two vectors must describe the same systems in the same order.
+
+    Returns
+    -------
+    dict
+        ``tau`` (tau-b, :func:`engine.kernels.kemeny.kendall_tau_b`; ties in either ranking handled), ``pvalue``
+        (two-sided, of ``H0: tau = 0``, from ``scipy.stats.kendalltau``: exact for fewer than 50 systems
+        without ties, the normal approximation with the tie-corrected variance otherwise), ``n`` (systems
+        compared) and ``systems`` (their names in the order of ``systems_a``, or indices).  ``tau`` and ``pvalue``
+        are ``NaN`` with fewer than two common systems or a constant ranking.
+
+    Examples
+    --------
+    >>> r = benchmark_agreement([3.0, 2.0, 1.0, 0.0], [0.9, 0.8, 0.5, 0.7], systems_a=list("abcd"),
+    ...                         systems_b=list("abcd"))
+    >>> round(r["tau"], 4), r["n"]
+    (0.6667, 4)
+    """
+    from scipy.stats import kendalltau
+
+    a = np.asarray(score_a, dtype=np.float64).ravel()
+    b = np.asarray(score_b, dtype=np.float64).ravel()
+    if (systems_a is None) != (systems_b is None):
+        raise ValueError("give the system names of both benchmarks, or of neither")
+    if systems_a is None:
+        if a.shape != b.shape:
+            raise ValueError(f"without system names the scores must describe the same systems, got {a.size} and {b.size}")
+        names: list[Any] = list(range(a.size))
+        x, y = a, b
+    else:
+        la, lb = [str(s) for s in systems_a], [str(s) for s in systems_b]
+        if len(la) != a.size or len(lb) != b.size:
+            raise ValueError("each benchmark needs one system name per score")
+        if len(set(la)) != len(la) or len(set(lb)) != len(lb):
+            raise ValueError("system names must be unique within a benchmark")
+        pos_b = {s: i for i, s in enumerate(lb)}
+        names = [s for s in la if s in pos_b]  # in the order of benchmark a
+        pos_a = {s: i for i, s in enumerate(la)}
+        x = np.array([a[pos_a[s]] for s in names])
+        y = np.array([b[pos_b[s]] for s in names])
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    names = [s for s, k in zip(names, keep) if k]
+    n = int(x.size)
+    tau = float(kendall_tau_b(x, y)) if n >= 2 else float("nan")
+    p = float("nan")
+    if n >= 2 and not np.isnan(tau):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            p = float(kendalltau(x, y).pvalue)
+    return {"tau": tau, "pvalue": p, "n": n, "systems": names}
+
+
+def benchmark_diversity(X, *, missing: Literal["error", "drop-judges", "listwise"] = "listwise"):
+    """Diversity of one benchmark's tasks: ``1 - W``, Kendall's coefficient of concordance of its tasks.
+
+    ``0`` when every task ranks the systems alike, up to ``1`` when their rankings cancel out
+    (:func:`kendall_w` with the tie correction, tasks as judges).
+
+    Parameters
+    ----------
+    X : array_like, shape (..., T, S)
+        Task-level scores (a row per task, higher is better).
+    missing : {"error", "drop-judges", "listwise"}
+        Missing scores: drop the systems that have any (default), the tasks that have any, or refuse.
+
+    Examples
+    --------
+    >>> float(benchmark_diversity(np.array([[3.0, 2.0, 1.0], [1.0, 2.0, 3.0]])))
+    1.0
+    """
+    return _scalar(1.0 - np.asarray(kendall_w(X, missing=missing)))
+
+
+__all__ += ["benchmark_agreement", "benchmark_diversity"]

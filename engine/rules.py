@@ -343,3 +343,35 @@ register_rule(Rule("topsis", M.topsis, "TOPSIS relative closeness to the ideal (
                    ties="equal closeness shares a rank", references=(_XLLM,), tie_scale="unit"))
 register_rule(Rule("vikor", M.vikor_score, "VIKOR compromise: -Q with v = 0.5 (option v)",
                    ties="equal Q shares a rank", references=(_XLLM,), tie_scale="unit"))
+
+# --- pairwise battles and leaderboard win rates (engine/kernels/battles.py) ------------------
+from .kernels import battles as BA  # noqa: E402  (appended section: battles and win rates)
+
+_ARENA = "Bradley & Terry 1952; Davidson 1970; Chiang et al. 2024 (Chatbot Arena), FastChat elo_analysis.py"
+_BATTLES = "every task is a judge: one battle per pair of systems it scores (equal scores tie); missing pairs ignored"
+register_rule(Rule("bradley_terry", BA.bradley_terry_across,
+                   "Bradley-Terry maximum likelihood on the battles of every task; options tie_model (half|davidson), "
+                   "scale (logit: log-odds centred at 0 | elo: 1000 + 400 log10 odds)",
+                   ties=_BATTLES + "; a tie is half a win (tie_model=half) or Davidson's tie", missing="pairwise",
+                   references=(_ARENA,), resample="weights", tie_scale="unit"))
+register_rule(Rule("elo", BA.elo_across,
+                   "online Elo over the tasks in canonical (label) order, all pairs of a task at once; option k "
+                   "(default 4); order-dependent",
+                   ties=_BATTLES + "; a tie scores 0.5", missing="pairwise", references=(_ARENA,), resample="index",
+                   tie_scale="unit"))
+register_rule(Rule("win_rate", BA.win_rate_across,
+                   "share of its battles over all tasks a system won, ties counting half",
+                   ties=_BATTLES + "; a tie counts half", missing="pairwise", references=(_ARENA,),
+                   resample="weights", tie_scale="unit"))
+register_rule(Rule("mean_win_rate", BA.mean_win_rate_across,
+                   "HELM mean win rate: per task (worse + (ties - 1)/2)/(n - 1) over the systems present, averaged "
+                   "over tasks (tasks with < 2 systems dropped)",
+                   ties="a tie counts half; a system is averaged over the tasks that score it",
+                   missing="pairwise", references=("Liang et al. 2023 (HELM), summarize.py compute_aggregate_row_win_rates",),
+                   resample="weights", tie_scale="unit"))
+register_rule(Rule("mteb_borda", BA.mteb_borda_across,
+                   "MTEB Borda count: sum over tasks of N - average rank among the systems present (missing = 0 points)",
+                   ties="tied systems share the mean position (0.5 per tie); a missing score earns 0 and every "
+                        "present system one point per absent one", missing="pairwise",
+                   references=("MTEB leaderboard, mteb/leaderboard/table.py _borda_count (embeddings-benchmark/mteb)",),
+                   resample="weights"))

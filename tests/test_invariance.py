@@ -56,6 +56,11 @@ RULE_CASES: dict[str, list[dict]] = {
     ],
     "topsis": [{}],
     "vikor": [{}],
+    "bradley_terry": [{}, {"tie_model": "davidson"}, {"scale": "elo"}],
+    "elo": [{}, {"k": 16}],
+    "win_rate": [{}],
+    "mean_win_rate": [{}],
+    "mteb_borda": [{}],
 }
 
 CASES = [(name, opts) for name in sorted(RULE_CASES) for opts in RULE_CASES[name]]
