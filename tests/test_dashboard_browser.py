@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.dashboard import start_in_background
+from engine.app.dashboard import start_in_background
 from engine.sweep import parse_config, run_sweep
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -4,7 +4,7 @@
 small tornado app with these routes, all ``GET`` (any other method gets ``405``):
 
 ``/``, ``/dashboard.js``, ``/dashboard.css``
-    the page, shipped as package data (``engine/web/``); no network access
+    the page, shipped as package data (``engine/app/web/``); no network access
     beyond this server.
 ``/api/snapshot``
     the current state of the store as JSON (:func:`snapshot`), gzip-compressed
@@ -59,7 +59,8 @@ import numpy as np
 from ..errors import VotebenchError
 
 __all__ = ["LiveStore", "snapshot", "make_app", "serve", "start_in_background", "BackgroundDashboard",
-           "dask_dashboard_link", "register", "STABILITY_REPLICATES", "Limits"]
+           "dask_dashboard_link", "add_server_options", "check_port", "token_option", "is_loopback",
+           "STABILITY_REPLICATES", "Limits"]
 
 log = logging.getLogger("engine")
 
@@ -258,7 +259,8 @@ class LiveStore:
                 return self._waiting("the results store is being created")
             if self.config is not None and (attrs.get("config") != self.config or (old and sig[0] != old[0])):
                 self._reset()
-            self.root, self.config, self.attrs = root, attrs.get("config"), attrs
+            config = attrs.get("config")
+            self.root, self.config, self.attrs = root, config if isinstance(config, str) else None, attrs
             self.names = _leaf_groups(root)
         changed = self.message is not None
         self.message = None
@@ -347,8 +349,8 @@ class LiveStore:
     def _read_input(self, input_name: str) -> dict[str, Any]:
         from ..distributed import loader_keys, make_source, open_source
         from ..kernels.ranking import min_rank
-        from .report import find_input
         from ..sweep.config import parse_config
+        from .report import find_input
 
         try:
             cfg = parse_config(json.loads(self.attrs["config"]), where=str(self.path), stored=True)
@@ -545,7 +547,12 @@ def _read_web(name: str) -> bytes:
 
 def _handlers() -> dict[str, type]:
     """The request handler classes (tornado imported lazily: only the server needs it)."""
-    from tornado.iostream import StreamClosedError
+    base = _base_handler()
+    return {**_page_handlers(base), **_live_handlers(base)}
+
+
+def _base_handler() -> type:
+    """The handler every route derives from: GET only, safe headers, the host and token checks, one-line errors."""
     from tornado.web import HTTPError, RequestHandler
 
     class Base(RequestHandler):
@@ -588,6 +595,13 @@ def _handlers() -> dict[str, type]:
         def hub(self) -> _Hub:
             return self.settings["hub"]
 
+    return Base
+
+
+def _page_handlers(Base: Any) -> dict[str, type]:
+    """The page, its static files and the snapshot (JSON, gzip when accepted, ETag)."""
+    from tornado.web import HTTPError
+
     class Page(Base):
         def get(self) -> None:
             if self.settings.get("token") and self.get_query_argument("token", None) is not None:
@@ -624,6 +638,14 @@ def _handlers() -> dict[str, type]:
                 self.finish(hub.gzipped)
             else:
                 self.finish(hub.body)
+
+    return {"page": Page, "static": Static, "snapshot": Snapshot}
+
+
+def _live_handlers(Base: Any) -> dict[str, type]:
+    """The per-task scores of a system and the event stream of snapshot versions."""
+    from tornado.iostream import StreamClosedError
+    from tornado.web import HTTPError
 
     class Scores(Base):
         async def get(self) -> None:
@@ -677,7 +699,7 @@ def _handlers() -> dict[str, type]:
             if not self.gone.done():
                 self.finish()
 
-    return {"page": Page, "static": Static, "snapshot": Snapshot, "stream": Stream, "scores": Scores}
+    return {"stream": Stream, "scores": Scores}
 
 
 def make_app(store: str | Path, *, dask_dashboard: str | None = None, poll: float = 0.25, heartbeat: float = 15.0,
@@ -751,7 +773,7 @@ def _capped_server(app: Any, limits: Limits) -> Any:
                   max_header_size=limits.max_header_size, max_body_size=limits.max_body_size)
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
     return host in _LOOPBACK or host.startswith("127.")
 
 
@@ -775,7 +797,7 @@ async def _run(store: str | Path, *, host: str, port: int, dask_dashboard: str |
                limits: Limits) -> None:
     from tornado.netutil import bind_sockets
 
-    loopback = _is_loopback(host)
+    loopback = is_loopback(host)
     token = _check_token(token)
     if not loopback and token is None:
         token = secrets.token_urlsafe(24)
@@ -947,22 +969,6 @@ def add_server_options(p: argparse.ArgumentParser, *, prefix: str = "") -> None:
                    "a generated one, printed in the URL, on any other address; also VOTEBENCH_TOKEN)")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``votebench serve STORE [--host] [--port] [--token] [--dask-dashboard URL]``."""
-    p = sub.add_parser(
-        "serve",
-        help="live dashboard of a sweep results store (read-only web page)",
-        description="Serve a page showing a results store as it fills: progress, a leaderboard with rank intervals "
-        "per rule, the leader and the systems tied with it per rule and perturbation, rank changes across rules, "
-        "stability and agreement between rules. Read-only; binds 127.0.0.1 unless told otherwise (then a token is "
-        "required).",
-    )
-    p.add_argument("store", metavar="STORE", help="results store written by `votebench sweep`")
-    add_server_options(p)
-    p.add_argument("--dask-dashboard", default=None, metavar="URL", help="link to a dask dashboard to show on the page")
-    p.set_defaults(func=_cmd_serve)
-
-
 def check_port(port: int) -> None:
     """``--port`` of ``votebench serve`` and ``votebench sweep --dashboard``: the socket layer would wrap 99999 to 34463."""
     if not 0 <= port <= 65535:
@@ -972,26 +978,3 @@ def check_port(port: int) -> None:
 def token_option(args: argparse.Namespace) -> str | None:
     """``--token``, else ``VOTEBENCH_TOKEN``, checked (a token on a command line shows in the process list)."""
     return _check_token(getattr(args, "token", None) or os.environ.get("VOTEBENCH_TOKEN") or None)
-
-
-def _cmd_serve(args: argparse.Namespace) -> int:
-    import sys
-
-    check_port(args.port)
-    token = token_option(args)
-    path = Path(args.store)
-    if not path.exists():
-        raise VotebenchError(f"{args.store}: no such results store")
-    snapshot(path)  # fail now, with one line, on a folder that is not a results store
-
-    def ready(url: str) -> None:
-        print(f"votebench dashboard of {path} at {url} (Ctrl-C to stop)", flush=True)
-        if not _is_loopback(args.host):
-            print("votebench: note: the dashboard is reachable beyond this machine over plain HTTP; the token in the "
-                  "URL is required on every request", file=sys.stderr, flush=True)
-
-    try:
-        serve(path, host=args.host, port=args.port, dask_dashboard=args.dask_dashboard, token=token, on_ready=ready)
-    except KeyboardInterrupt:
-        print("votebench: dashboard stopped", file=sys.stderr)
-    return 0

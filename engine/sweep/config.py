@@ -87,9 +87,10 @@ def _with_lower_is_better(raw: Mapping[str, Any], lower: list[str]) -> dict[str,
     """The declaration with ``lower_is_better`` set on every input that does not say it itself."""
     out = dict(raw)
     key = "inputs" if "inputs" in out else "input"
-    items = out.get(key)
+    items: Any = out.get(key)
     many = isinstance(items, list)
-    specs = [{"path": it} if isinstance(it, str) else dict(it) for it in (items if many else [items] if items else [])]
+    specs: list[dict[str, Any]] = [{"path": it} if isinstance(it, str) else dict(it)
+                                   for it in (items if many else [items] if items else [])]
     for spec in specs:
         spec.setdefault("lower_is_better", lower)
     if specs:

@@ -81,17 +81,18 @@ def bootstrap_input(path: str | os.PathLike[str], *, over: str = "tasks", replic
     scores : xarray.DataArray or None
         The scores when this process read them (for the notes on what was assumed or left out), else ``None``.
     """
-    read = {"meta": meta, "lower_is_better": lower_is_better, "loader": loader}
     if store is not None:  # the workers read the input by path; this process only writes the finished blocks
         ds = _into_store(path, store, over=over, replicates=replicates, seed=seed, block=block, overwrite=overwrite,
-                         client=client, progress=progress, options=options, **read)
-        return ds, None if is_url(path) else open_input(path, **read)
+                         client=client, progress=progress, options=options, meta=meta, lower_is_better=lower_is_better,
+                         loader=loader)
+        here = None if is_url(path) else open_input(path, meta=meta, lower_is_better=lower_is_better, loader=loader)
+        return ds, here
     if client is not None and not is_store(path):  # a table: the workers read it by path
-        src = make_source(path, **read)
+        src = make_source(path, meta=meta, lower_is_better=lower_is_better, loader=loader)
         return cluster_bootstrap(client, src, over=over, replicates=replicates, seed=seed, block=block, **options), None
     from ..bootstrap import bootstrap
 
-    scores = open_input(path, **read)
+    scores = open_input(path, meta=meta, lower_is_better=lower_is_better, loader=loader)
     check_bootstrap_memory(replicates, int(scores.sizes["system"]))
     ds = bootstrap(scores, over=over, replicates=replicates, seed=seed, block=block, **options)
     return compute(ds, client), scores
