@@ -482,6 +482,14 @@
              el("div", {class: "explain"}, `this page has no view of kind ${g.kind}; its numbers are in the snapshot (api/snapshot)`));
     return c;
   }
+  // the panel of each perturbation kind: a function from the group's state (its kind's GroupState.to_json) to a card;
+  // a kind without an entry gets otherCard (its progress).  A new panel is one such function and one entry here.
+  const CARDS = {
+    subsets: subsetsCard,
+    grid: gridCard,
+    manipulation: curveCard,
+    rescaling: curveCard,
+  };
 
   // ------------------------------------------------------------------ render
   function render(s) {
@@ -509,8 +517,7 @@
     }
     renderBump();
     const rest = [agreementCard(s)];
-    const cards = {subsets: subsetsCard, grid: gridCard, manipulation: curveCard, rescaling: curveCard};
-    s.groups.forEach(g => rest.push(g.kind === "bootstrap" ? null : (cards[g.kind] || otherCard)(g)));
+    s.groups.forEach(g => rest.push(g.kind === "bootstrap" ? null : (CARDS[g.kind] || otherCard)(g)));
     $("rest").replaceChildren(...rest.filter(Boolean));
   }
 
