@@ -220,8 +220,8 @@ class Intervals:
         return interval_description(self.kind, self.level)
 
     def ranked(self) -> list[int]:
-        """Indices of the ranked systems (a full-data score), best first, then by name."""
-        idx = [i for i in range(len(self.systems)) if math.isfinite(self.score[i])]
+        """Indices of the ranked systems (a full-data score, which may be infinite), best first, then by name."""
+        idx = [i for i in range(len(self.systems)) if not math.isnan(self.score[i])]
         return sorted(idx, key=lambda i: (self.rank[i], self.systems[i]))
 
 
