@@ -610,11 +610,8 @@ def _prepare_in_memory(scores: xr.DataArray, missing: str, perms: Mapping[str, n
         v = v.copy()
     coords = {}
     for name, c in scores.coords.variables.items():  # Variables: no DataArray per coordinate
-        cv = np.asarray(c.values)
-        if perms is not None:
-            for ax, d in enumerate(c.dims):
-                cv = np.take(cv, perms[d], axis=ax)
-        coords[name] = xr.Variable(c.dims, cv, c.attrs)
+        # indexing a Variable keeps its data as it is (no new conversion of object labels)
+        coords[name] = c.isel({d: perms[d] for d in c.dims}) if perms is not None else c.copy(deep=False)
     if "higher_is_better" in coords:
         hib = np.asarray(coords["higher_is_better"].values, dtype=bool)
         v[:, ~hib, :] *= -1.0
