@@ -211,7 +211,9 @@ def build_parser(*, only_own: bool = False) -> argparse.ArgumentParser:
                     help="score file or zarr store; several inputs are bootstrapped one after the other with the same "
                     "options and seed, one result per input (json: a list, each with an \"input\" key)")
     _add_rank_options(bt)
-    bt.add_argument("--over", default="tasks", choices=BOOTSTRAP_AXES, help="axis to resample (default: tasks)")
+    bt.add_argument("--over", default="tasks", choices=(*BOOTSTRAP_AXES, "battles"),
+                    help="axis to resample (default: tasks); battles: the records of a battles file (multinomial draws "
+                    "of its pair counts)")
     bt.add_argument("--replicates", type=int, default=200, metavar="B", help="number of replicates (default: 200)")
     bt.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default: 0); same seed, same replicates")
     bt.add_argument("--interval", type=float, default=0.95, metavar="LEVEL",
@@ -642,6 +644,7 @@ def _policy_note(missing: str, systems_out: Sequence[str], scores: Any | None = 
 
 
 def _cmd_rank(args: argparse.Namespace) -> int:
+    from .battles import battle_request, input_kind, rank_battles
     from .core import rank
 
     opts = rank_options(args)
@@ -652,7 +655,9 @@ def _cmd_rank(args: argparse.Namespace) -> int:
     try:
         for one in each:  # every input is ranked before anything is printed: an error leaves no partial output
             with _naming(one.input, several):
-                if client is not None and not _is_store(one.input):
+                if input_kind(one.input, one.input_format) == "battles":  # another input kind: engine.battles
+                    ds, scores = rank_battles(one.input, **battle_request(opts, one.input)), None
+                elif client is not None and not _is_store(one.input):
                     # a table: one worker reads it by path and ranks it; only the ranking comes back
                     from .distributed import cluster_rank
 
@@ -674,7 +679,9 @@ def _cmd_rank(args: argparse.Namespace) -> int:
         _direction_note(one, scores, prefix=prefix)
         _policy_note(opts["missing"], [s for s, v in zip(systems, score) if math.isnan(v)], scores, prefix=prefix)
         rows = ranking_records(systems, score, np.nan_to_num(ds["rank"].values))
-        rendered.append((one.input, rows, {"rule": ds.attrs["rule"], "level": ds.attrs["level"]}))
+        for text in ds.attrs.get("notes", ()):
+            note(prefix + text)
+        rendered.append((one.input, rows, {"rule": ds.attrs["rule"], "level": ds.attrs["level"], **ds.attrs.get("header", {})}))
     if several:
         text = render_rankings(rendered, fmt=args.format)
     else:
@@ -795,10 +802,19 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
     """The bootstrap result object (``rule``, ``over``, ``replicates``, ``seed``, ``interval``, ``ranking``, ``stability``)
     of ``args.input``; its notes (directions assumed, what a policy left out) start with ``prefix``."""
     from . import metrics
+    from .battles import battle_request, bootstrap_battles, input_kind
     from .bootstrap import bootstrap, summarize
 
     scores = None
-    if args.store:  # the workers read the input by path; this process only writes the finished blocks
+    battles = input_kind(args.input, args.input_format) == "battles"
+    if battles or args.over == "battles":  # another input kind: engine.battles
+        if not battles or args.over != "battles" or args.store or client is not None:
+            raise VotebenchError("--over battles resamples the records of a battles file (columns model_a, model_b, "
+                                 "winner), in this process (no --store, no --scheduler); a battles file is resampled "
+                                 "only --over battles")
+        ds = bootstrap_battles(args.input, replicates=args.replicates, seed=args.seed, level=args.interval,
+                               **battle_request(opts, args.input))
+    elif args.store:  # the workers read the input by path; this process only writes the finished blocks
         from .sweep import is_url, open_results, parse_config, run_sweep
 
         path = args.input if is_url(args.input) else str(Path(args.input).resolve())
@@ -855,6 +871,12 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
         rows.append({"system": name, "score": float(point[i]), "rank": int(summ["rank"].values[i]),
                      "rank_low": _json_float(float(low[i])), "rank_high": _json_float(float(high[i])),
                      "tied_with_leader": bool(summ["tied_with_leader"].values[i])})
+    if "rank_ub" in ds:  # battles: Arena's rank upper bound and score interval per system
+        at = {name: i for i, name in enumerate(systems)}
+        for d in rows:
+            i = at[d["system"]]
+            d.update(rank_ub=_json_float(float(ds["rank_ub"].values[i])), score_low=_json_float(float(ds["score_low"].values[i])),
+                     score_high=_json_float(float(ds["score_high"].values[i])))
     rows.sort(key=lambda d: (d["rank"], d["system"]))
     stab = {"kendall_w": _json_float(float(summ["kendall_w"])), "mean_spearman": _json_float(float(summ["mean_spearman"])),
             "mean_kendall": _json_float(float(summ["mean_kendall"])),
@@ -862,7 +884,20 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
     kind = "pairwise" if args.over == "systems" else "percentile"
     return {"rule": ds.attrs["rule"], "over": args.over, "replicates": args.replicates, "seed": args.seed,
             "interval": {"kind": kind, "level": args.interval, "description": metrics.interval_description(kind, args.interval)},
-            "ranking": rows, "stability": stab}
+            "ranking": rows, "stability": stab, **_battle_extras(ds, systems)}
+
+
+def _battle_extras(ds: xr.Dataset, systems: list[str]) -> dict[str, Any]:
+    """A bootstrap over battles: what the rule assumed and P(i beats j) of the full-data model, for the JSON object."""
+    if "rank_ub" not in ds:
+        return {}
+    out: dict[str, Any] = {"options": ds.attrs.get("header", {}), "n_battles": ds.attrs.get("n_battles"),
+                           "rank_ub": "1 + the number of models whose score interval lies entirely above this model's"}
+    if "win_prob" in ds:
+        P = np.asarray(ds["win_prob"].values, dtype=float)
+        out["p_beats"] = {a: {b: _json_float(float(P[i, j])) for j, b in enumerate(systems) if i != j}
+                          for i, a in enumerate(systems)}
+    return out
 
 
 def _check_replicates(replicates: int, n_systems: int, *, at_least: bool = False) -> None:
