@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import importlib
 import io
 import json
 import math
@@ -130,6 +131,8 @@ runs on a dask cluster (default: in-process)."""
 
 #: sub-commands defined in this module; ``report``, ``serve`` and ``experiment`` live with their (larger) modules
 OWN_COMMANDS = ("rank", "condorcet", "bootstrap", "sweep", "rules")
+#: sub-commands in modules of their own (``NAME``, ``HELP``, ``add_arguments(parser)``, ``run(args) -> int``)
+EXTRA_COMMANDS = ("engine.app.commands.compare", "engine.app.commands.agreement")
 
 
 def build_parser(*, only_own: bool = False) -> argparse.ArgumentParser:
@@ -271,6 +274,10 @@ def build_parser(*, only_own: bool = False) -> argparse.ArgumentParser:
 
     ls = sub.add_parser("rules", help="list the registered aggregation rules")
     ls.set_defaults(func=_cmd_rules)
+    for module in map(importlib.import_module, EXTRA_COMMANDS):
+        ec = sub.add_parser(module.NAME, help=module.HELP, description=getattr(module, "DESCRIPTION", None))
+        module.add_arguments(ec)
+        ec.set_defaults(func=module.run)
     if not only_own:  # sub-commands that live with their modules
         from .dashboard import register as register_serve
         from .experiment import register as register_experiment
@@ -1158,7 +1165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # the first word that is not an option names the command: a command of this module needs no other module
     command = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(only_own=command in OWN_COMMANDS)
+    parser = build_parser(only_own=command in OWN_COMMANDS or command in (m.rsplit(".", 1)[1] for m in EXTRA_COMMANDS))
     args = parser.parse_args(argv)
     try:
         if getattr(args, "config_file", None):

@@ -57,7 +57,8 @@ from .registry import (
 from .tables import CSV, LONG, PARQUET, WIDE
 from .zarr_store import ZARR
 
-__all__ = ["READERS", "BattleInput", "Reader", "is_battles_file", "iter_battle_chunks", "open_battles", "by_suffix", "check_options", "default_sidecar", "get_reader", "guess_reader", "loader_keys",
+__all__ = ["READERS", "BattleInput", "Reader", "is_battles_file", "iter_battle_chunks", "open_battles",
+           "by_suffix", "check_options", "default_sidecar", "get_reader", "guess_reader", "loader_keys",
            "open_scores", "parse_task_option", "reader_names", "reader_options", "register_reader"]
 
 # the built-in readers, in the order open_scores tries them (a new one: its module here, and one line)
