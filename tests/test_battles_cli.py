@@ -191,8 +191,10 @@ def test_rank_elo_and_win_rate_equal_loops_and_say_elo_is_order_dependent(tmp_pa
 
 
 def test_an_unbeaten_model_gets_a_ridge_and_a_note(tmp_path, capsys):
-    rows = [{"model_a": "a", "model_b": "b", "winner": "model_a"}, {"model_a": "b", "model_b": "c", "winner": "model_a"},
-            {"model_a": "c", "model_b": "b", "winner": "model_a"}, {"model_a": "c", "model_b": "a", "winner": "model_b"}]  # a never lost
+    rows = [{"model_a": "a", "model_b": "b", "winner": "model_a"},
+            {"model_a": "b", "model_b": "c", "winner": "model_a"},
+            {"model_a": "c", "model_b": "b", "winner": "model_a"},
+            {"model_a": "c", "model_b": "a", "winner": "model_b"}]  # "a" never lost
     path = _write_csv(tmp_path / "b.csv", rows)
     code, out, err = run_cli(capsys, "rank", path, "--rule", "bradley_terry")
     assert code == 0 and "maximum-likelihood fit does not exist" in err and "ridge" in err
