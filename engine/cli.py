@@ -122,9 +122,12 @@ _EPILOG = """getting started (each command has --help):
   votebench sweep experiments/sweeps/glue_robustness.toml    rules x perturbations into a resumable store
   votebench convert big.csv.gz big.zarr                      a large long CSV into a zarr store (bounded memory)
   votebench experiment --list                                the papers' tables and figures, reproduced
+  votebench compare data/colombo_tac08.csv.gz --systems M59,M26,M50   paired tests, letter groups
+  votebench agreement data/vnr_glue.csv data/colombo_glue.csv         Kendall tau of two benchmarks
 
 input: CSV (wide: system + one column per task; long: system,task,instance,score), Parquet, a zarr store,
 lm-evaluation-harness or HELM output folders, JSONL; a <name>.meta.json sidecar gives task directions and groups.
+battle files (model_a,model_b,winner records): rank/bootstrap with --rule bradley_terry|elo|win_rate (--over battles).
 every command takes --config FILE (defaults < file < flags); --scheduler ADDRESS or DASK_SCHEDULER_ADDRESS
 runs on a dask cluster (default: in-process)."""
 
@@ -1011,17 +1014,19 @@ def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
     wi = max(len(name), *(len(x) for x in ivs))
     st = result["stability"]
     fmt3 = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+    ub = [("" if d.get("rank_ub") is None else f"{d['rank_ub']:g}") for d in rows] if "rank_ub" in result else None
     lines = [
         f"# rule {result['rule']}, bootstrap over {result['over']}: {result['replicates']} replicates, seed {result['seed']}",
         f"# {name} = {result['interval']['description']}",
+        *([f"# rank UB = {result['rank_ub']} (Arena's rank upper bound)"] if ub is not None else []),
         f"# * = statistically tied with the leader (the leader scores above it in fewer than {100 * level:g}% of the "
         "replicates); '=' marks a shared rank",
-        f"{'rank':>{wr}}    {'system':<{ws}}  {'score':>{wsc}}  {name:>{wi}}",
-        f"{'-' * wr}    {'-' * ws}  {'-' * wsc}  {'-' * wi}",
+        f"{'rank':>{wr}}    {'system':<{ws}}  {'score':>{wsc}}  {name:>{wi}}" + ("  rank UB" if ub is not None else ""),
+        f"{'-' * wr}    {'-' * ws}  {'-' * wsc}  {'-' * wi}" + ("  -------" if ub is not None else ""),
     ]
-    for d, r, sc, v in zip(rows, ranks, scores, ivs):
+    for k, (d, r, sc, v) in enumerate(zip(rows, ranks, scores, ivs)):
         mark = "*" if d["tied_with_leader"] else " "
-        lines.append(f"{r:>{wr}} {mark}  {d['system']:<{ws}}  {sc:>{wsc}}  {v:>{wi}}")
+        lines.append(f"{r:>{wr}} {mark}  {d['system']:<{ws}}  {sc:>{wsc}}  {v:>{wi}}" + (f"  {ub[k]:>7}" if ub is not None else ""))
     order = "n/a" if st["order_stability"] is None else f"{100 * st['order_stability']:.1f}%"
     lines.append(f"# stability: Kendall W {fmt3(st['kendall_w'])}, mean Spearman {fmt3(st['mean_spearman'])}, "
                  f"mean Kendall tau-b {fmt3(st['mean_kendall'])}, pair orders kept {order}")

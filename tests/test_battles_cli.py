@@ -220,6 +220,13 @@ def test_bootstrap_over_battles_prints_rank_ub_and_p_beats(capsys):
         assert P[a][b] + P[b][a] == pytest.approx(1.0)
 
 
+def test_bootstrap_table_shows_the_rank_upper_bound(capsys):
+    code, out, _ = run_cli(capsys, "bootstrap", SHIPPED, "--rule", "win_rate", "--over", "battles", "--replicates", "20")
+    assert code == 0 and "# rank UB = 1 + the number of models whose score interval" in out
+    header = next(ln for ln in out.splitlines() if ln.lstrip().startswith("rank "))
+    assert header.rstrip().endswith("rank UB")
+
+
 def test_bootstrap_replicate_depends_only_on_seed_and_index(tmp_path):
     rows = _records(n=500, S=6, seed=5)
     path = _write_csv(tmp_path / "b.csv", rows)
