@@ -141,17 +141,22 @@ def compare_scores(scores: xr.DataArray, *, baseline: str | None = None, test: s
     if test == "mcnemar" and not binary:
         raise VotebenchError("McNemar's test needs 0/1 scores; these are not all 0 or 1")
     notes: list[str] = []
+    n_inst = (~np.isnan(Y)).any(axis=0).sum(axis=-1)  # instances per task (scored by some system)
+    one_each = bool((n_inst <= 1).all())
+    if one_each and test == "bootstrap":
+        raise VotebenchError("the paired bootstrap resamples the instances within every task, and this input has one "
+                             "score per task: use the permutation test (it flips the signs of the tasks' differences)")
     main = _comparison(Y, test, base, correction, alpha, resamples, seed)
     if main.note:
         notes.append(main.note)
     boot = _comparison(Y, "bootstrap", base, correction, alpha, resamples, seed).test \
-        if bootstrap and test != "bootstrap" else (main.test if test == "bootstrap" else None)
+        if bootstrap and test != "bootstrap" and not one_each else (main.test if test == "bootstrap" else None)
     mcn = (main if test == "mcnemar" else _comparison(Y, "mcnemar", base, correction, alpha, resamples, seed)) \
         if binary else None
-    n_inst = (~np.isnan(Y)).any(axis=0).sum(axis=-1)  # instances per task (scored by some system)
-    if (n_inst <= 1).all():
-        notes.append("one score per task: every per-task test has a single instance, and the overall test resamples "
-                     "(or flips the signs of) the tasks' differences")
+    if one_each:
+        notes.append("one score per task: every per-task test has a single instance, the overall test flips the signs of "
+                     "the tasks' differences, and no bootstrap interval is given (resampling one instance per task does "
+                     "not vary)")
     r = main.test
     pairs = []
     for p, (i, j) in enumerate(r.pairs.tolist()):

@@ -127,6 +127,20 @@ def test_baseline_and_bad_requests(tmp_path, capsys):
     one_line_error(*run_cli(capsys, "compare", path, "--systems", "a,zz"), "unknown system(s): zz")
 
 
+def test_one_score_per_task_gives_no_degenerate_bootstrap(tmp_path, capsys):
+    rng = np.random.default_rng(6)
+    Y = rng.normal(size=(3, 9, 1))
+    path = _long_csv(tmp_path / "s.csv", Y, ["a", "b", "c"], [f"t{i}" for i in range(9)])
+    res, err = _compare(capsys, path, "--resamples", "1000")
+    assert all("bootstrap" not in q for q in res["pairs"]) and "no bootstrap interval is given" in err
+    # the overall permutation test flips the signs of the 9 tasks' differences: 512 patterns, exact
+    d = Y[0, :, 0] - Y[1, :, 0]
+    signs = np.array(np.meshgrid(*[[1, -1]] * 9)).reshape(9, -1).T
+    ref = np.mean(np.abs((signs * d).mean(axis=1)) >= abs(d.mean()) - 1e-12)
+    assert res["pairs"][0]["p"] == pytest.approx(ref, rel=1e-12)
+    one_line_error(*run_cli(capsys, "compare", path, "--test", "bootstrap"), "one score per task")
+
+
 # ------------------------------------------------------------------------------------------------ agreement
 def _wide(path, table):
     pd.DataFrame(table).rename_axis("system").reset_index().to_csv(path, index=False)
