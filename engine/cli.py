@@ -902,7 +902,7 @@ def _battle_extras(ds: xr.Dataset, systems: list[str]) -> dict[str, Any]:
     if "rank_ub" not in ds:
         return {}
     out: dict[str, Any] = {"options": ds.attrs.get("header", {}), "n_battles": ds.attrs.get("n_battles"),
-                           "rank_ub": "1 + the number of models whose score interval lies entirely above this model's"}
+                           "rank_ub_definition": "1 + the number of models whose score interval lies entirely above this model's"}
     if "win_prob" in ds:
         P = np.asarray(ds["win_prob"].values, dtype=float)
         out["p_beats"] = {a: {b: _json_float(float(P[i, j])) for j, b in enumerate(systems) if i != j}
@@ -1014,11 +1014,11 @@ def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
     wi = max(len(name), *(len(x) for x in ivs))
     st = result["stability"]
     fmt3 = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
-    ub = [("" if d.get("rank_ub") is None else f"{d['rank_ub']:g}") for d in rows] if "rank_ub" in result else None
+    ub = [("" if d.get("rank_ub") is None else f"{d['rank_ub']:g}") for d in rows] if "rank_ub_definition" in result else None
     lines = [
         f"# rule {result['rule']}, bootstrap over {result['over']}: {result['replicates']} replicates, seed {result['seed']}",
         f"# {name} = {result['interval']['description']}",
-        *([f"# rank UB = {result['rank_ub']} (Arena's rank upper bound)"] if ub is not None else []),
+        *([f"# rank UB = {result['rank_ub_definition']} (Arena's rank upper bound)"] if ub is not None else []),
         f"# * = statistically tied with the leader (the leader scores above it in fewer than {100 * level:g}% of the "
         "replicates); '=' marks a shared rank",
         f"{'rank':>{wr}}    {'system':<{ws}}  {'score':>{wsc}}  {name:>{wi}}" + ("  rank UB" if ub is not None else ""),

@@ -206,6 +206,7 @@ def test_bootstrap_over_battles_prints_rank_ub_and_p_beats(capsys):
     assert code == 0, err
     obj = json.loads(out)
     assert obj["over"] == "battles" and obj["replicates"] == 30 and obj["n_battles"] == 181536
+    assert obj["options"] == {"tie_model": "half", "scale": "logit"} and "entirely above" in obj["rank_ub_definition"]
     rows = obj["ranking"]
     assert len(rows) == 62
     for r in rows:  # Arena's bound, recounted from the printed score intervals
