@@ -18,13 +18,14 @@ from typing import Any, NoReturn
 
 from ..errors import VotebenchError
 from . import output
-from .commands import bootstrap, condorcet, convert, experiment, rank, report, rules, serve, sweep
+from .commands import agreement, bootstrap, compare, condorcet, convert, experiment, rank, report, rules, serve, sweep
 from .config import config_defaults, read_config
 
 __all__ = ["COMMANDS", "build_parser", "main", "subparsers"]
 
 #: the sub-command modules, in the order of ``votebench --help``
-COMMANDS: tuple[ModuleType, ...] = (rank, condorcet, bootstrap, sweep, convert, rules, report, serve, experiment)
+COMMANDS: tuple[ModuleType, ...] = (rank, condorcet, bootstrap, compare, agreement, sweep, convert, rules, report, serve,
+                                     experiment)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -58,9 +59,12 @@ _EPILOG = """getting started (each command has --help):
   votebench sweep experiments/sweeps/glue_robustness.toml    rules x perturbations into a resumable store
   votebench convert big.csv.gz big.zarr                      a large long CSV into a zarr store (bounded memory)
   votebench experiment --list                                the papers' tables and figures, reproduced
+  votebench compare data/colombo_tac08.csv.gz --systems M59,M26,M50   paired tests, letter groups
+  votebench agreement data/vnr_glue.csv data/colombo_glue.csv         Kendall tau of two benchmarks
 
 input: CSV (wide: system + one column per task; long: system,task,instance,score), Parquet, a zarr store,
 lm-evaluation-harness or HELM output folders, JSONL; a <name>.meta.json sidecar gives task directions and groups.
+battle files (model_a,model_b,winner records): rank/bootstrap with --rule bradley_terry|elo|win_rate (--over battles).
 every command takes --config FILE (defaults < file < flags); --scheduler ADDRESS or DASK_SCHEDULER_ADDRESS
 runs on a dask cluster (default: in-process)."""
 

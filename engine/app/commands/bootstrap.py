@@ -9,6 +9,8 @@ import math
 import sys
 from typing import Any
 
+import numpy as np
+
 from ...dims import BOOTSTRAP_AXES
 from ...errors import VotebenchError
 from ..options import add_inputs, add_output_options, each_input, loader_options, lower_list, per_input, rank_options
@@ -66,23 +68,60 @@ def _render_all(results: list[tuple[str, dict[str, Any]]], *, fmt: str, level: f
 def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any | None, prefix: str = "") -> dict[str, Any]:
     """The bootstrap result object (``rule``, ``over``, ``replicates``, ``seed``, ``interval``, ``ranking``, ``stability``)
     of ``args.input``; its notes (directions assumed, what a policy left out) start with ``prefix``."""
-    from ...comparison import bootstrap_intervals
+    from ...battles import battle_request, bootstrap_battles, input_kind
     from ...sweep import bootstrap_input
 
+    battles = input_kind(args.input, getattr(args, "input_format", None)) == "battles"
+    if battles or args.over == "battles":  # another input kind: engine.battles
+        if not battles or args.over != "battles" or args.store or client is not None:
+            raise VotebenchError("--over battles resamples the records of a battles file (columns model_a, model_b, "
+                                 "winner), in this process (no --store, no --scheduler); a battles file is resampled "
+                                 "only --over battles")
+        ds = bootstrap_battles(args.input, replicates=args.replicates, seed=args.seed, level=args.interval,
+                               **battle_request(opts, args.input))
+        return _result(args, ds, None, opts, prefix)
     ds, scores = bootstrap_input(args.input, over=args.over, replicates=args.replicates, seed=args.seed, block=args.block,
                                  store=args.store, overwrite=args.overwrite, client=client, progress=sys.stderr.isatty(),
                                  meta=args.meta, lower_is_better=lower_list(args.lower_is_better),
                                  loader=loader_options(args), **opts)
+    return _result(args, ds, scores, opts, prefix)
+
+
+def _result(args: argparse.Namespace, ds: Any, scores: Any | None, opts: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """The result object of a computed bootstrap ``ds`` (intervals and stability from :mod:`engine.comparison`)."""
+    from ...comparison import bootstrap_intervals
+
     iv = bootstrap_intervals(ds, level=args.interval, over=args.over)
     direction_note(args, scores, prefix=prefix)
     policy_note(opts["missing"], [s for s, v in zip(iv.systems, iv.score) if math.isnan(v)], scores, prefix=prefix)
     rows = [{"system": iv.systems[i], "score": float(iv.score[i]), "rank": int(iv.rank[i]),
              "rank_low": json_float(float(iv.low[i])), "rank_high": json_float(float(iv.high[i])),
-             "tied_with_leader": bool(iv.tied[i])} for i in iv.ranked()]
+             "tied_with_leader": bool(iv.tied[i]), **_battle_row(ds, i)} for i in iv.ranked()]
     stab = {k: json_float(iv.stability[k]) for k in ("kendall_w", "mean_spearman", "mean_kendall", "order_stability")}
     return {"rule": ds.attrs["rule"], "over": args.over, "replicates": args.replicates, "seed": args.seed,
             "interval": {"kind": iv.kind, "level": args.interval, "description": iv.description},
-            "ranking": rows, "stability": stab}
+            "ranking": rows, "stability": stab, **_battle_extras(ds, iv.systems)}
+
+
+def _battle_row(ds: Any, i: int) -> dict[str, Any]:
+    """A bootstrap over battles: Arena's rank upper bound and the score interval of system ``i``."""
+    if "rank_ub" not in ds:
+        return {}
+    return {k: json_float(float(ds[k].values[i])) for k in ("rank_ub", "score_low", "score_high")}
+
+
+def _battle_extras(ds: Any, systems: list[str]) -> dict[str, Any]:
+    """A bootstrap over battles: what the rule assumed and P(i beats j) of the full-data model, for the JSON object."""
+    if "rank_ub" not in ds:
+        return {}
+    out: dict[str, Any] = {"options": ds.attrs.get("header", {}), "n_battles": ds.attrs.get("n_battles"),
+                           "rank_ub_definition": "1 + the number of models whose score interval lies entirely above this "
+                           "model's"}
+    if "win_prob" in ds:
+        P = np.asarray(ds["win_prob"].values, dtype=float)
+        out["p_beats"] = {a: {b: json_float(float(P[i, j])) for j, b in enumerate(systems) if i != j}
+                          for i, a in enumerate(systems)}
+    return out
 
 
 def render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
@@ -106,16 +145,19 @@ def render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
     wsc = max(5, *(len(x) for x in scores))
     name = "rank range" if result["interval"]["kind"] == "pairwise" else "interval"
     wi = max(len(name), *(len(x) for x in ivs))
+    ub = [("" if d.get("rank_ub") is None else f"{d['rank_ub']:g}") for d in rows] if "rank_ub_definition" in result else None
     lines = [
         f"# rule {result['rule']}, bootstrap over {result['over']}: {result['replicates']} replicates, seed {result['seed']}",
         f"# {name} = {result['interval']['description']}",
+        *([f"# rank UB = {result['rank_ub_definition']} (Arena's rank upper bound)"] if ub is not None else []),
         f"# * = statistically tied with the leader (the leader scores above it in fewer than {100 * level:g}% of the "
         "replicates); '=' marks a shared rank",
-        f"{'rank':>{wr}}    {'system':<{ws}}  {'score':>{wsc}}  {name:>{wi}}",
-        f"{'-' * wr}    {'-' * ws}  {'-' * wsc}  {'-' * wi}",
+        f"{'rank':>{wr}}    {'system':<{ws}}  {'score':>{wsc}}  {name:>{wi}}" + ("  rank UB" if ub is not None else ""),
+        f"{'-' * wr}    {'-' * ws}  {'-' * wsc}  {'-' * wi}" + ("  -------" if ub is not None else ""),
     ]
-    for d, r, sc, v in zip(rows, ranks, scores, ivs):
-        lines.append(f"{r:>{wr}} {'*' if d['tied_with_leader'] else ' '}  {d['system']:<{ws}}  {sc:>{wsc}}  {v:>{wi}}")
+    for k, (d, r, sc, v) in enumerate(zip(rows, ranks, scores, ivs)):
+        lines.append(f"{r:>{wr}} {'*' if d['tied_with_leader'] else ' '}  {d['system']:<{ws}}  {sc:>{wsc}}  {v:>{wi}}"
+                     + (f"  {ub[k]:>7}" if ub is not None else ""))
     lines.append(_stability_line(result))
     if result["stability"]["kendall_w"] is None and result["over"] == "systems":
         lines.append("# (Kendall W needs systems present in every replicate: none is in a candidate bootstrap)")
@@ -137,7 +179,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """INPUT..., the aggregation options, the resampling (``--over``, ``--replicates``, ...), ``--store``, output."""
     add_inputs(parser, "score file or zarr store; several inputs are bootstrapped one after the other with the same "
                "options and seed, one result per input (json: a list, each with an \"input\" key)")
-    parser.add_argument("--over", default="tasks", choices=BOOTSTRAP_AXES, help="axis to resample (default: tasks)")
+    parser.add_argument("--over", default="tasks", choices=(*BOOTSTRAP_AXES, "battles"),
+                        help="axis to resample (default: tasks); battles: the records of a battles file (multinomial "
+                        "draws of its pair counts)")
     parser.add_argument("--replicates", type=int, default=200, metavar="B", help="number of replicates (default: 200)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default: 0); same seed, same replicates")
     parser.add_argument("--interval", type=float, default=0.95, metavar="LEVEL",

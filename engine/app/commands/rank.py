@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..options import add_inputs, add_output_options, each_input, loader_options, lower_list, rank_options
-from ..output import direction_note, policy_note, ranking_records, render_ranking, render_rankings, write_output
+from ..output import direction_note, note, policy_note, ranking_records, render_ranking, render_rankings, write_output
 
 NAME = "rank"
 HELP = "rank the systems of a score table or store"
@@ -17,11 +17,14 @@ HELP = "rank the systems of a score table or store"
 
 def run(args: argparse.Namespace) -> int:
     """Rank every input (all before anything is printed: an error leaves no partial output), then print."""
+    from ...battles import battle_request, input_kind, rank_battles
     from ...distributed import rank_input
 
     opts = rank_options(args)
 
     def one_input(one: argparse.Namespace, client: Any | None, prefix: str) -> tuple[Any, Any]:
+        if input_kind(one.input, getattr(one, "input_format", None)) == "battles":  # another input kind: engine.battles
+            return rank_battles(one.input, **battle_request(opts, one.input)), None
         return rank_input(one.input, client=client, meta=one.meta, lower_is_better=lower_list(one.lower_is_better),
                           loader=loader_options(one), **opts)
 
@@ -34,8 +37,11 @@ def run(args: argparse.Namespace) -> int:
         prefix = f"{one.input}: " if several else ""
         direction_note(one, scores, prefix=prefix)
         policy_note(opts["missing"], [s for s, v in zip(systems, score) if math.isnan(v)], scores, prefix=prefix)
+        for text in ds.attrs.get("notes", ()):
+            note(prefix + text)
         rows = ranking_records(systems, score, np.nan_to_num(ds["rank"].values))
-        rendered.append((one.input, rows, {"rule": ds.attrs["rule"], "level": ds.attrs["level"]}))
+        rendered.append((one.input, rows, {"rule": ds.attrs["rule"], "level": ds.attrs["level"],
+                                           **ds.attrs.get("header", {})}))
     if several:
         text = render_rankings(rendered, fmt=args.format)
     else:
