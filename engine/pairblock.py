@@ -1,6 +1,7 @@
 """Majority-relation rules in blocks of the system-pair matrix, and streamed over instance chunks.
 
-The pairwise rules (Copeland, Condorcet, Minimax, Baldwin, Success Rate, Pavao's Copeland) read
+The pairwise rules (Copeland, Condorcet, Minimax, Baldwin, Success Rate, Pavao's Copeland, the
+battles' win rate) read
 the win matrix ``wins[i, j] = sum_t w_t [X_ti > X_tj]`` and the pair-weight matrix
 ``pairs[i, j] = sum_t w_t [X_ti, X_tj both present]``.  Their kernels build both ``(S, S)``
 matrices at once, in float64, for every batch element: 10,000 systems need 0.8 GB per matrix,
@@ -85,7 +86,7 @@ def block_rows(n_systems: int, batch: int = 1, rows: int | None = None) -> int:
 
 
 #: the rules computed here, and how a block of rows becomes one value per row system
-BLOCKED_RULES = ("baldwin", "condorcet", "copeland", "minimax", "pavao_copeland", "success_rate")
+BLOCKED_RULES = ("baldwin", "condorcet", "copeland", "minimax", "pavao_copeland", "success_rate", "win_rate")
 
 
 def _whole_weights(weights: Any, n_tasks: int) -> np.ndarray | None | bool:
@@ -283,9 +284,19 @@ def _baldwin(wins: np.ndarray, winsT: np.ndarray, pairs: np.ndarray, present: np
     state["out"][:, i0:i1] = np.einsum("bij,bj->bi", pts, present.astype(np.float64))
 
 
+def _win_rate(wins: np.ndarray, winsT: np.ndarray, pairs: np.ndarray, present: np.ndarray, i0: int, i1: int,
+              state: dict[str, Any]) -> None:
+    ties = pairs - wins - winsT
+    ties[:, np.arange(i1 - i0), np.arange(i0, i1)] = 0.0
+    ties = np.maximum(ties, 0.0)
+    w_row, w_col, t_row = wins.sum(axis=-1), winsT.sum(axis=-1), ties.sum(axis=-1)  # whole numbers: exact
+    state["out"][:, i0:i1] = 2.0 * w_row + t_row
+    state["whole"][:, i0:i1] = 2.0 * (w_row + w_col + t_row)
+
+
 _REDUCERS: dict[str, Callable[..., None]] = {
     "copeland": _copeland, "condorcet": _condorcet, "minimax": _minimax, "pavao_copeland": _pavao,
-    "success_rate": _success, "baldwin": _baldwin,
+    "success_rate": _success, "baldwin": _baldwin, "win_rate": _win_rate,
 }
 
 
@@ -314,6 +325,10 @@ def _finish(rule: str, state: dict[str, Any], present: np.ndarray, x: np.ndarray
         return res
     if rule == "baldwin":
         return _baldwin_rounds(state, present, x, pres, W)
+    if rule == "win_rate":  # battles won, ties half, over battles played (engine.kernels.battles.win_rate)
+        num, den = out, state["whole"]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
     raise AssertionError(rule)  # pragma: no cover
 
 
@@ -419,7 +434,9 @@ def blocked_scores(rule: str, X: np.ndarray, weights: Any = None, *, rows: int |
 # ------------------------------------------------------------------------------------------ streaming
 def streams(rule: Any) -> bool:
     """Whether a rule's within-task step over instances streams as integer ``wins`` / ``pairs`` sums."""
-    return rule.within is None and rule.from_sums is not None and set(rule.sums) <= {"wins", "pairs"}
+    if rule.within is not None:
+        return False
+    return (rule.from_sums is not None and set(rule.sums) <= {"wins", "pairs"}) or rule.name == "win_rate"
 
 
 def chunk_counts(block: np.ndarray) -> np.ndarray:
@@ -439,9 +456,17 @@ def chunk_counts(block: np.ndarray) -> np.ndarray:
 def _finish_counts(counts: np.ndarray, *, rule: Any, n_judges: int) -> np.ndarray:
     """Task-level scores (Tc, S) (or pooled (S,)) from summed integer counts (..., 2, S, S)."""
     c = np.asarray(counts)
-    sums = {"wins": c[..., 0, :, :].astype(np.float64), "pairs": c[..., 1, :, :].astype(np.float64),
-            "n_tasks": n_judges}
-    return rule.snap(np.asarray(rule.from_sums(sums), dtype=np.float64))
+    wins, pairs = c[..., 0, :, :].astype(np.float64), c[..., 1, :, :].astype(np.float64)
+    if rule.from_sums is not None:
+        score = rule.from_sums({"wins": wins, "pairs": pairs, "n_tasks": n_judges})
+    else:  # the reducers of the blocked path on the whole matrix
+        S = wins.shape[-1]
+        w3, p3 = wins.reshape(-1, S, S), pairs.reshape(-1, S, S)
+        present = np.diagonal(p3, axis1=-2, axis2=-1) > 0
+        state: dict[str, Any] = {"out": np.zeros((w3.shape[0], S)), "whole": np.zeros((w3.shape[0], S))}
+        _REDUCERS[rule.name](w3, np.swapaxes(w3, -1, -2), p3, present, 0, S, state)
+        score = _finish(rule.name, state, present, np.empty((0, S)), present, None).reshape(wins.shape[:-1])
+    return rule.snap(np.asarray(score, dtype=np.float64))
 
 
 def stream_within(x: Any, rule: Any, level: str, options: Mapping[str, Any] | None = None) -> Any:

@@ -105,7 +105,7 @@ def _instance_scores(seed: int, S: int = 7, T: int = 4, K: int = 9, missing: flo
     return engine.scores_from_array(v)
 
 
-@pytest.mark.parametrize("rule", BLOCKED_RULES)
+@pytest.mark.parametrize("rule", BLOCKED_RULES)  # every one of them streams (engine.pairblock.streams)
 @pytest.mark.parametrize("level", ["two", "one"])
 def test_streamed_within_step_is_chunk_invariant_and_equals_in_memory(rule, level):
     s = _instance_scores(1)
