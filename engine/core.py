@@ -38,7 +38,7 @@ from .errors import VotebenchError
 from .kernels.exact import DIGITS, anchor, digit_sums, digits_to_float, snap_ties
 from .kernels.ranking import min_rank, tied_count
 from .kernels.social import task_pair_sums
-from .pairblock import blocked_scores, stream_within, streams, use_blocks
+from .pairblock import BLOCKED_RULES, blocked_scores, stream_within, streams, use_blocks
 from .rules import LEVELS, Rule, Within, get_rule, get_within
 
 __all__ = [
@@ -401,8 +401,9 @@ def within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, A
         )
     # whole tasks in one block: kernels that draw random numbers per batch element (random_judge)
     # then see the same batch index whatever the chunking; separable rules (median: a system's score
-    # depends on its own scores only) stream over chunks of whole tasks
-    tasks = _task_chunk(x) if within.separable and within.resample != "loop" else -1
+    # depends on its own scores only) and the blocked pairwise rules (absent systems take no part)
+    # stream over chunks of whole tasks
+    tasks = _task_chunk(x) if (within.separable or within.name in BLOCKED_RULES) and within.resample != "loop" else -1
     xi = x.chunk({TASK: tasks, INSTANCE: -1, SYSTEM: -1}) if is_dask(x) else x
     return xr.apply_ufunc(
         lambda a: call_kernel(within, a, None, options),

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .kernels.exact import TIE_RTOL, ordered_sum
+from .kernels.exact import TIE_RTOL, anchor, digits, digits_to_float, ordered_sum
 
 __all__ = [
     "DEFAULT_ROWS",
@@ -46,6 +46,8 @@ __all__ = [
     "stream_within",
     "chunk_counts",
     "dense_ranks",
+    "blocks_prob_above",
+    "prob_above_blocked",
 ]
 
 #: rows of the system-pair matrix per block (the issue's "rows of 512 systems")
@@ -86,7 +88,8 @@ def block_rows(n_systems: int, batch: int = 1, rows: int | None = None) -> int:
 
 
 #: the rules computed here, and how a block of rows becomes one value per row system
-BLOCKED_RULES = ("baldwin", "condorcet", "copeland", "minimax", "pavao_copeland", "success_rate", "win_rate")
+BLOCKED_RULES = ("baldwin", "condorcet", "copeland", "minimax", "pavao_copeland", "relative_difference", "success_rate",
+                 "win_rate")
 
 
 def _whole_weights(weights: Any, n_tasks: int) -> np.ndarray | None | bool:
@@ -118,6 +121,8 @@ def use_blocks(rule_name: str, X: np.ndarray, weights: Any = None, rows: int | N
     w = _whole_weights(weights, X.shape[-2])
     if w is False:
         return False
+    if rule_name == "relative_difference" and bool((X < 0).any()):
+        return False  # the kernel names the negative scores
     bx = int(np.prod(X.shape[:-2], dtype=np.int64))
     bw = 1 if w is None else int(np.asarray(w).shape[0])
     if bx > 1 and bw > 1 and (np.asarray(weights).ndim < 2 or np.asarray(weights).shape[:-1] != X.shape[:-2]):
@@ -362,8 +367,10 @@ def _baldwin_rounds(state: dict[str, Any], present: np.ndarray, x: np.ndarray, p
     return np.where(alive, present.sum(axis=-1, keepdims=True).astype(np.float64), score)
 
 
-def _one_profile(rule: str, x: np.ndarray, W: np.ndarray | None, rows: int | None) -> np.ndarray:
+def _one_profile(rule: str, x: np.ndarray, W: np.ndarray | None, rows: int | None, stack: bool = False) -> np.ndarray:
     """Scores ``(B, S)`` of one profile ``x`` (T, S) under ``B`` weight vectors (one without weights)."""
+    if rule == "relative_difference":
+        return _reldiff_profile(np.asarray(x, dtype=np.float64), W, rows, stack)
     T, S = x.shape
     pres = ~np.isnan(x)
     B = 1 if W is None else W.shape[0]
@@ -382,6 +389,71 @@ def _one_profile(rule: str, x: np.ndarray, W: np.ndarray | None, rows: int | Non
         wins, winsT, pairs = _counts(xs, pres, W, i0, i1, (i0 == 0 and i1 == S), ranks)
         reduce(wins, winsT, pairs, present, i0, i1, state)
     return _finish(rule, state, present, xs, pres, W)
+
+
+def _reldiff_terms(xs: np.ndarray, xall: np.ndarray) -> np.ndarray:
+    """``(a - b) / (a + b)`` (0 where ``a + b`` is not positive or a score is missing) for rows ``xs`` (t, r)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ssum = xs[:, :, None] + xall[:, None, :]
+        return np.where(ssum > 0, (xs[:, :, None] - xall[:, None, :]) / np.where(ssum > 0, ssum, 1.0), 0.0)
+
+
+def _reldiff_profile(x: np.ndarray, W: np.ndarray | None, rows: int | None, stack: bool) -> np.ndarray:
+    """Relative Difference (B, S) of one profile in row blocks, with the kernel's own summation.
+
+    ``stack`` (a stack of weight vectors for one profile): per block of tasks, exactly summed products
+    with one digit anchor for the block's whole (S, S) term matrix, blocks added in task order;
+    otherwise one task after the other (:func:`engine.kernels.baselines.relative_difference_across`).
+    """
+    T, S = x.shape
+    pres = ~np.isnan(x)
+    pf = pres.astype(np.float64)
+    Wk = np.ones((1, T)) if W is None else W
+    B = Wk.shape[0]
+    present = (Wk @ pf) > 0
+    r = block_rows(S, B, rows)
+    step = max(1, (1 << 22) // (S * S))  # the tasks per block of engine.kernels.social.task_pair_sums
+    tops = []
+    if stack:  # the digit anchor of every block of tasks, over its whole term matrix
+        for t0 in range(0, T, step):
+            m = 0.0
+            for i0 in range(0, S, r):
+                m = max(m, float(np.abs(_reldiff_terms(x[t0 : t0 + step, i0 : i0 + r], x[t0 : t0 + step])).max(initial=0.0)))
+            tops.append(anchor(m))
+    out = np.zeros((B, S))
+    for i0 in range(0, S, r):
+        i1 = min(S, i0 + r)
+        num = np.zeros((B, i1 - i0, S))
+        if stack:
+            for bi, t0 in enumerate(range(0, T, step)):
+                g = _reldiff_terms(x[t0 : t0 + step, i0:i1], x[t0 : t0 + step]).reshape(-1, (i1 - i0) * S)
+                D = digits(g, tops[bi]).reshape(g.shape[0], -1)
+                K = Wk[:, t0 : t0 + step]
+                tot = K @ D if float(np.abs(K).sum(axis=-1).max(initial=0.0)) < 2.0**21 else \
+                    K.astype(np.int64) @ D.astype(np.int64)
+                num += (digits_to_float(tot.reshape(B, (i1 - i0) * S, -1), tops[bi]) / 1.0).reshape(B, i1 - i0, S)
+        else:
+            diff = np.empty((i1 - i0, S))
+            ssum = np.empty((i1 - i0, S))
+            for b in range(B):
+                for t in range(T):
+                    wt = Wk[b, t]
+                    if wt == 0.0:
+                        continue
+                    np.subtract.outer(x[t, i0:i1], x[t], out=diff)
+                    np.add.outer(x[t, i0:i1], x[t], out=ssum)
+                    ok = ssum > 0
+                    np.divide(diff, ssum, out=diff, where=ok)
+                    diff[~ok] = 0.0
+                    if wt != 1.0:
+                        diff *= wt
+                    num[b] += diff
+        den = np.einsum("bt,ti,tj->bij", Wk, pf[:, i0:i1], pf, optimize=True)
+        pair_w = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+        mask = present[:, i0:i1, None] & present[:, None, :] & _offdiag(i0, i1, S)
+        out[:, i0:i1] = ordered_sum(np.where(mask, pair_w, 0.0), axis=-1)
+    n = present.sum(axis=-1)[..., None]
+    return np.where(present, out / np.maximum(n - 1, 1), np.nan)
 
 
 def blocked_scores(rule: str, X: np.ndarray, weights: Any = None, *, rows: int | None = None) -> np.ndarray:
@@ -427,8 +499,40 @@ def blocked_scores(rule: str, X: np.ndarray, weights: Any = None, *, rows: int |
         return np.stack(parts).reshape(*batch, S)
     # one profile, a stack of weight vectors: each distinct vector once (bootstrap draws repeat)
     uniq, inverse = np.unique(w, axis=0, return_inverse=True)
-    res = _one_profile(rule, Xb[0], uniq, rows)[np.asarray(inverse).reshape(-1)]
+    res = _one_profile(rule, Xb[0], uniq, rows, stack=wn.ndim >= 2)[np.asarray(inverse).reshape(-1)]
     return res.reshape(*wn.shape[:-1], S)
+
+
+def blocks_prob_above(scores: np.ndarray) -> bool:
+    """Whether :func:`prob_above_blocked` should compute ``engine.metrics.prob_above`` of these replicate scores:
+    one stack (B, S) of more than 2,048 systems, or any stack when ``VOTEBENCH_PAIR_ROWS`` is set."""
+    a = np.asarray(scores)
+    if a.ndim != 2 or a.shape[-1] < 2:
+        return False
+    return forced_rows() is not None or a.shape[-1] ** 2 > _SMALL
+
+
+def prob_above_blocked(scores: np.ndarray, *, rows: int | None = None) -> np.ndarray:
+    """``engine.metrics.prob_above`` of replicate scores (B, S), one block of rows of the (S, S) result at a time.
+
+    ``P[i, j]`` = replicates with ``x_i > x_j`` over replicates where both are present (``NaN`` when
+    never both; diagonal 0): whole-number counts, so the same bits as the dense computation, with no
+    (S, S) temporaries beside the result.
+    """
+    x = np.asarray(scores, dtype=np.float64)
+    B, S = x.shape
+    pres = ~np.isnan(x)
+    pf = pres.astype(np.float64)
+    ranks = dense_ranks(x)
+    out = np.empty((S, S))
+    r = block_rows(S, 1, rows)
+    for i0 in range(0, S, r):
+        i1 = min(S, i0 + r)
+        wins = _rank_counts(ranks, pres, i0, i1, np.greater).astype(np.float64)
+        both = pf[:, i0:i1].T @ pf  # 0/1 products: exact; the diagonal counts the replicates with the system
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[i0:i1] = np.where(both > 0, wins / np.where(both > 0, both, 1.0), np.nan)
+    return out
 
 
 # ------------------------------------------------------------------------------------------ streaming
@@ -437,6 +541,7 @@ def streams(rule: Any) -> bool:
     if rule.within is not None:
         return False
     return (rule.from_sums is not None and set(rule.sums) <= {"wins", "pairs"}) or rule.name == "win_rate"
+    # relative_difference sums real terms (not counts): its level two keeps the whole-task kernel
 
 
 def chunk_counts(block: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ from engine.rules import get_rule
 
 def _profile(rng: np.random.Generator, T: int, S: int, missing: float = 0.0) -> np.ndarray:
     X = rng.integers(0, 4, size=(T, S)).astype(float)  # few values: many ties
+    X[X == 1] = 0.37  # and a real value: relative differences that are not simple fractions
     if missing:
         X[rng.random((T, S)) < missing] = np.nan
     return X
@@ -105,15 +106,18 @@ def _instance_scores(seed: int, S: int = 7, T: int = 4, K: int = 9, missing: flo
     return engine.scores_from_array(v)
 
 
-@pytest.mark.parametrize("rule", BLOCKED_RULES)  # every one of them streams (engine.pairblock.streams)
+@pytest.mark.parametrize("rule", BLOCKED_RULES)  # integer counts streamed, or (relative_difference) chunks of whole tasks
 @pytest.mark.parametrize("level", ["two", "one"])
 def test_streamed_within_step_is_chunk_invariant_and_equals_in_memory(rule, level):
     s = _instance_scores(1)
-    kw = {"missing": "drop-judges"} if get_rule(rule).missing == "policy" else {}  # Baldwin needs a policy
-    ref = engine.aggregate(s, rule=rule, level=level, **kw).values  # numpy-backed: the kernel on whole tasks
+    kw: dict = {"missing": "drop-judges"} if get_rule(rule).missing == "policy" else {}  # Baldwin needs a policy
+    kw.update(rule=rule, level=level)
+    if rule == "relative_difference" and level == "two":  # its task-level values are signed: the mean across
+        kw.update(within=rule, across="mean", missing="drop-judges")
+    ref = engine.aggregate(s, **kw).values  # numpy-backed: the kernel on whole tasks
     for chunks in ({"task": 1, "instance": 1}, {"task": 3, "instance": 4}, {"task": -1, "instance": -1}):
-        got = engine.aggregate(s.chunk(chunks), rule=rule, level=level, **kw).values
-        np.testing.assert_array_equal(got, ref, err_msg=f"{rule} {level} {chunks}")
+        got = engine.aggregate(s.chunk(chunks), **kw).values
+        np.testing.assert_array_equal(got, ref, err_msg=f"{kw} {chunks}")
 
 
 def test_streamed_copeland_within_tasks_matches_loops():
@@ -149,3 +153,34 @@ def test_forced_blocks_through_aggregate_and_bootstrap(rule, monkeypatch):
     np.testing.assert_array_equal(engine.aggregate(s, rule=rule).values, agg)
     np.testing.assert_array_equal(engine.bootstrap(s, rule=rule, replicates=30, seed=1)["replicate_score"].values, boot)
     np.testing.assert_array_equal(engine.aggregate_rules(s, [rule, "borda"]).values, several)
+
+
+def test_prob_above_in_blocks_matches_loops(monkeypatch):
+    from engine.metrics import prob_above
+
+    rng = np.random.default_rng(11)
+    R = rng.integers(0, 4, size=(9, 6)).astype(float)
+    R[rng.random(R.shape) < 0.15] = np.nan
+    B, S = R.shape
+    expected = np.full((S, S), np.nan)
+    for i in range(S):
+        for j in range(S):
+            both = [b for b in range(B) if not np.isnan(R[b, i]) and not np.isnan(R[b, j])]
+            if both:
+                expected[i, j] = sum(R[b, i] > R[b, j] for b in both) / len(both)
+    dense = prob_above(R)
+    monkeypatch.setenv(ROWS_ENV, "2")
+    np.testing.assert_array_equal(prob_above(R), dense)  # blocked: the same bits
+    np.testing.assert_allclose(prob_above(R), expected, rtol=0, atol=1e-15)
+
+
+def test_kendall_matrix_of_repeated_replicates_matches_scipy():
+    from engine.metrics import pairwise_correlations
+
+    rng = np.random.default_rng(12)
+    rows = rng.integers(0, 5, size=(3, 40)).astype(float)
+    R = rows[rng.integers(0, 3, size=12)]  # a bootstrap over two tasks: few distinct replicate rankings
+    tau = pairwise_correlations(R, method="kendall")
+    for i in range(R.shape[0]):
+        for j in range(R.shape[0]):
+            assert tau[i, j] == pytest.approx(scipy.stats.kendalltau(R[i], R[j]).statistic, abs=1e-12)
