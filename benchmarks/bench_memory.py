@@ -17,7 +17,9 @@ Cases:
 2. **Many systems**: 10,000 systems x 2 tasks in memory (uniform scores rounded to 3 decimals, so
    with ties); ``engine.aggregate`` for every pairwise rule and the others that compare systems
    (PROMETHEE II with the usual preference, Kemeny, mean win rate, MTEB Borda, relative difference,
-   Elo) and ``engine.bootstrap`` of 200 replicates over tasks (Borda, Copeland, Minimax, Success Rate).
+   Elo), ``engine.bootstrap`` of 200 replicates over tasks (Borda, Copeland, Minimax, Success Rate), and
+   ``votebench bootstrap --replicates 200`` on the same scores as a CSV (Borda, Copeland), which adds the
+   summary (rank intervals, the (S, S) ``prob_above`` matrix, Kendall and Spearman concordance).
 
 Usage::
 
@@ -53,6 +55,7 @@ STORE_RULES = ["borda", "mean", "copeland", "minimax", "condorcet", "baldwin", "
 WIDE_RULES = ["borda", "copeland", "minimax", "condorcet", "baldwin", "pavao_copeland", "success_rate", "win_rate",
               "promethee2", "kemeny", "mean_win_rate", "mteb_borda", "relative_difference", "elo"]
 BOOT_RULES = ["borda", "copeland", "minimax", "success_rate"]
+CLI_RULES = ["borda", "copeland"]
 #: targets of the issue
 STORE_PEAK_MB = 1.5 * 1024
 WIDE_PEAK_MB = 2 * 1024
@@ -80,6 +83,14 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     from engine.pairblock import use_blocks
 
     path = "kernel"
+    if case["kind"] == "cli":  # the command line, in its own process: its peak is this process's children's
+        cmd = [str(Path(sys.executable).with_name("votebench")), "bootstrap", case["csv"], "--rule", case["rule"],
+               "--replicates", str(case["replicates"]), "--format", "json", "--output", case["csv"] + f".{case['rule']}.json"]
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        wall = time.perf_counter() - t0
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+        return {"wall_s": wall, "peak_mb": peak, "setup_mb": None, "ranked": case["systems"], "path": "votebench bootstrap"}
     if case["kind"] == "store":
         scores = engine.open_scores(case["store"])
         setup = _rss_mb()
@@ -143,6 +154,17 @@ def build_store(path: Path, shape: tuple[int, int, int]) -> dict[str, Any]:
     return info
 
 
+def _write_wide_csv(path: Path, systems: int) -> None:
+    """The scores of the in-memory cases as a wide CSV (system, a, b) for the command line."""
+    import numpy as np
+
+    X = np.random.default_rng(0).random((systems, 2)).round(3)
+    with path.open("w") as f:
+        f.write("system,a,b\n")
+        for i in range(systems):
+            f.write(f"s{i:05d},{X[i, 0]:.3f},{X[i, 1]:.3f}\n")
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     shape = (200, 20, 200) if args.quick else (1000, 100, 1000)
     systems = 1500 if args.quick else 10_000
@@ -158,12 +180,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for rule in STORE_RULES:
         print(f"store {rule} ...", flush=True)
         cases.append(child({"kind": "store", "rule": rule, "store": str(store)}, args.timeout))
+    # Borda and Copeland again, alternating, so that their ratio does not hinge on one moment's load
+    for _ in range(args.rounds - 1):
+        for rule in ("borda", "copeland"):
+            print(f"store {rule} (another round) ...", flush=True)
+            cases.append(child({"kind": "store", "rule": rule, "store": str(store), "round": True}, args.timeout))
     for rule in WIDE_RULES:
         print(f"wide {rule} ...", flush=True)
         cases.append(child({"kind": "wide", "rule": rule, "systems": systems}, args.timeout))
     for rule in BOOT_RULES:
         print(f"bootstrap {rule} ...", flush=True)
         cases.append(child({"kind": "bootstrap", "rule": rule, "systems": systems, "replicates": replicates},
+                           args.timeout))
+    csv = data_dir / f"wide_{systems}.csv"
+    _write_wide_csv(csv, systems)
+    for rule in CLI_RULES:
+        print(f"votebench bootstrap {rule} ...", flush=True)
+        cases.append(child({"kind": "cli", "rule": rule, "systems": systems, "replicates": replicates, "csv": str(csv)},
                            args.timeout))
     result["cases"] = cases
     result["total_s"] = time.perf_counter() - t0
@@ -185,9 +218,16 @@ def render(res: dict[str, Any]) -> str:
     T, N, K = res["store_shape"]
     n_scores = T * N * K
     cases = res["cases"]
-    store = [c for c in cases if c["kind"] == "store"]
+    rounds = [c for c in cases if c["kind"] == "store" and c.get("round")]
+    store = [c for c in cases if c["kind"] == "store" and not c.get("round")]
+    for c in store:  # best of the rounds (the peak RSS: the largest)
+        again = [o for o in rounds if o["rule"] == c["rule"] and o["ok"]]
+        if c["ok"] and again:
+            c["walls"] = [c["wall_s"]] + [o["wall_s"] for o in again]
+            c["wall_s"] = min(c["walls"])
+            c["peak_mb"] = max([c["peak_mb"]] + [o["peak_mb"] for o in again])
     wide = [c for c in cases if c["kind"] == "wide"]
-    boot = [c for c in cases if c["kind"] == "bootstrap"]
+    boot = [c for c in cases if c["kind"] in ("bootstrap", "cli")]
     borda = next((c for c in store if c["rule"] == "borda" and c["ok"]), None)
     lines = [
         "# Memory and scale of the pairwise and order-statistic rules",
@@ -209,7 +249,8 @@ def render(res: dict[str, Any]) -> str:
         "",
         f"## Chunked store, level two: {T:,} systems x {N:,} tasks x {K:,} instances = {n_scores:.0e} float32 scores",
         "",
-        "`engine.aggregate(engine.open_scores(store), rule=..., level=\"two\").values` (dask's threaded scheduler).",
+        "`engine.aggregate(engine.open_scores(store), rule=..., level=\"two\").values` (dask's threaded scheduler). "
+        "Borda and Copeland: best of alternating rounds (all wall times in the JSON, `walls`).",
         "",
         f"Store chunks (first two per dimension): {res['store'].get('chunks')}.",
         "",
@@ -235,7 +276,8 @@ def render(res: dict[str, Any]) -> str:
     from engine.pairblock import BLOCKED_RULES
 
     for c in wide + boot:
-        name = c["rule"] if c["kind"] == "wide" else f"bootstrap {c['rule']}, {c['replicates']} replicates over tasks"
+        name = {"wide": c["rule"], "bootstrap": f"`engine.bootstrap` {c['rule']}, {c['replicates']} replicates over tasks",
+                "cli": f"`votebench bootstrap --rule {c['rule']} --replicates {c['replicates']}` (with its summary)"}[c["kind"]]
         if not c["ok"]:
             lines.append(f"| {name} | | failed: {c['error']} | | no |")
             continue
@@ -253,8 +295,8 @@ def render(res: dict[str, Any]) -> str:
             r = cop["wall_s"] / borda["wall_s"]
             lines.append(f"- Copeland within {COPELAND_VS_BORDA:.0f}x of Borda's time per score: {r:.1f}x: "
                          f"{'**met**' if r <= COPELAND_VS_BORDA else '**not met**'} (see the note below)")
-        pw = [c for c in wide + boot if c["rule"] in BLOCKED_RULES or c["kind"] == "bootstrap"]
-        bad = [c["rule"] + (" bootstrap" if c["kind"] == "bootstrap" else "") for c in pw
+        pw = [c for c in wide + boot if c["rule"] in BLOCKED_RULES or c["kind"] != "wide"]
+        bad = [c["rule"] + {"wide": "", "bootstrap": " bootstrap", "cli": " votebench bootstrap"}[c["kind"]] for c in pw
                if not c["ok"] or c["peak_mb"] >= WIDE_PEAK_MB]
         lines.append(f"- {res['systems']:,} systems, the blocked pairwise rules and the bootstraps under 2 GiB: "
                      f"{'**met**' if not bad else '**not met** (' + ', '.join(bad) + ')'}")
@@ -284,6 +326,7 @@ def main() -> None:
     ap.add_argument("--data-dir", help="where the store is written (kept, reused when present)")
     ap.add_argument("--keep-data", action="store_true")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per case")
+    ap.add_argument("--rounds", type=int, default=3, help="store rounds of Borda and Copeland (best of; default 3)")
     ap.add_argument("--from-json", type=Path, help="re-render the report from a JSON result")
     ap.add_argument("--case", help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -521,15 +521,27 @@ def prob_above_blocked(scores: np.ndarray, *, rows: int | None = None) -> np.nda
     """
     x = np.asarray(scores, dtype=np.float64)
     B, S = x.shape
+    uniq, inv = np.unique(x, axis=0, return_inverse=True)
+    mult = np.bincount(np.asarray(inv).reshape(-1), minlength=uniq.shape[0])  # replicates per distinct score row
+    repeated = uniq.shape[0] < B
+    if repeated:  # few distinct replicates (a task bootstrap of few tasks): each once, counted with its multiplicity
+        x = uniq
     pres = ~np.isnan(x)
     pf = pres.astype(np.float64)
+    pw = pf * mult[:, None] if repeated else pf
     ranks = dense_ranks(x)
     out = np.empty((S, S))
     r = block_rows(S, 1, rows)
     for i0 in range(0, S, r):
         i1 = min(S, i0 + r)
-        wins = _rank_counts(ranks, pres, i0, i1, np.greater).astype(np.float64)
-        both = pf[:, i0:i1].T @ pf  # 0/1 products: exact; the diagonal counts the replicates with the system
+        if repeated:
+            wins = np.zeros((i1 - i0, S))
+            for u in range(x.shape[0]):
+                g = (x[u, i0:i1, None] > x[u, None, :]).astype(np.float64)
+                wins += mult[u] * g  # whole numbers: exact
+        else:
+            wins = _rank_counts(ranks, pres, i0, i1, np.greater).astype(np.float64)
+        both = pw[:, i0:i1].T @ pf  # whole numbers: exact; the diagonal counts the replicates with the system
         with np.errstate(invalid="ignore", divide="ignore"):
             out[i0:i1] = np.where(both > 0, wins / np.where(both > 0, both, 1.0), np.nan)
     return out

@@ -161,6 +161,7 @@ def test_prob_above_in_blocks_matches_loops(monkeypatch):
     rng = np.random.default_rng(11)
     R = rng.integers(0, 4, size=(9, 6)).astype(float)
     R[rng.random(R.shape) < 0.15] = np.nan
+    R = np.vstack([R, R[:4]])  # repeated replicates take the multiplicity path
     B, S = R.shape
     expected = np.full((S, S), np.nan)
     for i in range(S):
