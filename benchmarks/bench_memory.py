@@ -276,8 +276,12 @@ def render(res: dict[str, Any]) -> str:
     from engine.pairblock import BLOCKED_RULES
 
     for c in wide + boot:
-        name = {"wide": c["rule"], "bootstrap": f"`engine.bootstrap` {c['rule']}, {c['replicates']} replicates over tasks",
-                "cli": f"`votebench bootstrap --rule {c['rule']} --replicates {c['replicates']}` (with its summary)"}[c["kind"]]
+        if c["kind"] == "wide":
+            name = c["rule"]
+        elif c["kind"] == "bootstrap":
+            name = f"`engine.bootstrap` {c['rule']}, {c['replicates']} replicates over tasks"
+        else:
+            name = f"`votebench bootstrap --rule {c['rule']} --replicates {c['replicates']}` (with its summary)"
         if not c["ok"]:
             lines.append(f"| {name} | | failed: {c['error']} | | no |")
             continue
@@ -335,11 +339,11 @@ def main() -> None:
         return
     res = json.loads(args.from_json.read_text()) if args.from_json else run(args)
     out = args.out if args.out is not None else (None if args.quick else DEFAULT_OUT)
+    if out is not None and not args.from_json:  # the raw figures first: a report can be re-rendered from them
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.with_suffix(".json").write_text(json.dumps(res, indent=1, default=str) + "\n")
     text = render(res)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if not args.from_json:
-            out.with_suffix(".json").write_text(json.dumps(res, indent=1, default=str) + "\n")
         out.write_text(text)
     print(text)
 
