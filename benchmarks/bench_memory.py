@@ -198,6 +198,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         print(f"votebench bootstrap {rule} ...", flush=True)
         cases.append(child({"kind": "cli", "rule": rule, "systems": systems, "replicates": replicates, "csv": str(csv)},
                            args.timeout))
+    for c in cases:  # no machine's paths in the results: file names only
+        for k in ("store", "csv"):
+            if k in c:
+                c[k] = Path(c[k]).name
     result["cases"] = cases
     result["total_s"] = time.perf_counter() - t0
     result["machine"]["loadavg_end"] = os.getloadavg()
