@@ -38,6 +38,7 @@ from .errors import VotebenchError
 from .kernels.exact import DIGITS, anchor, digit_sums, digits_to_float, snap_ties
 from .kernels.ranking import min_rank, tied_count
 from .kernels.social import task_pair_sums
+from .pairblock import BLOCKED_RULES, blocked_scores, stream_within, streams, use_blocks
 from .rules import LEVELS, Rule, Within, get_rule, get_within
 
 __all__ = [
@@ -261,11 +262,17 @@ def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: 
     opts = _options_for(rule, options)
     X = np.asarray(X, dtype=np.float64)
     absent = np.isnan(X).all(axis=tuple(range(X.ndim - 1))) if X.ndim > 1 else np.isnan(X)
+
+    def run(Xk: np.ndarray) -> np.ndarray:
+        if not opts and use_blocks(rule.name, Xk, weights):  # large pair matrices: in blocks of rows (engine.pairblock)
+            return blocked_scores(rule.name, Xk, weights)
+        return np.asarray(rule.kernel(Xk, weights=weights, **opts), dtype=np.float64)
+
     try:
         if not absent.any():
-            return rule.snap(np.asarray(rule.kernel(X, weights=weights, **opts), dtype=np.float64), X)
+            return rule.snap(run(X), X)
         Xp = X[..., ~absent]
-        res = rule.snap(np.asarray(rule.kernel(Xp, weights=weights, **opts), dtype=np.float64), Xp)
+        res = rule.snap(run(Xp), Xp)
         out = np.full(res.shape[:-1] + X.shape[-1:], np.nan)
         out[..., ~absent] = res
         return out
@@ -377,6 +384,9 @@ def within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, A
             dask="parallelized",
             output_dtypes=[np.float64],
         )
+    if is_dask(x) and streams(within):
+        # pairwise rules: integer wins / pairs per instance chunk, summed (engine.pairblock): bounded memory
+        return stream_within(x, within, lvl, options)
     if lvl == "one":
         judges = x.stack(judge=(TASK, INSTANCE)).transpose("judge", SYSTEM)
         if is_dask(judges):
@@ -390,8 +400,11 @@ def within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, A
             output_dtypes=[np.float64],
         )
     # whole tasks in one block: kernels that draw random numbers per batch element (random_judge)
-    # then see the same batch index whatever the chunking
-    xi = x.chunk({TASK: -1, INSTANCE: -1, SYSTEM: -1}) if is_dask(x) else x
+    # then see the same batch index whatever the chunking; separable rules (median: a system's score
+    # depends on its own scores only) and the blocked pairwise rules (absent systems take no part)
+    # stream over chunks of whole tasks
+    tasks = _task_chunk(x) if (within.separable or within.name in BLOCKED_RULES) and within.resample != "loop" else -1
+    xi = x.chunk({TASK: tasks, INSTANCE: -1, SYSTEM: -1}) if is_dask(x) else x
     return xr.apply_ufunc(
         lambda a: call_kernel(within, a, None, options),
         xi,
@@ -400,6 +413,16 @@ def within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, A
         dask="parallelized",
         output_dtypes=[np.float64],
     )
+
+
+#: bytes of float64 scores per chunk of whole tasks when a kernel needs every instance of a task at once
+_WHOLE_TASK_BYTES = 1 << 26
+
+
+def _task_chunk(x: xr.DataArray) -> int:
+    """Tasks per chunk of whole tasks (all instances, all systems) within about 64 MB of float64."""
+    per_task = max(1, x.sizes[INSTANCE] * x.sizes[SYSTEM] * 8)
+    return max(1, _WHOLE_TASK_BYTES // per_task)
 
 
 def _chunk_digits(a: np.ndarray, mx: np.ndarray) -> np.ndarray:
@@ -791,7 +814,8 @@ def _score_sharing(plan: Plan, cache: dict[Any, Any]) -> np.ndarray:
         cache[key] = within_array(plan)
     X = cache[key]
     sums = None
-    if r.from_sums is not None and set(r.sums) <= set(_SHARED_SUMS) and (plan.weights is None or (plan.weights > 0).all()):
+    if r.from_sums is not None and set(r.sums) <= set(_SHARED_SUMS) and (plan.weights is None or (plan.weights > 0).all()) \
+            and not use_blocks(r.name, X, plan.weights):  # large matrices: the rule runs in blocks instead
         if ("sums",) + key not in cache:
             w = np.ones((1, X.shape[-2])) if plan.weights is None else plan.weights[None, :]
             cache[("sums",) + key] = {k: v[0] for k, v in task_pair_sums(X, w, _SHARED_SUMS).items()}

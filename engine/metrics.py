@@ -36,6 +36,7 @@ import numpy as np
 from .kernels.kemeny import kendall_tau_b
 from .kernels.ranking import borda_points, min_rank, tie_groups
 from .kernels.social import pairwise_counts
+from .pairblock import blocks_prob_above, prob_above_blocked
 
 __all__ = [
     "average_ranks",
@@ -274,6 +275,21 @@ def _spearman_matrix_masked(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _pair_blocks(S: int, step: int) -> Any:
+    """The system pairs ``s < t`` in ``np.triu_indices`` order, as index arrays of about ``step`` pairs (whole rows)."""
+    i0 = 0
+    while i0 < S - 1:
+        i1, n = i0 + 1, S - 1 - i0
+        while i1 < S - 1 and n + (S - 1 - i1) <= step:
+            n += S - 1 - i1
+            i1 += 1
+        rows = np.arange(i0, i1)[:, None]
+        cols = np.arange(S)[None, :]
+        upper = cols > rows
+        yield np.broadcast_to(rows, upper.shape)[upper], np.broadcast_to(cols, upper.shape)[upper]
+        i0 = i1
+
+
 def _kendall_matrix(x: np.ndarray) -> np.ndarray:
     """Kendall tau-b matrix of rows ``x`` (B, S), each pair restricted to its common systems.
 
@@ -283,6 +299,10 @@ def _kendall_matrix(x: np.ndarray) -> np.ndarray:
     ``M M^T``; all are matrix products of (B, pairs) blocks.
     """
     B, S = x.shape
+    uniq, inv = np.unique(x, axis=0, return_inverse=True)
+    if uniq.shape[0] < B:  # repeated rows (bootstrap draws of few tasks): each distinct row once, same values
+        inv = np.asarray(inv).reshape(-1)
+        return _kendall_matrix(uniq)[np.ix_(inv, inv)]
     present = ~np.isnan(x)
     mf = present.astype(np.float64)
     n = mf @ mf.T
@@ -290,11 +310,11 @@ def _kendall_matrix(x: np.ndarray) -> np.ndarray:
     any_missing = not present.all()
     cd = np.zeros((B, B))
     n1 = np.zeros((B, B))  # n1[i, j]: common pairs tied in row i
-    iu, ju = np.triu_indices(S, 1)
     step = max(1, (_CAP >> 2) // max(1, B))
-    for p0 in range(0, iu.size, step):
-        a = x[:, iu[p0 : p0 + step]]
-        b = x[:, ju[p0 : p0 + step]]
+    # whole-number sums: exact in any grouping of the pairs, so the blocks of pairs need not be materialised at once
+    for iu, ju in _pair_blocks(S, step):
+        a = x[:, iu]
+        b = x[:, ju]
         with np.errstate(invalid="ignore"):
             d = a - b
         sg = np.sign(d).astype(np.float32)
@@ -557,6 +577,8 @@ def prob_above(scores: np.ndarray) -> np.ndarray:
            [0. , 0. ]])
     """
     scores = _as_float(scores, "scores", 2)
+    if blocks_prob_above(scores):  # many systems: rows of the result one block at a time, same bits
+        return prob_above_blocked(scores)
     wins, ties = pairwise_counts(scores)
     both = wins + np.swapaxes(wins, -1, -2) + ties
     S = scores.shape[-1]
