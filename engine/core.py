@@ -35,7 +35,7 @@ import xarray as xr
 from .canonical import validate_scores
 from .dims import INSTANCE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
-from .kernels.exact import DIGITS, anchor, digit_sums, digits_to_float, snap_ties
+from .kernels.exact import digits_to_float, full_digit_sums, merge_digit_sums, snap_ties
 from .kernels.ranking import min_rank, tied_count
 from .kernels.social import task_pair_sums
 from .pairblock import BLOCKED_RULES, blocked_scores, stream_within, streams, use_blocks
@@ -425,25 +425,40 @@ def _task_chunk(x: xr.DataArray) -> int:
     return max(1, _WHOLE_TASK_BYTES // per_task)
 
 
-def _chunk_digits(a: np.ndarray, mx: np.ndarray) -> np.ndarray:
-    """Digit sums of one chunk (..., K) over its instances: (..., 1, DIGITS) int64."""
-    return digit_sums(np.asarray(a, dtype=np.float64), -1, anchor(mx))[..., None, :]
+def _sums_chunk(x: np.ndarray, axis: tuple[int, ...] = (-1,), keepdims: bool = True, **_: Any) -> dict[str, Any]:
+    """Exact digit sums of one chunk over its instances (see :func:`exact_instance_sums`); dask's meta
+    computation (an empty array) gets an empty array back."""
+    if np.size(x) == 0:
+        return np.empty((0,) * np.ndim(x))  # type: ignore[return-value]
+    d, top = full_digit_sums(x, axis[0])
+    return {"D": d, "top": top}
 
 
-def _digits_float(d: np.ndarray, mx: np.ndarray) -> np.ndarray:
-    return digits_to_float(d, anchor(mx))
+def _digit_parts(parts: Any) -> list[dict[str, Any]]:
+    return [parts] if isinstance(parts, dict) else [q for p in parts for q in _digit_parts(p)]
+
+
+def _sums_combine(parts: Any, axis: tuple[int, ...] = (-1,), keepdims: bool = True, **_: Any) -> dict[str, Any]:
+    d, top = merge_digit_sums([(p["D"], p["top"]) for p in _digit_parts(parts)])
+    return {"D": d, "top": top}
+
+
+def _sums_aggregate(parts: Any, axis: tuple[int, ...] = (-1,), keepdims: bool = False, **_: Any) -> np.ndarray:
+    m = _sums_combine(parts)
+    out = digits_to_float(m["D"], m["top"])
+    return np.expand_dims(out, axis[0]) if keepdims else out
 
 
 def instance_sums(values: np.ndarray, *, exact: bool = True, axis: int = -2) -> np.ndarray:
     """Sums over the instance axis of numpy judge values (``NaN`` = 0), exactly (any order, any batch) when ``exact``.
 
-    The anchor of the exact digits is the largest ``|value|`` of ``values`` (see :func:`exact_instance_sums`).
+    The digits hold every value exactly (see :func:`exact_instance_sums`).
     """
     a = np.asarray(values, dtype=np.float64)
     if not exact:
         return np.where(np.isnan(a), 0.0, a).sum(axis=axis)
-    top = anchor(np.where(np.isnan(a), 0.0, np.abs(a)).max(initial=0.0))
-    return digits_to_float(digit_sums(a, axis, top), top)
+    d, top = full_digit_sums(a, axis)
+    return digits_to_float(d, top)
 
 
 def task_values(stat: Within, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -459,10 +474,11 @@ def task_values(stat: Within, sums: np.ndarray, counts: np.ndarray) -> np.ndarra
 def exact_instance_sums(values: xr.DataArray) -> xr.DataArray:
     """Sums over ``instance`` that depend on the multiset of values only (``NaN`` = 0), lazily for dask.
 
-    Every value is cut into fixed digits below one anchor taken from the largest ``|value|`` of the
-    whole tensor (:func:`engine.kernels.exact.digits`), digits are summed as integers over the
-    instance chunks (a dask tree reduction) and rounded once: the same bits for every order and
-    every chunking of the instances.
+    Every value is cut into base-2**31 digits that hold it exactly (:func:`engine.kernels.exact.full_digit_sums`,
+    each chunk from the anchor of its own largest ``|value|``), the digits are summed as integers over
+    the instance chunks (a dask tree reduction that aligns the chunks' digit positions) and the exact
+    total is rounded once: the same bits for every order and every chunking of the instances.  No
+    chunk waits for a global maximum, so the chunks stream through in bounded memory.
     """
     v = values.transpose(..., INSTANCE)
     dims = v.dims[:-1]
@@ -471,14 +487,9 @@ def exact_instance_sums(values: xr.DataArray) -> xr.DataArray:
         return xr.DataArray(instance_sums(v.data, axis=-1), dims=dims, coords=coords)
     import dask.array as da
 
-    arr = v.data.astype(np.float64)
-    mx = da.where(da.isnan(arr), 0.0, abs(arr)).max()
-    idx = "abcdefgh"[: arr.ndim - 1]
-    part = da.blockwise(_chunk_digits, idx + "k" + "z", arr, idx + "k", mx, "", new_axes={"z": DIGITS},
-                        adjust_chunks={"k": 1}, dtype=np.int64, meta=np.empty((0,) * (arr.ndim + 1), dtype=np.int64))
-    D = part.sum(axis=-2)  # integers: exact in any reduction tree
-    out = da.blockwise(_digits_float, idx, D, idx + "z", mx, "", concatenate=True, dtype=np.float64,
-                       meta=np.empty((0,) * (arr.ndim - 1), dtype=np.float64))
+    arr = v.data if v.dtype.kind == "f" else v.data.astype(np.float64)  # float32 stays: fewer digits per value
+    out = da.reduction(arr, _sums_chunk, _sums_aggregate, combine=_sums_combine, axis=-1, dtype=np.float64,
+                       concatenate=False, meta=np.empty((0,) * (arr.ndim - 1), dtype=np.float64))
     return xr.DataArray(out, dims=dims, coords=coords)
 
 

@@ -613,3 +613,27 @@ def test_dask_task_without_scores_surfaces_at_compute_time():
     a = engine.aggregate(lazy, rule="borda", level="two")
     with pytest.raises(engine.VotebenchError, match="task 't2' has no scores"):
         a.compute()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 9), st.integers(1, 40))
+def test_exact_instance_sums_are_the_exact_total_for_any_chunking_and_scale(seed, kchunk, span):
+    """Instance sums of values spread over ``span`` decimal orders of magnitude: every chunking and order gives
+    the same bits, equal to the exact (Fraction) total within one unit in the last place; each chunk is
+    summed from its own digit anchor (no global maximum that would hold every chunk in memory)."""
+    from fractions import Fraction
+
+    from engine.core import exact_instance_sums, instance_sums
+
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(3, 2, 17)) * 10.0 ** rng.integers(-span, span + 1, size=(3, 2, 17))
+    a[rng.random(a.shape) < 0.15] = np.nan
+    x = xr.DataArray(a, dims=("system", "task", "instance"))
+    ref = exact_instance_sums(x).values
+    perm = rng.permutation(17)
+    assert np.array_equal(exact_instance_sums(x.chunk({"instance": kchunk})).values, ref)
+    assert np.array_equal(exact_instance_sums(x.isel(instance=perm).chunk({"instance": kchunk})).values, ref)
+    assert np.array_equal(instance_sums(np.moveaxis(a, -1, -2)), ref)
+    for i, j in np.ndindex(3, 2):
+        exact = sum((Fraction(float(v)) for v in a[i, j] if not np.isnan(v)), Fraction(0))
+        assert abs(Fraction(float(ref[i, j])) - exact) <= Fraction(np.spacing(abs(float(exact)))), (i, j)

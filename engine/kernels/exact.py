@@ -34,6 +34,7 @@ instances, chunks or workers.  Three tools make that true by construction:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -53,6 +54,8 @@ __all__ = [
     "exact_sum",
     "weighted_task_sum",
     "exact_matmul",
+    "full_digit_sums",
+    "merge_digit_sums",
     "weighted_task_mean",
 ]
 
@@ -291,6 +294,49 @@ def digits_to_float(D: np.ndarray, top: int) -> np.ndarray:
     for k in range(n + 2):  # most significant first
         acc = acc + np.ldexp(mag[..., k].astype(np.float64), _BITS * (int(top) + 1 - k))
     return np.where(neg, -acc, acc)
+
+
+def full_digit_sums(x: np.ndarray, axis: int = -1) -> tuple[np.ndarray, int]:
+    """Integer sums of the :func:`digits` of ``x`` along ``axis`` with no value cut, and their anchor.
+
+    The digits run from the anchor of the largest ``|value|`` down to the lowest bit any value can
+    hold (53 bits below its own binary exponent, 24 for float32 data), so every value is represented exactly (when the
+    exponents of the values lie within about 1,000 of each other) and the sums are the exact totals.
+    Partial sums of different parts of the data (other anchors and lengths) add up with
+    :func:`merge_digit_sums`, so a sum built from parts in any grouping is the same exact total.
+
+    Returns
+    -------
+    D : ndarray of int64, shape ``reduced shape + (n,)``
+    top : int
+        The anchor of ``D`` (see :func:`digits_to_float`).
+    """
+    a = np.asarray(x)
+    bits = np.finfo(a.dtype).nmant + 1 if a.dtype.kind == "f" else 53  # significant bits of the values
+    a = a.astype(np.float64, copy=False)
+    v = np.abs(a[~np.isnan(a)])
+    v = v[v > 0]
+    shape = np.delete(np.shape(a), axis).tolist() if a.ndim else []
+    if v.size == 0:
+        return np.zeros((*shape, 1), dtype=np.int64), 0
+    e = np.frexp(v)[1]  # |value| < 2**e, lowest bit >= 2**(e - bits)
+    top = -((-int(e.max())) // _BITS)
+    low = (int(e.min()) - bits) // _BITS
+    return digit_sums(a, axis, top, n=top - low), top
+
+
+def merge_digit_sums(parts: Sequence[tuple[np.ndarray, int]]) -> tuple[np.ndarray, int]:
+    """The sum of several :func:`full_digit_sums` results (same leading shape), aligned on their digit positions.
+
+    Whole-number digit sums add exactly, so the result does not depend on how the data was split
+    or on the order of ``parts``.
+    """
+    top = max(t for _, t in parts)
+    low = min(t - d.shape[-1] for d, t in parts)
+    out = np.zeros(parts[0][0].shape[:-1] + (top - low,), dtype=np.int64)
+    for d, t in parts:
+        out[..., top - t : top - t + d.shape[-1]] += d
+    return out, top
 
 
 def exact_sum(x: np.ndarray, axis: int = -1) -> np.ndarray:
