@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import xarray as xr
@@ -679,24 +679,28 @@ def within_array(plan: Plan) -> np.ndarray:
     return call_kernel(plan.within, x, None, plan.options)
 
 
-def aggregate(
-    scores: xr.DataArray,
-    *,
-    rule: str = "borda",
-    level: str | None = None,
-    missing: str = "error",
-    weights: Mapping[str, float] | Sequence[float] | xr.DataArray | str | None = None,
-    within: str | None = None,
-    across: str | None = None,
-    groups: bool | Mapping[str, str] | None = None,
-    options: Mapping[str, Any] | None = None,
-) -> xr.DataArray:
+class Request(TypedDict, total=False):
+    """The options of an aggregation request (:func:`aggregate`, :func:`prepare`), for type checkers."""
+
+    rule: str
+    level: str | None
+    missing: str
+    weights: Mapping[str, float] | Sequence[float] | xr.DataArray | str | None
+    within: str | None
+    across: str | None
+    groups: bool | Mapping[str, str] | None
+    options: Mapping[str, Any] | None
+
+
+def aggregate(scores: xr.DataArray, **request: Unpack[Request]) -> xr.DataArray:
     """Aggregate a score tensor into one score per system (higher is better).
 
     Parameters
     ----------
     scores : xarray.DataArray
         Canonical score tensor (numpy or dask backed), see :func:`engine.open_scores`.
+    **request
+        The keyword options below (:class:`Request`); an unknown one is a ``TypeError``.
     rule : str
         A registered rule (:func:`engine.rule_names`), default ``"borda"``.
     level : {"task", "one", "two"}, optional
@@ -734,9 +738,7 @@ def aggregate(
     >>> engine.aggregate(s, rule="borda").values.tolist()
     [2.0, 1.0, 3.0]
     """
-    plan = prepare(scores, rule=rule, level=level, missing=missing, weights=weights, within=within, across=across,
-                   groups=groups, options=options)
-    return aggregate_plan(plan)
+    return aggregate_plan(prepare(scores, **request))
 
 
 def aggregate_plan(plan: Plan) -> xr.DataArray:

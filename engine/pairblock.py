@@ -32,7 +32,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .kernels.baselines import relative_difference_terms
 from .kernels.exact import TIE_RTOL, anchor, digits, digits_to_float, ordered_sum
+from .kernels.social import baldwin_round
 
 __all__ = [
     "DEFAULT_ROWS",
@@ -350,15 +352,10 @@ def _baldwin_rounds(state: dict[str, Any], present: np.ndarray, x: np.ndarray, p
     score = np.where(alive, 0.0, np.nan)
     n_s = borda.shape[-1]
     for rnd in range(n_s):
-        b = np.where(alive, borda, np.inf)
-        mn = b.min(axis=-1, keepdims=True)
-        bmax = np.where(alive, borda, -np.inf).max(axis=-1, keepdims=True)
-        active = (alive.sum(axis=-1, keepdims=True) > 1) & (bmax > mn + tol)
-        if not active.any():
+        step = baldwin_round(borda, alive, score, tol, rnd)
+        if step is None:
             break
-        out = alive & active & (b <= mn + tol)
-        score = np.where(out, float(rnd), score)
-        alive = alive & ~out
+        out, score, alive = step
         cols = np.flatnonzero(out.any(axis=0))
         for c0 in range(0, cols.size, max(1, _CELLS // max(1, x.shape[0] * n_s))):
             cc = cols[c0 : c0 + max(1, _CELLS // max(1, x.shape[0] * n_s))]
@@ -440,14 +437,7 @@ def _reldiff_profile(x: np.ndarray, W: np.ndarray | None, rows: int | None, stac
                     wt = Wk[b, t]
                     if wt == 0.0:
                         continue
-                    np.subtract.outer(x[t, i0:i1], x[t], out=diff)
-                    np.add.outer(x[t, i0:i1], x[t], out=ssum)
-                    ok = ssum > 0
-                    np.divide(diff, ssum, out=diff, where=ok)
-                    diff[~ok] = 0.0
-                    if wt != 1.0:
-                        diff *= wt
-                    num[b] += diff
+                    num[b] += relative_difference_terms(x[t, i0:i1], x[t], wt, diff, ssum)
         den = np.einsum("bt,ti,tj->bij", Wk, pf[:, i0:i1], pf, optimize=True)
         pair_w = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
         mask = present[:, i0:i1, None] & present[:, None, :] & _offdiag(i0, i1, S)

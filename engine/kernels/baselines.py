@@ -56,6 +56,7 @@ __all__ = [
     "random_judge_across",
     "success_rate_from_sums",
     "relative_difference_from_sums",
+    "relative_difference_terms",
     "pavao_copeland_from_sums",
 ]
 
@@ -241,10 +242,10 @@ def optimality_gap_across(
     array([-0.25,  0.  ])
     """
     rule = "optimality_gap"
-    X = _scores(X, rule)
     gamma = float(gamma)
     if not np.isfinite(gamma):
         raise ValueError(f"{rule}: gamma must be a finite number, got {gamma}")
+    X = _scores(X, rule)
     w = _weights(weights, X, rule)
     _require_complete(X, w, rule)
     gap = np.maximum(gamma - X, 0.0)
@@ -313,6 +314,13 @@ def average_rank_from_candidates(wins: np.ndarray, pairs: np.ndarray, counts: np
 
 
 # --------------------------------------------------------------------------- Pavao: pairwise
+def _win_sums(X: np.ndarray, weights: np.ndarray | None, rule: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The checked profile of ``rule`` and its weighted pairwise wins and pair counts (see :func:`_pairwise_sums`)."""
+    X = _scores(X, rule)
+    wins, den = _pairwise_sums(X, _weights(weights, X, rule), "wins")
+    return X, wins, den
+
+
 def _pairwise_sums(X: np.ndarray, w: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
     """Weighted pairwise sums over tasks, shape (..., S, S) each.
 
@@ -367,16 +375,22 @@ def _pairwise_sums(X: np.ndarray, w: np.ndarray, kind: str) -> tuple[np.ndarray,
             if wt == 0.0:
                 continue
             x = X2[b, t]
-            np.subtract.outer(x, x, out=diff)
-            np.add.outer(x, x, out=ssum)
-            # (a - b) / (a + b), 0 where a + b <= 0 (a = b = 0) or either score is NaN
-            ok = ssum > 0
-            np.divide(diff, ssum, out=diff, where=ok)
-            diff[~ok] = 0.0
-            if wt != 1.0:
-                diff *= wt
-            num[b] += diff
+            num[b] += relative_difference_terms(x, x, wt, diff, ssum)
     return num.reshape(*batch, S, S), den.reshape(*batch, S, S)
+
+
+def relative_difference_terms(a: np.ndarray, b: np.ndarray, weight: float, diff: np.ndarray, ssum: np.ndarray
+                              ) -> np.ndarray:
+    """``weight * (a_i - b_j) / (a_i + b_j)`` for one task into the buffer ``diff`` (0 where ``a_i + b_j <= 0``,
+    i.e. both 0, or where either score is ``NaN``); ``ssum`` is a scratch buffer of the same shape."""
+    np.subtract.outer(a, b, out=diff)
+    np.add.outer(a, b, out=ssum)
+    ok = ssum > 0
+    np.divide(diff, ssum, out=diff, where=ok)
+    diff[~ok] = 0.0
+    if weight != 1.0:
+        diff *= weight
+    return diff
 
 
 def _pairwise_average(pair_w: np.ndarray, present: np.ndarray) -> np.ndarray:
@@ -474,10 +488,7 @@ def success_rate_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> 
     >>> success_rate_across(np.array([[3.0, 1.0, 3.0], [1.0, 2.0, 3.0]]))
     array([0.25, 0.25, 0.75])
     """
-    rule = "success_rate"
-    X = _scores(X, rule)
-    w = _weights(weights, X, rule)
-    num, den = _pairwise_sums(X, w, "wins")
+    X, num, den = _win_sums(X, weights, "success_rate")
     return success_rate_from_sums({"wins": num, "pairs": den})
 
 
@@ -579,10 +590,7 @@ def pavao_copeland_across(X: np.ndarray, *, weights: np.ndarray | None = None) -
     >>> pavao_copeland_across(np.array([[3.0, 1.0, 3.0], [1.0, 2.0, 3.0]]))
     array([0.25, 0.25, 1.  ])
     """
-    rule = "pavao_copeland"
-    X = _scores(X, rule)
-    w = _weights(weights, X, rule)
-    wins, den = _pairwise_sums(X, w, "wins")
+    X, wins, den = _win_sums(X, weights, "pavao_copeland")
     return pavao_copeland_from_sums({"wins": wins, "pairs": den, "n_tasks": X.shape[-2]})
 
 

@@ -64,6 +64,7 @@ __all__ = [
     "TIE",
     "RIDGE",
     "ELO_INITIAL",
+    "broadcast_profile",
     "ELO_SCALE",
     "ELO_BASE",
     "BattleCounts",
@@ -1209,6 +1210,15 @@ def bradley_terry_across(X: np.ndarray, *, weights: np.ndarray | None = None, ti
     return to_elo_scale(s) if scale == "elo" else s
 
 
+def broadcast_profile(X: np.ndarray, weights: np.ndarray | None, rule: str) -> tuple[np.ndarray, np.ndarray]:
+    """A profile ``X`` (..., T, S) and its task weights (..., T), both broadcast to their common batch shape."""
+    X = as_profile(X, rule)
+    T, S = X.shape[-2:]
+    w = task_weights(weights, T)
+    batch = np.broadcast_shapes(X.shape[:-2], w.shape[:-1])
+    return np.broadcast_to(X, (*batch, T, S)), np.broadcast_to(w, (*batch, T))
+
+
 def elo_across(X: np.ndarray, *, weights: np.ndarray | None = None, k: float = 4.0) -> np.ndarray:
     """Online Elo over the judges (tasks) of a score tensor, one judge after the other in task order.
 
@@ -1227,12 +1237,8 @@ def elo_across(X: np.ndarray, *, weights: np.ndarray | None = None, k: float = 4
     """
     if not (np.isfinite(k) and k > 0):
         raise ValueError(f"elo: k must be a positive number, got {k!r}")
-    X = as_profile(X, "elo")
-    T, S = X.shape[-2:]
-    w = task_weights(weights, T)
-    batch = np.broadcast_shapes(X.shape[:-2], w.shape[:-1])
-    Xb = np.broadcast_to(X, (*batch, T, S))
-    wb = np.broadcast_to(w, (*batch, T))
+    Xb, wb = broadcast_profile(X, weights, "elo")
+    *batch, T, S = Xb.shape
     R = np.full((*batch, S), ELO_INITIAL)
     played = np.zeros((*batch, S), dtype=bool)
     off = ~np.eye(S, dtype=bool)
@@ -1344,12 +1350,8 @@ def mteb_borda_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np
     >>> mteb_borda_across(np.array([[3.0, 1.0, 2.0], [1.0, np.nan, 2.0]])).tolist()
     [3.0, 0.0, 3.0]
     """
-    X = as_profile(X, "mteb_borda")
-    T, S = X.shape[-2:]
-    w = task_weights(weights, T)
-    batch = np.broadcast_shapes(X.shape[:-2], w.shape[:-1])
-    Xb = np.broadcast_to(X, (*batch, T, S))
-    wb = np.broadcast_to(w, (*batch, T))
+    Xb, wb = broadcast_profile(X, weights, "mteb_borda")
+    *batch, T, S = Xb.shape
     ok = ~np.isnan(Xb) & (wb[..., None] > 0)
     present = ok.any(axis=-2)
     N = present.sum(axis=-1)[..., None, None].astype(np.float64)

@@ -603,14 +603,8 @@ def _consensus_of(sub: np.ndarray, ws: np.ndarray, exact_max: int, method: str, 
     return np.stack([_kemeny_milp(Pb)[0] for Pb in P])
 
 
-def kemeny_order(
-    X: np.ndarray,
-    *,
-    weights: np.ndarray | None = None,
-    exact_max: int = 12,
-    method: Literal["auto", "dp", "milp"] = "auto",
-    ties: Literal["blocks", "mean"] = "blocks",
-) -> KemenyResult:
+def kemeny_order(X: np.ndarray, *, weights: np.ndarray | None = None, ties: Literal["blocks", "mean"] = "blocks",
+                 method: Literal["auto", "dp", "milp"] = "auto", exact_max: int = 12) -> KemenyResult:
     """An optimal Kemeny order of one profile, with its cost and the consensus scores.
 
     Parameters

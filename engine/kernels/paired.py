@@ -44,6 +44,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -174,6 +175,22 @@ def paired_differences(Y, pairs) -> np.ndarray:
     return Y[p[:, 0]] - Y[p[:, 1]]
 
 
+def _positive(value: Any, name: str) -> int:
+    """``value`` as an int of at least 1, else a ValueError naming ``name``."""
+    if int(value) < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return int(value)
+
+
+def _paired_setup(Y: Any, pairs: Any, baseline: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                                       tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """Scores, pairs, paired differences (P, T, K), their task means (diff, n, overall) and the judges that exist (T, K)."""
+    Y = _as_scores(Y)
+    pr = _pairs(Y, pairs, baseline)
+    d = paired_differences(Y, pr)
+    return Y, pr, d, _task_means(d), ~np.isnan(Y).all(axis=0)
+
+
 def _task_means(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per (pair, task): mean difference, number of shared instances; overall mean over the shared tasks."""
     ok = ~np.isnan(d)
@@ -212,17 +229,11 @@ def paired_bootstrap(Y, *, pairs=None, baseline: int | None = None, replicates: 
     """
     from ..resample import instance_counts
 
-    Y = _as_scores(Y)
-    pr = _pairs(Y, pairs, baseline)
     if not 0.0 < float(level) < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
-    B = int(replicates)
-    if B < 1:
-        raise ValueError(f"replicates must be >= 1, got {replicates}")
-    d = paired_differences(Y, pr)
-    diff, n, overall = _task_means(d)
+    B = _positive(replicates, "replicates")
+    Y, pr, d, (diff, n, overall), present = _paired_setup(Y, pairs, baseline)
     P, T, K = d.shape
-    present = ~np.isnan(Y).all(axis=0)  # (T, K) judges that exist
     ok = ~np.isnan(d)
     d0 = np.where(ok, d, 0.0)
     okf = ok.astype(np.float64)
@@ -311,15 +322,9 @@ def paired_permutation(Y, *, pairs=None, baseline: int | None = None, resamples:
     """
     if statistic not in ("mean", "wilcoxon"):
         raise ValueError(f"unknown statistic {statistic!r}; choose 'mean' or 'wilcoxon'")
-    Y = _as_scores(Y)
-    pr = _pairs(Y, pairs, baseline)
-    R = int(resamples)
-    if R < 1:
-        raise ValueError(f"resamples must be >= 1, got {resamples}")
-    d = paired_differences(Y, pr)
-    diff, n, overall = _task_means(d)
+    R = _positive(resamples, "resamples")
+    Y, pr, d, (diff, n, overall), present = _paired_setup(Y, pairs, baseline)
     P, T, K = d.shape
-    present = ~np.isnan(Y).all(axis=0)  # (T, K)
     cols = [np.flatnonzero(present[t]) for t in range(T)]
     # per task: a_tk >= 0 with the statistic sum_k s_k a_tk (observed signs s = sign(d))
     if statistic == "mean":

@@ -42,6 +42,7 @@ __all__ = [
     "condorcet_from_wins",
     "copeland_from_wins",
     "minimax_from_wins",
+    "baldwin_round",
     "baldwin_from_counts",
     "baldwin_from_sums",
     "condorcet_from_sums",
@@ -475,20 +476,33 @@ def baldwin_from_counts(wins: np.ndarray, ties: np.ndarray, present: np.ndarray)
     n_s = pts.shape[-1]
     borda = np.einsum("...ij,...j->...i", pts, alive.astype(np.float64))
     for rnd in range(n_s):
-        b = np.where(alive, borda, np.inf)
-        mn = b.min(axis=-1, keepdims=True)
-        bmax = np.where(alive, borda, -np.inf).max(axis=-1, keepdims=True)
-        active = (alive.sum(axis=-1, keepdims=True) > 1) & (bmax > mn + tol)
-        if not active.any():
+        step = baldwin_round(borda, alive, score, tol, rnd)
+        if step is None:
             break
-        out = alive & active & (b <= mn + tol)
-        score = np.where(out, float(rnd), score)
-        alive = alive & ~out
+        out, score, alive = step
         if out.ndim == 1:
             borda -= pts[:, out].sum(axis=-1)
         else:
             borda -= np.einsum("...ij,...j->...i", pts, out.astype(np.float64))
     return np.where(alive, present.sum(axis=-1, keepdims=True).astype(np.float64), score)  # survivors: the number ranked
+
+
+def baldwin_round(borda: np.ndarray, alive: np.ndarray, score: np.ndarray, tol: float, rnd: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """One Baldwin round in every row: the alive systems whose Borda score is the row's lowest (within
+    ``tol``) are eliminated, in rows with two or more alive systems whose scores are not all tied.
+
+    Returns ``(out, score, alive)``: the eliminated systems, ``score`` with ``rnd`` written for them, and
+    the systems still alive; ``None`` when no row has a round left.
+    """
+    b = np.where(alive, borda, np.inf)
+    mn = b.min(axis=-1, keepdims=True)
+    bmax = np.where(alive, borda, -np.inf).max(axis=-1, keepdims=True)
+    active = (alive.sum(axis=-1, keepdims=True) > 1) & (bmax > mn + tol)
+    if not active.any():
+        return None
+    out = np.asarray(alive & active & (b <= mn + tol))
+    return out, np.where(out, float(rnd), score), alive & ~out
 
 
 def _baldwin_one(pts: np.ndarray, present: np.ndarray, tol: float) -> np.ndarray:
