@@ -15,7 +15,16 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from engine.kernels.exact import exact_matmul, exact_sum, weighted_task_mean, weighted_task_sum
+from engine.kernels.exact import (
+    anchor,
+    digit_sums,
+    digits_to_float,
+    exact_matmul,
+    exact_sum,
+    ordered_sum,
+    weighted_task_mean,
+    weighted_task_sum,
+)
 
 
 def fsum_exact(terms) -> float:
@@ -36,6 +45,45 @@ def test_exact_sum_of_tiny_values_is_correctly_rounded():
 def test_exact_sum_of_nothing_is_zero():
     assert float(exact_sum(np.array([]))) == 0.0
     assert float(exact_sum(np.full(3, np.nan))) == 0.0
+
+
+def _truncated_total(values, top, n):
+    """Exact sum of the values, each cut toward zero at 2**(31 (top - n)) (what n digits below 2**(31 top) hold)."""
+    unit = F(2) ** (31 * (top - n))
+    return sum((math.trunc(F(float(v)) / unit) * unit for v in values), F(0))
+
+
+def _digits_value(D, top):
+    return sum((F(int(d)) * F(2) ** (31 * (top - 1 - k)) for k, d in enumerate(D)), F(0))
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_digit_sums_along_the_first_axis_with_any_number_of_digits(n):
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(7, 3)) * 1e3
+    top = anchor(np.abs(x).max())
+    D = digit_sums(x, 0, top, n=n)
+    assert D.shape == (3, n) and D.dtype == np.int64  # documented: int64, reduced shape + (n,)
+    for s in range(3):
+        assert _digits_value(D[s], top) == _truncated_total(x[:, s], top, n)
+
+
+def test_digits_to_float_is_one_function_of_the_exact_total_beyond_2_53():
+    """Digit sums of more than 2**22 values exceed 2**53; the float depends on the exact total only.
+
+    Each pair below holds one exact total split differently between the digits (a unit of a digit is
+    2**31 units of the next one); the results must be equal, and within one unit in the last place of
+    the total.
+    """
+    pairs = [([2**53 + 1, 1, 0, 0], [2**53, 2**31 + 1, 0, 0]),
+             ([-(2**55) - 3, 2**40 + 7, 5, 0], [-(2**55) - 4, 2**40 + 2**31 + 7, 5, 0])]
+    for a, b in pairs:
+        D = np.array([a, b], dtype=np.int64)
+        total = _digits_value(a, 1)
+        assert total == _digits_value(b, 1)
+        got = digits_to_float(D, 1)
+        assert got[0] == got[1]
+        assert abs(F(float(got[0])) - total) <= F(math.ulp(float(total)))
 
 
 def _matmul_reference(K, G):
@@ -61,6 +109,18 @@ def test_exact_matmul_with_large_whole_numbers_stays_exact():
 def test_exact_matmul_of_no_rows_or_no_terms():
     assert exact_matmul(np.zeros((0, 4)), np.ones((4, 3))).shape == (0, 3)
     assert exact_matmul(np.ones((2, 0)), np.ones((0, 3))).tolist() == [[0.0] * 3] * 2  # no terms: sums of 0
+
+
+def test_ordered_sum_over_no_terms_is_zero_of_the_other_axes():
+    assert ordered_sum(np.ones((0, 3)), axis=0).tolist() == [0.0, 0.0, 0.0]
+    assert ordered_sum(np.ones((2, 0)), axis=-1).tolist() == [0.0, 0.0]
+
+
+def test_ordered_sum_accumulates_in_float64():
+    """float32 and boolean terms are added as float64 numbers (a float32 or boolean accumulator is not a sum)."""
+    small = np.float32(2.0**-30)
+    assert float(ordered_sum(np.array([1.0, small, small], dtype=np.float32))) == 1.0 + 2.0**-29
+    assert ordered_sum(np.array([[True, False], [True, True]]), axis=0).tolist() == [2.0, 1.0]
 
 
 # ------------------------------------------------------------------------------------------ task means
