@@ -57,15 +57,10 @@ import numpy as np
 import scipy
 import scipy.stats
 import xarray as xr
-
-try:
-    import engine
-except ImportError:  # running from a source tree without the editable install
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    import engine
-from _machine import machine_info as _machine_info  # noqa: E402 - benchmarks/ is on sys.path when run as a script
+from _machine import machine_info as _machine_info  # the script's own folder is on sys.path
 from _machine import proc_status_mb, reset_peak_rss
 
+import engine  # installed (pip install -e .): no sys.path edits
 from engine.kernels.ranking import borda_points
 
 REPO = Path(__file__).resolve().parents[1]

@@ -44,12 +44,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _machine import machine_info  # the script's own folder is on sys.path
 
-try:
-    import engine  # noqa: F401 - the package must be importable (editable install)
-except ImportError:  # running from a source tree without the editable install
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from _machine import machine_info  # noqa: E402 - benchmarks/ is on sys.path as a script
+import engine  # noqa: F401 - installed (pip install -e .): no sys.path edits
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "convert.md"
 GIB = 2.0**30

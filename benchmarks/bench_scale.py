@@ -57,13 +57,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _machine import machine_info, proc_status_mb, reset_peak_rss  # the script's own folder is on sys.path
 
-try:
-    import engine
-except ImportError:  # running from a source tree without the editable install
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    import engine
-from _machine import machine_info, proc_status_mb, reset_peak_rss  # noqa: E402 - benchmarks/ is on sys.path as a script
+import engine  # installed (pip install -e .): no sys.path edits
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "results" / "scale.md"
 GIB = 2.0**30

@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _machine import machine_info  # noqa: E402 - benchmarks/ is on sys.path when run as a script
+from _machine import machine_info  # the script's own folder is on sys.path
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"

@@ -3,7 +3,9 @@
 Public API (data first, keyword-only options):
 
 * :func:`open_scores`, :func:`scores_from_array`, :func:`to_zarr`: the score tensor;
-* :func:`aggregate`, :func:`rank`: aggregation rules (:data:`RULES`);
+  :func:`register_reader` adds an input format (:data:`READERS`, :mod:`engine.readers`);
+* :func:`aggregate`, :func:`rank`: aggregation rules (:data:`RULES`); :func:`aggregate_rules`,
+  :func:`rank_rules`: several rules in one request (shared preparation and pairwise win matrix);
 * :func:`orient`, :func:`missing_report`: orientation and missing scores;
 * :func:`bootstrap`, :func:`summarize`: bootstrap rankings over tasks, systems or
   instances, rank intervals and stability (:mod:`engine.metrics` for the metrics,
@@ -25,8 +27,9 @@ from .errors import VotebenchError
 
 if TYPE_CHECKING:  # pragma: no cover - static analysers see the eager imports
     from .bootstrap import bootstrap, summarize
-    from .core import aggregate, missing_report, orient, rank, tied_groups
-    from .io import open_scores, scores_from_array, validate_scores
+    from .canonical import scores_from_array, validate_scores
+    from .core import aggregate, aggregate_rules, missing_report, orient, rank, rank_rules, tied_groups
+    from .readers import READERS, Reader, get_reader, open_scores, reader_names, register_reader
     from .rules import LEVELS, RULES, Rule, get_rule, register_rule, rule_names
     from .store import to_zarr
 
@@ -35,13 +38,20 @@ _LAZY = {
     "bootstrap": "bootstrap",
     "summarize": "bootstrap",
     "aggregate": "core",
+    "aggregate_rules": "core",
+    "rank_rules": "core",
     "missing_report": "core",
     "orient": "core",
     "rank": "core",
     "tied_groups": "core",
-    "open_scores": "io",
-    "scores_from_array": "io",
-    "validate_scores": "io",
+    "open_scores": "readers",
+    "READERS": "readers",
+    "Reader": "readers",
+    "get_reader": "readers",
+    "reader_names": "readers",
+    "register_reader": "readers",
+    "scores_from_array": "canonical",
+    "validate_scores": "canonical",
     "LEVELS": "rules",
     "RULES": "rules",
     "Rule": "rules",
@@ -116,16 +126,23 @@ sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "LEVELS",
+    "READERS",
     "RULES",
+    "Reader",
     "Rule",
     "VotebenchError",
     "aggregate",
+    "aggregate_rules",
     "bootstrap",
+    "get_reader",
     "get_rule",
     "missing_report",
     "open_scores",
     "orient",
     "rank",
+    "rank_rules",
+    "reader_names",
+    "register_reader",
     "register_rule",
     "rule_names",
     "scores_from_array",

@@ -45,15 +45,28 @@ each replicate on its resampled tensor, one dask task per block.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import dask.array as da
 import numpy as np
 import xarray as xr
 
 from . import metrics
-from .core import PER_TASK_OPTIONS, Plan, _finalize, _is_dask, _within_step, aggregate_plan, canonical_order, prepare, ranking
+from .core import (
+    PER_TASK_OPTIONS,
+    Plan,
+    aggregate_plan,
+    call_kernel,
+    canonical_order,
+    exact_instance_sums,
+    finalize,
+    is_dask,
+    prepare,
+    ranking,
+    within_step,
+)
 from .dims import INSTANCE, OPPONENT, REPLICATE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
 from .kernels.exact import DIGITS, anchor, digits, digits_to_float, snap_ties
@@ -63,7 +76,8 @@ from .resample import counts_from_indices, instance_counts, replicate_ids, resam
 from .rules import get_rule, get_within
 
 __all__ = [
-    "OVER", "bootstrap", "summarize", "pavao_criteria", "pavao_stability", "resampled_scores", "replicate_scores_reference",
+    "OVER", "STRATEGIES", "Request", "Strategy", "bootstrap", "plan_for", "summarize",
+    "pavao_criteria", "pavao_stability", "resampled_scores", "replicate_scores_reference",
     "stability",
 ]
 
@@ -119,11 +133,11 @@ def resampled_scores(scores: xr.DataArray, *, over: str, replicate: int, seed: i
         labels = [f"{t}#{i}" for i, t in enumerate(out[TASK].values)]
         return out.copy(data=vals[:, idx]).assign_coords({TASK: np.array(labels, dtype=object)})
     if over == "systems":
-        idx = draw_systems(~np.isnan(vals).all(axis=(1, 2)), seed=seed, replicates=[replicate])[0]
+        idx = draw_systems(np.asarray(~np.isnan(vals).all(axis=(1, 2))), seed=seed, replicates=[replicate])[0]
         out = x.isel({SYSTEM: idx})
         labels = [f"{s}#{i}" for i, s in enumerate(out[SYSTEM].values)]
         return out.copy(data=vals[idx]).assign_coords({SYSTEM: np.array(labels, dtype=object)})
-    present = ~np.isnan(vals).all(axis=0)  # (T, K) judges that exist
+    present = np.asarray(~np.isnan(vals).all(axis=0))  # (T, K) judges that exist
     counts = instance_counts(present, seed=seed, replicates=[replicate], dtype=np.int64)[0]
     new = np.full_like(vals, np.nan)
     for t in range(vals.shape[1]):
@@ -164,7 +178,7 @@ def _reference_one(plan: Plan, over: str, b: int, seed: int, present: np.ndarray
 
 
 def _present_systems(plan: Plan) -> np.ndarray:
-    return ~np.isnan(np.asarray(plan.x.transpose(SYSTEM, TASK, INSTANCE).values, dtype=np.float64)).all(axis=(1, 2))
+    return np.asarray(~np.isnan(np.asarray(plan.x.transpose(SYSTEM, TASK, INSTANCE).values, dtype=np.float64)).all(axis=(1, 2)))
 
 
 def replicate_scores_reference(
@@ -188,8 +202,8 @@ def _row(weights: Any, i: int) -> Any:
 def _across(Xb: np.ndarray, judged: np.ndarray, miss: np.ndarray, fin: Mapping[str, Any], weights: Any) -> np.ndarray:
     """The across-task step on a batch of task-level matrices ``(B, T, S)`` (or one matrix with a weight stack)."""
     if "loop" in (fin["across"].resample, fin["within"].resample):
-        return np.stack([_finalize(Xb[i], judged, miss, **{**fin, "weights": _row(weights, i)}) for i in range(Xb.shape[0])])
-    return np.asarray(_finalize(Xb, judged, miss, **{**fin, "weights": weights}), dtype=np.float64)
+        return np.stack([finalize(Xb[i], judged, miss, **{**fin, "weights": _row(weights, i)}) for i in range(Xb.shape[0])])
+    return np.asarray(finalize(Xb, judged, miss, **{**fin, "weights": weights}), dtype=np.float64)
 
 
 def _tasks_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.ndarray, *, seed: int,
@@ -218,7 +232,7 @@ def _tasks_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.nd
     if fin["groups"] is not None:
         g = np.asarray(fin["groups"], dtype=object)
         return np.stack([
-            _finalize(X[idx[i]], judged, miss, **{**fin, "weights": None if wb is None else wb[i], "groups": list(g[idx[i]])})
+            finalize(X[idx[i]], judged, miss, **{**fin, "weights": None if wb is None else wb[i], "groups": list(g[idx[i]])})
             for i in range(idx.shape[0])
         ])
     return _across(X[idx], judged, miss, fin, wb)
@@ -275,38 +289,21 @@ def _pair_gather_block(ids: np.ndarray, P: np.ndarray, *, seed: int, rule: Any, 
     return _scatter_systems(res, idx, S)
 
 
-def _linear_candidates_block(ids: np.ndarray, P: np.ndarray, *, seed: int, rule: str) -> np.ndarray:
-    """Candidate bootstrap of task-level Borda or Average Rank from the full-data ``wins`` and ``pairs`` sums.
-
-    With ``G[s, j] = wins[s, j] + ties[s, j] / 2`` (weighted over the tasks where
-    both are present; ``G[s, s]`` = half the weight ``W_s`` of the tasks where
-    ``s`` is present), a drawn copy of ``s`` among candidates drawn ``c`` times
-    has Borda points ``(G c)_s - W_s / 2`` (the copy does not meet itself), and
-    its weighted rank sum is ``W_s / 2 + (L c)_s`` with ``L = G^T`` off the
-    diagonal (``L[s, j]`` = weight where ``j`` beats ``s`` plus half the ties):
-    one ``(B, S) x (S, S)`` product per block.
-    """
+def _linear_candidates_block(ids: np.ndarray, P: np.ndarray, *, seed: int, rule: Any) -> np.ndarray:
+    """Candidate bootstrap of a rule linear in the candidate counts (``rule.from_candidates``: task-level Borda,
+    Average Rank) from the full-data ``wins`` and ``pairs`` sums ``P``: one ``(B, S) x (S, S)`` product per block."""
     ids = np.asarray(ids).reshape(-1)
     wins, pairs = P[0], P[1]
     S = P.shape[-1]
-    W = np.diagonal(pairs).copy()
-    idx = draw_systems(W > 0, seed=seed, replicates=ids)
+    idx = draw_systems(np.diagonal(pairs) > 0, seed=seed, replicates=ids)
     counts = counts_from_indices(idx, S).astype(np.float64)
-    if rule == "borda":
-        res = counts @ (0.5 * (pairs + wins - wins.T)).T - 0.5 * W
-    else:  # average_rank: minus the weighted mean rank
-        with np.errstate(invalid="ignore", divide="ignore"):
-            res = -(0.5 * W + counts @ (0.5 * (pairs + wins.T - wins)).T) / W
+    res = np.asarray(rule.from_candidates(wins, pairs, counts), dtype=np.float64)
     return _scatter_systems(np.take_along_axis(res, idx, axis=-1), idx, S)
 
 
-#: task-level rules whose candidate-bootstrap scores are linear in the candidate counts
-_CANDIDATE_LINEAR = frozenset({"borda", "average_rank"})
-
-
 def _borda_pairs_block(ids: np.ndarray, M: np.ndarray, present: np.ndarray, judged: np.ndarray, miss: np.ndarray, *,
-                       seed: int, fin: Mapping[str, Any], pooled: bool) -> np.ndarray:
-    """Candidate bootstrap of the within-task Borda statistic from per-task pair sums ``M`` (T, S, S).
+                       seed: int, fin: Mapping[str, Any], pooled: bool, stat: Any) -> np.ndarray:
+    """Candidate bootstrap of a pairwise within-task statistic (Borda) from per-task pair sums ``M`` (T, S, S).
 
     ``M[t, i, j]`` = wins + ties / 2 of ``i`` against ``j`` over the instances of
     task ``t`` (diagonal: half the instances where ``i`` is present, the value
@@ -321,7 +318,6 @@ def _borda_pairs_block(ids: np.ndarray, M: np.ndarray, present: np.ndarray, judg
     diag = np.diagonal(M, axis1=-2, axis2=-1)  # (T, S)
     pts = np.take_along_axis(full, idx[:, None, :], axis=-1) - diag[:, idx].transpose(1, 0, 2)
     cnt = present[:, idx].transpose(1, 0, 2)
-    stat = get_within("borda")
     if pooled:
         res = np.asarray(stat.pool(pts, cnt), dtype=np.float64)
     else:
@@ -363,7 +359,7 @@ def _instance_partial(ids: np.ndarray, tpos: np.ndarray, kpos: np.ndarray, J0: n
     for t in range(Tc):
         c[:B] = instance_counts(present[t : t + 1], seed=seed, replicates=ids, tasks=tpos[t : t + 1], start=start, stop=stop,
                                 dtype=dtype)[:, 0]
-        if exact:
+        if exact and grid is not None:
             out[:, t, 0, :, 0] = (c @ (J0[t] * grid).astype(np.float32))[:B]
             out[:, t, 0, :, 0] /= grid
         elif grid is not None:
@@ -422,7 +418,8 @@ def _map_blocks(fn: Any, ids: np.ndarray, block: int, lazy: bool, S: int, *args:
     return da.blockwise(fn, "rz", *pairs, new_axes={"z": S}, concatenate=True, dtype=np.float64, meta=_meta(), **kwargs)
 
 
-def _plan_for(scores: xr.DataArray, over: str, kw: Mapping[str, Any]) -> Plan:
+def plan_for(scores: xr.DataArray, over: str, kw: Mapping[str, Any]) -> Plan:
+    """The prepared request of a bootstrap over ``over`` (options ``kw`` as :func:`bootstrap`), validated for that axis."""
     plan = prepare(scores, **kw)
     if over == "instances" and scores.sizes[INSTANCE] < 2:
         raise VotebenchError("an instance bootstrap needs instance-level scores; these have one instance per task")
@@ -434,76 +431,121 @@ def _plan_for(scores: xr.DataArray, over: str, kw: Mapping[str, Any]) -> Plan:
     return plan
 
 
-def _replicate_scores(plan: Plan, over: str, ids: np.ndarray, seed: int, block: int | None) -> tuple[Any, str]:
-    """Replicate scores (replicate, system) as a dask or numpy array, and the evaluation method used."""
-    lazy = _is_dask(plan.x)
-    S, T, K = len(plan.systems), len(plan.tasks), plan.x.sizes[INSTANCE]
-    fin = plan.finalize_kwargs()
-    lvl = plan.level
-    stat_name = "mean" if lvl == "task" else plan.within.within
-    stat = get_within(stat_name) if stat_name is not None else None
-    judged, miss = plan.judged.transpose(TASK), plan.miss.transpose(TASK, SYSTEM)
+@dataclass
+class Request:
+    """One bootstrap request as the evaluation strategies see it (see :data:`STRATEGIES`)."""
 
-    def task_inputs() -> tuple[xr.DataArray, Any]:
+    plan: Plan
+    over: str
+    ids: np.ndarray
+    seed: int
+    block: int | None
+
+    def __post_init__(self) -> None:
+        self.lazy = is_dask(self.plan.x)
+        self.S, self.T, self.K = len(self.plan.systems), len(self.plan.tasks), self.plan.x.sizes[INSTANCE]
+        self.fin = self.plan.finalize_kwargs()
+        name = "mean" if self.plan.level == "task" else self.plan.within.within
+        self.stat = get_within(name) if name is not None else None
+        self.judged, self.miss = self.plan.judged.transpose(TASK), self.plan.miss.transpose(TASK, SYSTEM)
+
+    def blocks(self, cells: int) -> int:
+        """Replicates per block for ``cells`` float64 values per replicate."""
+        return _block_size(self.ids.size, cells, self.block)
+
+    def map(self, fn: Any, cells: int, *args: Any, **kwargs: Any) -> Any:
+        """``fn(ids_block, *args, **kwargs)`` over blocks of replicates (numpy, or dask when the data is)."""
+        return _map_blocks(fn, self.ids, self.blocks(cells), self.lazy, self.S, *args, seed=self.seed, **kwargs)
+
+    def task_inputs(self) -> tuple[xr.DataArray, Any]:
         """Task-level matrix (or per-task sums and counts at level one) of a decomposable statistic."""
+        plan = self.plan
         if not plan.pooled:
-            return _within_step(plan.x, plan.within, lvl, plan.options).transpose(TASK, SYSTEM), None
-        values = xr.apply_ufunc(stat.judge, plan.x, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]],
+            return within_step(plan.x, plan.within, plan.level, plan.options).transpose(TASK, SYSTEM), None
+        assert self.stat is not None  # level one pools a decomposable statistic
+        values = xr.apply_ufunc(self.stat.judge, plan.x, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]],
                                 dask="parallelized", output_dtypes=[np.float64])
-        sums = values.sum(INSTANCE, skipna=True).transpose(TASK, SYSTEM)
-        cnts = values.notnull().sum(INSTANCE).transpose(TASK, SYSTEM)
-        return sums, cnts
+        sums = exact_instance_sums(values) if self.stat.grid is None else values.sum(INSTANCE, skipna=True)
+        return sums.transpose(TASK, SYSTEM), values.notnull().sum(INSTANCE).transpose(TASK, SYSTEM)
 
-    position_draws = plan.within.within is None and "loop" in (plan.within.resample, plan.across.resample) and lvl == "two"
-    if over == "tasks" and (not plan.pooled or stat is not None) and not position_draws:
-        X, cnts = task_inputs()
-        b = _block_size(ids.size, T * S, block)
-        if cnts is None:
-            method = {"weights": "task weights", "index": "batched kernel", "loop": "per-replicate kernel"}[plan.across.resample]
-            return _map_blocks(_tasks_block, ids, b, lazy, S, X, judged, miss, seed=seed, fin=fin), method
-        return _map_blocks(lambda i, Xs, c, j, m, **kw: _tasks_block(i, Xs, j, m, pooled=(stat, c), **kw), ids, b, lazy, S,
-                           X, cnts, judged, miss, seed=seed, fin=fin), "batched pooling"
-    across = plan.across
-    w = plan.weights
-
-    def pair_sums(kinds: Sequence[str]) -> Any:
+    def pair_sums(self, kinds: Sequence[str]) -> Any:
         """Full-data pairwise sums over tasks of the task-level matrix, ``(len(kinds), S, S)``."""
-        X, _ = task_inputs()
-        pk = dict(kinds=tuple(kinds), weights=w)
-        if lazy:
-            return X.data.rechunk(-1).map_blocks(_full_pair_sums, new_axis=0, chunks=((len(kinds),), (S,), (S,)),
+        X, _ = self.task_inputs()
+        pk: dict[str, Any] = dict(kinds=tuple(kinds), weights=self.plan.weights)
+        if self.lazy:
+            return X.data.rechunk(-1).map_blocks(_full_pair_sums, new_axis=0, chunks=((len(kinds),), (self.S,), (self.S,)),
                                                  dtype=np.float64, meta=np.empty((0, 0, 0)), **pk)
         return _full_pair_sums(np.asarray(X.values), **pk)
 
-    task_pairs = (over == "systems" and stat is not None and stat.name == "mean" and not plan.pooled and plan.groups is None
-                  and (w is None or (w > 0).all()))
-    # whole-number weights keep the pairwise sums and their products exact (ties between equal systems stay ties)
-    whole = w is None or bool(np.array_equal(w, np.round(w)))
-    if task_pairs and whole and across.name in _CANDIDATE_LINEAR:
-        b = _block_size(ids.size, S * 4, block)
-        return _map_blocks(_linear_candidates_block, ids, b, lazy, S, pair_sums(("wins", "pairs")), seed=seed,
-                           rule=across.name), "pairwise matrix x candidate counts"
-    if task_pairs and across.from_sums is not None:
-        b = _block_size(ids.size, S * S * 8, block)
-        return _map_blocks(_pair_gather_block, ids, b, lazy, S, pair_sums(across.sums), seed=seed, rule=across, n_tasks=T), \
-            "pairwise matrix gather"
-    if over == "systems" and stat is not None and stat.name == "mean":
-        X, cnts = task_inputs()
-        b = _block_size(ids.size, T * S, block)
-        if cnts is None and across.separable and plan.groups is None:
-            return _map_blocks(_gather_block, ids, b, lazy, S, X, judged, miss, seed=seed, fin=fin), "full-data scores gathered"
-        if cnts is None:
-            return _map_blocks(_systems_block, ids, b, lazy, S, X, judged, miss, seed=seed, fin=fin), "batched kernel"
-        return _map_blocks(lambda i, Xs, c, j, m, **kw: _systems_block(i, Xs, j, m, pooled=(stat, c), **kw), ids, b, lazy,
-                           S, X, cnts, judged, miss, seed=seed, fin=fin), "batched pooling"
-    if over == "systems" and stat is not None and stat.name == "borda" and lvl in ("one", "two"):
-        M, present = _pair_sums(plan.x)
-        b = _block_size(ids.size, T * S, block)
-        return _map_blocks(_borda_pairs_block, ids, b, lazy, S, M, present, judged, miss, seed=seed, fin=fin,
-                           pooled=plan.pooled), "pairwise matrix x candidate counts"
-    if over == "instances" and stat is not None:
-        return _instance_scores(plan, stat, ids, seed, block, fin), "instance counts x judge values"
-    b = block if block is not None else max(1, min(8, _block_size(ids.size, T * S * K, None)))
+    @property
+    def candidate_pairs(self) -> bool:
+        """A candidate resample of a task-level matrix that does not depend on who competes (separable
+        within statistic), with every task of positive weight: pairwise sums over tasks apply."""
+        w = self.plan.weights
+        return (self.over == "systems" and self.stat is not None and self.stat.separable and not self.plan.pooled
+                and self.plan.groups is None and (w is None or bool((w > 0).all())))
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One way of evaluating bootstrap replicates: used for the first request it ``applies`` to.
+
+    ``run(request) -> (replicate scores (B, S), method)``; ``method`` is reported in the result's attrs.
+    """
+
+    name: str
+    applies: Callable[[Request], bool]
+    run: Callable[[Request], tuple[Any, str]]
+
+
+def _position_draws(r: Request) -> bool:
+    """Kernels drawing random numbers per batch position (random_judge) within tasks over instances."""
+    p = r.plan
+    return p.within.within is None and "loop" in (p.within.resample, p.across.resample) and p.level == "two"
+
+
+def _run_tasks(r: Request) -> tuple[Any, str]:
+    X, cnts = r.task_inputs()
+    if cnts is None:
+        method = {"weights": "task weights", "index": "batched kernel", "loop": "per-replicate kernel"}[r.plan.across.resample]
+        return r.map(_tasks_block, r.T * r.S, X, r.judged, r.miss, fin=r.fin), method
+    return r.map(lambda i, Xs, c, j, m, **kw: _tasks_block(i, Xs, j, m, pooled=(r.stat, c), **kw), r.T * r.S,
+                 X, cnts, r.judged, r.miss, fin=r.fin), "batched pooling"
+
+
+def _run_linear_candidates(r: Request) -> tuple[Any, str]:
+    return r.map(_linear_candidates_block, r.S * 4, r.pair_sums(("wins", "pairs")), rule=r.plan.across), \
+        "pairwise matrix x candidate counts"
+
+
+def _run_pair_gather(r: Request) -> tuple[Any, str]:
+    rule = r.plan.across
+    return r.map(_pair_gather_block, r.S * r.S * 8, r.pair_sums(rule.sums), rule=rule, n_tasks=r.T), "pairwise matrix gather"
+
+
+def _run_systems(r: Request) -> tuple[Any, str]:
+    X, cnts = r.task_inputs()
+    if cnts is None and r.plan.across.separable and r.plan.groups is None:
+        return r.map(_gather_block, r.T * r.S, X, r.judged, r.miss, fin=r.fin), "full-data scores gathered"
+    if cnts is None:
+        return r.map(_systems_block, r.T * r.S, X, r.judged, r.miss, fin=r.fin), "batched kernel"
+    return r.map(lambda i, Xs, c, j, m, **kw: _systems_block(i, Xs, j, m, pooled=(r.stat, c), **kw), r.T * r.S,
+                 X, cnts, r.judged, r.miss, fin=r.fin), "batched pooling"
+
+
+def _run_within_pairs(r: Request) -> tuple[Any, str]:
+    M, present = _pair_sums(r.plan.x)
+    return r.map(_borda_pairs_block, r.T * r.S, M, present, r.judged, r.miss, fin=r.fin, pooled=r.plan.pooled,
+                 stat=r.stat), "pairwise matrix x candidate counts"
+
+
+def _run_instances(r: Request) -> tuple[Any, str]:
+    return _instance_scores(r.plan, r.stat, r.ids, r.seed, r.block, r.fin), "instance counts x judge values"
+
+
+def _run_fallback(r: Request) -> tuple[Any, str]:
+    plan = r.plan
+    b = r.block if r.block is not None else max(1, min(8, _block_size(r.ids.size, r.T * r.S * r.K, None)))
     template = plan.x.transpose(SYSTEM, TASK, INSTANCE)
     coords = {k: (v.dims, np.asarray(v.values)) for k, v in template.coords.items()
               if k not in template.dims and isinstance(v.data, np.ndarray)}
@@ -513,9 +555,45 @@ def _replicate_scores(plan: Plan, over: str, ids: np.ndarray, seed: int, block: 
                          coords={**{d: template[d].values for d in template.dims}, **coords}, name=template.name)
         local = Plan(**{**plan.__dict__, "x": x, "judged": xr.DataArray(j, dims=TASK),
                         "miss": xr.DataArray(m, dims=(TASK, SYSTEM))})
-        return _reference_block(ids_b, local, over, seed)
+        return _reference_block(ids_b, local, r.over, r.seed)
 
-    return _map_blocks(fallback, ids, b, lazy, S, template, judged, miss), "per-replicate evaluation"
+    return _map_blocks(fallback, r.ids, b, r.lazy, r.S, template, r.judged, r.miss), "per-replicate evaluation"
+
+
+def _whole_weights(r: Request) -> bool:
+    # whole-number weights keep the pairwise sums and their products exact (ties between equal systems stay ties)
+    w = r.plan.weights
+    return w is None or bool(np.array_equal(w, np.round(w)))
+
+
+#: The evaluation strategies of :func:`bootstrap`, tried in order; the first that applies runs.
+#: A new rule declares attributes (``resample``, ``from_candidates``, ``from_sums``, ``separable``; a
+#: within statistic's ``separable`` / ``pairwise``) and is picked up here; a new fast path is one entry.
+STRATEGIES: list[Strategy] = [
+    Strategy("tasks: whole-data task matrix, resampled as weights or batches",
+             lambda r: r.over == "tasks" and (not r.plan.pooled or r.stat is not None) and not _position_draws(r),
+             _run_tasks),
+    Strategy("systems: pairwise sums x candidate counts",
+             lambda r: r.candidate_pairs and _whole_weights(r) and r.plan.across.from_candidates is not None,
+             _run_linear_candidates),
+    Strategy("systems: drawn rows and columns of the pairwise sums",
+             lambda r: r.candidate_pairs and r.plan.across.from_sums is not None, _run_pair_gather),
+    Strategy("systems: separable within statistic",
+             lambda r: r.over == "systems" and r.stat is not None and r.stat.separable, _run_systems),
+    Strategy("systems: pairwise within statistic x candidate counts",
+             lambda r: r.over == "systems" and r.stat is not None and r.stat.pairwise and r.plan.level in ("one", "two"),
+             _run_within_pairs),
+    Strategy("instances: instance counts x judge values",
+             lambda r: r.over == "instances" and r.stat is not None, _run_instances),
+    Strategy("anything: one evaluation per replicate", lambda r: True, _run_fallback),
+]
+
+
+def _replicate_scores(plan: Plan, over: str, ids: np.ndarray, seed: int, block: int | None) -> tuple[Any, str]:
+    """Replicate scores (replicate, system) as a dask or numpy array, and the evaluation method used."""
+    req = Request(plan, over, ids, seed, block)
+    strategy = next(s for s in STRATEGIES if s.applies(req))
+    return strategy.run(req)
 
 
 def _pair_sums(x: xr.DataArray) -> tuple[Any, Any]:
@@ -532,7 +610,7 @@ def _pair_sums(x: xr.DataArray) -> tuple[Any, Any]:
 
     xl = x.transpose(TASK, INSTANCE, SYSTEM)
     present = xl.notnull().sum(INSTANCE).transpose(TASK, SYSTEM)
-    if not _is_dask(xl):
+    if not is_dask(xl):
         return pairs(np.asarray(xl.values))[:, 0], np.asarray(present.values, dtype=np.float64)
     arr = xl.data
     part = da.blockwise(pairs, "tkso", arr, "tks", new_axes={"o": arr.shape[-1]}, adjust_chunks={"k": 1},
@@ -548,7 +626,7 @@ def _instance_scores(plan: Plan, stat: Any, ids: np.ndarray, seed: int, block: i
     finish = dict(stat=stat, fin=fin, pooled=plan.pooled)
     values = xr.apply_ufunc(stat.judge, xl, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]],
                             dask="parallelized", output_dtypes=[np.float64])
-    if not _is_dask(xl):
+    if not is_dask(xl):
         J = np.asarray(values.values, dtype=np.float64)
         ok = ~np.isnan(J)
         J0 = np.ascontiguousarray(np.where(ok, J, 0.0))  # BLAS needs C-contiguous stacks
@@ -596,7 +674,7 @@ def bootstrap(
     *,
     rule: str = "borda",
     over: str = "tasks",
-    replicates: int | Sequence[int] = 200,
+    replicates: int | Sequence[int] | np.ndarray = 200,
     seed: int = 0,
     level: str | None = None,
     missing: str = "error",
@@ -648,7 +726,7 @@ def bootstrap(
     _check_over(over)
     kw = dict(rule=rule, level=level, missing=missing, weights=weights, within=within, across=across, groups=groups,
               options=options)
-    plan = _plan_for(scores, over, kw)
+    plan = plan_for(scores, over, kw)
     try:
         ids = replicate_ids(replicates)
     except ValueError as exc:
@@ -658,7 +736,7 @@ def bootstrap(
     point = ranking(aggregate_plan(plan))  # the full-data ranking, from the same prepared request
     R, method = _replicate_scores(plan, over, ids, int(seed), block)
     # the tie rule on every replicate (a no-op on rows whose evaluation already applied it)
-    R = R.map_blocks(plan.across.snap, dtype=np.float64) if isinstance(R, da.Array) else plan.across.snap(R)
+    R = da.map_blocks(plan.across.snap, R, dtype=np.float64) if isinstance(R, da.Array) else plan.across.snap(R)
     rep = plan.restored(xr.DataArray(R, dims=(REPLICATE, SYSTEM), coords={REPLICATE: ids, SYSTEM: plan.x[SYSTEM].values},
                                      name="replicate_score"))
     ranks = xr.apply_ufunc(min_rank, rep, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]], dask="parallelized",
@@ -669,7 +747,7 @@ def bootstrap(
     return ds
 
 
-def stability(ds: xr.Dataset, *, method: str = "spearman") -> float:
+def stability(ds: xr.Dataset, *, method: Literal["spearman", "kendall"] = "spearman") -> float:
     """Pavao's stability of a bootstrap: mean rank correlation over pairs of replicates (common systems only)."""
     R = np.asarray(ds["replicate_score"].values, dtype=np.float64)
     return float(metrics.concordance(R, method=method))
@@ -722,18 +800,16 @@ def summarize(ds: xr.Dataset, *, level: float = 0.95) -> xr.Dataset:
 
 # ------------------------------------------------------------------------------------ Pavao's criteria
 def _trial_block(X: np.ndarray, ids: np.ndarray, *, rule: Any, options: Mapping[str, Any], seed: int,
-                 method: str) -> np.ndarray:
+                 method: Literal["spearman", "kendall"]) -> np.ndarray:
     """Winner's normalised average rank, Condorcet-first flag and generalization of a block of trials ``(B, 3)``."""
-    from .core import _call_kernel
-
     T, S = X.shape
     tidx = resample_indices(T, seed=seed, replicates=ids, stream="tasks")
     sidx = resample_indices(S, seed=seed, replicates=ids, stream="systems")
     Xb = X[tidx[:, :, None], sidx[:, None, :]]  # (B, T, S): judges and candidates drawn with replacement
     if rule.resample == "loop":
-        score = np.stack([_call_kernel(rule, Xb[i], None, options) for i in range(Xb.shape[0])])
+        score = np.stack([call_kernel(rule, Xb[i], None, options) for i in range(Xb.shape[0])])
     else:
-        score = _call_kernel(rule, Xb, None, options)
+        score = call_kernel(rule, Xb, None, options)
     war = metrics.winner_average_rank(Xb, score)
     cw = metrics.condorcet_winner_index(Xb)
     has = cw >= 0
@@ -752,7 +828,7 @@ def pavao_stability(
     trials: int = 10,
     replicates: int = 100,
     seed: int = 0,
-    method: str = "spearman",
+    method: Literal["spearman", "kendall"] = "spearman",
     axes: Sequence[str] = ("tasks", "systems"),
     **aggregate_options: Any,
 ) -> xr.Dataset:
@@ -816,7 +892,7 @@ def pavao_criteria(
     trials: int = 10_000,
     seed: int = 0,
     missing: str = "error",
-    method: str = "spearman",
+    method: Literal["spearman", "kendall"] = "spearman",
     options: Mapping[str, Any] | None = None,
 ) -> xr.Dataset:
     """Pavao et al. (2021) empirical criteria estimated by bootstrap trials, per rule.
@@ -864,3 +940,4 @@ def pavao_criteria(
         attrs={"trials": trials, "seed": seed, "method": method},
     )
     return ds
+

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -25,12 +26,12 @@ import xarray as xr
 from .core import MISSING_POLICIES
 from .dims import BOOTSTRAP_AXES
 from .errors import VotebenchError
+from .readers import parse_task_option, reader_names
 from .rules import LEVELS, RULES, rule_names
 
 __all__ = ["main", "build_parser", "json_safe", "json_text"]
 
 FORMATS = ("table", "json", "csv")
-INPUT_FORMATS = ("wide", "long", "lm-eval", "helm", "jsonl")
 _SCHEDULER_HELP = ("address of a running dask scheduler, e.g. tcp://10.0.0.5:8786 (default: DASK_SCHEDULER_ADDRESS, "
                    "else an in-process scheduler); the workers read INPUT by its path or URL")
 
@@ -44,8 +45,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_input_options(r: argparse.ArgumentParser) -> None:
     """How INPUT is read: evaluation outputs (lm-evaluation-harness, HELM, JSONL) and their metric."""
-    r.add_argument("--input-format", default=None, choices=INPUT_FORMATS,
-                   help="kind of INPUT (default: from its suffix or folder content)")
+    r.add_argument("--input-format", default=None, choices=reader_names(),
+                   help="the reader of INPUT (default: guessed from its suffix or folder content)")
     r.add_argument("--metric", default=None, metavar="NAME|TASK=NAME,...",
                    help="lm-eval / HELM per-instance metric, for every task or per task (default: lm-eval the first "
                    "metric listed, HELM exact_match)")
@@ -55,8 +56,6 @@ def _add_input_options(r: argparse.ArgumentParser) -> None:
 
 
 def _loader_options(args: argparse.Namespace) -> dict[str, Any]:
-    from .loaders import parse_task_option
-
     return {"format": getattr(args, "input_format", None), "metric": parse_task_option(getattr(args, "metric", None)),
             "filter": parse_task_option(getattr(args, "eval_filter", None)),
             "split": parse_task_option(getattr(args, "split", None))}
@@ -191,6 +190,10 @@ def build_parser(*, only_own: bool = False) -> argparse.ArgumentParser:
     c.add_argument("--weak", action="store_true",
                    help="the paper's definition (Vote'n'Rank eq. 2, G w >= 0: beat or tie every other system), as in the "
                    "authors' code and the votenrank2023 experiment; default: the strict Condorcet winner (G w > 0)")
+    c.add_argument("--meta", default=None, metavar="FILE",
+                   help="sidecar JSON with task directions and groups (default: <name>.meta.json beside INPUT)")
+    c.add_argument("--lower-is-better", default=None, metavar="TASKS",
+                   help="comma-separated tasks where lower scores are better (overrides the sidecar)")
     _add_input_options(c)
     c.add_argument("--format", default="table", choices=("table", "json"), help="output format (default: table)")
     c.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
@@ -201,7 +204,8 @@ def build_parser(*, only_own: bool = False) -> argparse.ArgumentParser:
         help="rank with bootstrap rank intervals and stability",
         description="Resample tasks (judges), systems (candidates) or the instances of every task with replacement, "
         "re-rank every replicate, and report the full-data ranking with the 2.5-97.5%% percentiles of the replicate "
-        "ranks and the stability of the ranking (Pavao et al. 2021).",
+        "ranks (a candidate bootstrap: the ranks its sure pairwise orders allow) and the stability of the ranking "
+        "(Pavao et al. 2021).",
     )
     bt.add_argument("inputs", nargs="+", metavar="INPUT",
                     help="score file or zarr store; several inputs are bootstrapped one after the other with the same "
@@ -211,7 +215,8 @@ def build_parser(*, only_own: bool = False) -> argparse.ArgumentParser:
     bt.add_argument("--replicates", type=int, default=200, metavar="B", help="number of replicates (default: 200)")
     bt.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default: 0); same seed, same replicates")
     bt.add_argument("--interval", type=float, default=0.95, metavar="LEVEL",
-                    help="rank interval level (default: 0.95, i.e. 2.5%% and 97.5%% percentiles)")
+                    help="rank interval level (default: 0.95, i.e. 2.5%% and 97.5%% percentiles; over systems: the share "
+                    "of replicates that makes a pairwise order sure) and level of the ties with the leader")
     bt.add_argument("--block", type=int, default=50, metavar="N", help="replicates per task and store chunk (default: 50)")
     bt.add_argument("--store", default=None, metavar="PATH",
                     help="also write the replicates to a results store (zarr, same format as `votebench sweep`); "
@@ -235,9 +240,16 @@ def build_parser(*, only_own: bool = False) -> argparse.ArgumentParser:
     sw.add_argument("--overwrite", action="store_true", help="start from an empty store")
     sw.add_argument("--no-progress", action="store_true", help="no progress bar")
     sw.add_argument("--dashboard", action="store_true",
-                    help="serve a live dashboard of the results store while the sweep runs (see `votebench serve`)")
-    sw.add_argument("--host", default="127.0.0.1", help="dashboard address (default: 127.0.0.1)")
-    sw.add_argument("--port", type=int, default=8050, help="dashboard port (default: 8050; 0 = any free port)")
+                    help="serve a live dashboard of the results store while the sweep runs, and afterwards until Ctrl-C "
+                    "(see `votebench serve`)")
+    sw.add_argument("--exit-when-done", action="store_true",
+                    help="with --dashboard: stop serving and exit once the page has the finished store (for scripts)")
+    sw.add_argument("--lower-is-better", default=None, metavar="TASKS",
+                    help="comma-separated tasks where lower scores are better, for every input that does not give its own "
+                    "lower_is_better (recorded in the store's config)")
+    from .dashboard import add_server_options
+
+    add_server_options(sw)
     sw.set_defaults(func=_cmd_sweep)
 
     cv = sub.add_parser(
@@ -486,10 +498,10 @@ def _typed_config_value(act: argparse.Action, key: str, value: Any, path: str) -
 
 
 def _read_weights(spec: Any) -> Any:
-    from .sweep import check_weights
-
     if spec is None or spec == "groups":
         return spec
+    from .sweep import check_weights
+
     if isinstance(spec, dict):
         return check_weights(spec, "weights")
     p = Path(str(spec))
@@ -578,6 +590,57 @@ def _naming(path: str, several: bool) -> Iterator[None]:
         raise
 
 
+def _lower_list(text: str | None) -> list[str]:
+    return [t.strip() for t in (text or "").split(",") if t.strip()]
+
+
+_NOTES: list[str] = []
+
+
+def note(text: str, *, now: bool = False) -> None:
+    """``votebench: note: TEXT`` on stderr (what a default assumed, what a policy left out).
+
+    Printed when the command succeeds (a failure stays one line), or at once with ``now``.
+    """
+    if now:
+        print(f"votebench: note: {text}", file=sys.stderr, flush=True)
+    else:
+        _NOTES.append(text)
+
+
+def _direction_note(args: argparse.Namespace, scores: Any | None, *, prefix: str = "") -> None:
+    """Say which tasks were assumed higher-is-better because no sidecar and no --lower-is-better named them.
+
+    (Not said when a worker read the input: this process does not know its tasks.)
+    """
+    from .io import directions_note
+
+    if scores is None:
+        return
+    text = directions_note(args.input, [str(t) for t in scores["task"].values], meta=getattr(args, "meta", None),
+                           lower_is_better=_lower_list(getattr(args, "lower_is_better", None)))
+    if text:
+        note(prefix + text)
+
+
+def _policy_note(missing: str, systems_out: Sequence[str], scores: Any | None = None, shown: int = 5, *,
+                 prefix: str = "") -> None:
+    """What the missing-score policy left out: systems (listwise, or any rule that could not rank them) and judges."""
+    if systems_out:
+        note(f"{prefix}missing-score policy {missing!r} left out {len(systems_out)} system(s): " + ", ".join(systems_out[:shown])
+             + (" ..." if len(systems_out) > shown else ""))
+    if missing == "drop-judges" and scores is not None:
+        from .io import left_out_judges
+
+        judges = left_out_judges(scores)
+        if judges:
+            one = scores.sizes["instance"] == 1
+            parts = [t if one else f"{t} ({d} of {j})" for t, d, j in judges]
+            what = "task(s) with a missing score" if one else "judge(s) (task x instance) with a missing score"
+            note(f"{prefix}missing-score policy 'drop-judges' left out {sum(d for _, d, _ in judges)} {what}: "
+                 + ", ".join(parts[:shown]) + (" ..." if len(parts) > shown else ""))
+
+
 def _cmd_rank(args: argparse.Namespace) -> int:
     from .core import rank
 
@@ -591,29 +654,27 @@ def _cmd_rank(args: argparse.Namespace) -> int:
             with _naming(one.input, several):
                 if client is not None and not _is_store(one.input):
                     # a table: one worker reads it by path and ranks it; only the ranking comes back
-                    from .sweep import cluster_rank
+                    from .distributed import cluster_rank
 
                     ds = cluster_rank(client, _source(one), **opts)
+                    scores = None
                 else:
-                    ds = rank(_open_input(one), **opts)
+                    scores = _open_input(one)
+                    ds = rank(scores, **opts)
                     ds = _compute(ds, client)
-            results.append((one.input, ds))
+            results.append((one, ds, scores))
     finally:
         if client is not None:
             client.close()
     rendered = []
-    for path, ds in results:
+    for one, ds, scores in results:
         systems = [str(s) for s in ds["system"].values]
         score = np.asarray(ds["score"].values, dtype=float)
-        dropped = [s for s, v in zip(systems, score) if math.isnan(v)]
-        if dropped:
-            print(
-                f"votebench: note: {path + ': ' if several else ''}missing-score policy {opts['missing']!r} left out "
-                f"{len(dropped)} system(s): " + ", ".join(dropped[:5]) + (" ..." if len(dropped) > 5 else ""),
-                file=sys.stderr,
-            )
+        prefix = f"{one.input}: " if several else ""
+        _direction_note(one, scores, prefix=prefix)
+        _policy_note(opts["missing"], [s for s, v in zip(systems, score) if math.isnan(v)], scores, prefix=prefix)
         rows = ranking_records(systems, score, np.nan_to_num(ds["rank"].values))
-        rendered.append((path, rows, {"rule": ds.attrs["rule"], "level": ds.attrs["level"]}))
+        rendered.append((one.input, rows, {"rule": ds.attrs["rule"], "level": ds.attrs["level"]}))
     if several:
         text = render_rankings(rendered, fmt=args.format)
     else:
@@ -625,10 +686,10 @@ def _cmd_rank(args: argparse.Namespace) -> int:
 
 def _cmd_condorcet(args: argparse.Namespace) -> int:
     from .core import task_scores
-    from .io import open_scores
     from .kernels.condorcet_lp import condorcet_winner, prospective_systems
 
-    scores = open_scores(args.input, **{k: v for k, v in _loader_options(args).items() if v is not None})
+    scores = _load_scores(args)
+    _direction_note(args, scores)
     X = task_scores(scores, missing=args.missing if args.missing != "error" else "error")
     if not isinstance(X.data, np.ndarray):
         import dask
@@ -639,6 +700,7 @@ def _cmd_condorcet(args: argparse.Namespace) -> int:
     tasks = [str(t) for t in X["task"].values]
     M = np.asarray(X.values, dtype=float)
     keep = ~np.isnan(M).all(axis=0)
+    _policy_note(args.missing, [s for s, k in zip(systems, keep) if not k], scores)
     winner = int(condorcet_winner(M))
     found = prospective_systems(M, strict=not args.weak)
     rows = []
@@ -687,10 +749,12 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
         raise VotebenchError(f"--block must be at least 1, got {args.block}")
     if not 0 < args.interval < 1:
         raise VotebenchError(f"--interval must be between 0 and 1, got {args.interval}")
+    if args.over == "systems" and args.interval <= 0.5:
+        raise VotebenchError(f"--interval must be above 0.5 for a bootstrap over systems, got {args.interval}")
     _check_replicates(args.replicates, 2, at_least=True)  # absurd counts fail before the input is read
     opts = rank_options(args)
     if args.overwrite and not args.store:
-        raise VotebenchError("--overwrite applies to --store only")
+        raise VotebenchError("--overwrite needs --store")
     each = _per_input(args)
     several = len(each) > 1
     if several and args.store:
@@ -701,7 +765,7 @@ def _cmd_bootstrap(args: argparse.Namespace) -> int:
     try:
         for one in each:  # all inputs first, then the output: an error leaves no partial output
             with _naming(one.input, several):
-                results.append((one.input, _bootstrap_one(one, opts, client)))
+                results.append((one.input, _bootstrap_one(one, opts, client, prefix=f"{one.input}: " if several else "")))
     finally:
         if client is not None:
             client.close()
@@ -727,10 +791,13 @@ def _csv_cell(text: str) -> str:
     return buf.getvalue()
 
 
-def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any | None) -> dict[str, Any]:
-    """The bootstrap result object (``rule``, ``over``, ``replicates``, ``seed``, ``ranking``, ``stability``) of ``args.input``."""
+def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any | None, prefix: str = "") -> dict[str, Any]:
+    """The bootstrap result object (``rule``, ``over``, ``replicates``, ``seed``, ``interval``, ``ranking``, ``stability``)
+    of ``args.input``; its notes (directions assumed, what a policy left out) start with ``prefix``."""
+    from . import metrics
     from .bootstrap import bootstrap, summarize
 
+    scores = None
     if args.store:  # the workers read the input by path; this process only writes the finished blocks
         from .sweep import is_url, open_results, parse_config, run_sweep
 
@@ -758,9 +825,11 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
         ds = xr.Dataset({"score": stored["score"], "rank": stored["rank"], "replicate_score": stored["replicate_score"],
                          "replicate_rank": (stored["replicate_score"].dims, min_rank(stored["replicate_score"].values))})
         ds.attrs = {"rule": _rule_label(opts), "over": args.over, "replicates": args.replicates, "seed": args.seed}
+        if not is_url(args.input):
+            scores = _load_scores(args)
     elif client is not None and not _is_store(args.input):
         # a table: the workers read it by path, one task per --block replicates
-        from .sweep import cluster_bootstrap
+        from .distributed import cluster_bootstrap
 
         ds = cluster_bootstrap(client, _source(args), over=args.over, replicates=args.replicates, seed=args.seed,
                                block=args.block, **opts)
@@ -771,19 +840,28 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
         ds = _compute(ds, client)
     summ = summarize(ds, level=args.interval)
     systems = [str(s) for s in summ["system"].values]
+    point = np.asarray(summ["score"].values, dtype=float)
+    _direction_note(args, scores, prefix=prefix)
+    _policy_note(opts["missing"], [s for s, v in zip(systems, point) if math.isnan(v)], scores, prefix=prefix)
+    prob = np.asarray(summ["prob_above"].values, dtype=float)
+    if args.over == "systems":  # replicate ranks among the drawn candidates are biased toward 1: pairwise orders instead
+        low, high = metrics.pairwise_rank_bounds(point, prob, level=args.interval)
+    else:
+        low, high = (np.asarray(summ[v].values, dtype=float) for v in ("rank_low", "rank_high"))
     rows = []
     for i, name in enumerate(systems):
-        sc = float(summ["score"].values[i])
-        if math.isnan(sc):
+        if math.isnan(point[i]):
             continue
-        rows.append({"system": name, "score": sc, "rank": int(summ["rank"].values[i]),
-                     "rank_low": _json_float(float(summ["rank_low"].values[i])),
-                     "rank_high": _json_float(float(summ["rank_high"].values[i])),
+        rows.append({"system": name, "score": float(point[i]), "rank": int(summ["rank"].values[i]),
+                     "rank_low": _json_float(float(low[i])), "rank_high": _json_float(float(high[i])),
                      "tied_with_leader": bool(summ["tied_with_leader"].values[i])})
     rows.sort(key=lambda d: (d["rank"], d["system"]))
     stab = {"kendall_w": _json_float(float(summ["kendall_w"])), "mean_spearman": _json_float(float(summ["mean_spearman"])),
-            "mean_kendall": _json_float(float(summ["mean_kendall"]))}
+            "mean_kendall": _json_float(float(summ["mean_kendall"])),
+            "order_stability": _json_float(float(metrics.order_stability(point, prob)))}
+    kind = "pairwise" if args.over == "systems" else "percentile"
     return {"rule": ds.attrs["rule"], "over": args.over, "replicates": args.replicates, "seed": args.seed,
+            "interval": {"kind": kind, "level": args.interval, "description": metrics.interval_description(kind, args.interval)},
             "ranking": rows, "stability": stab}
 
 
@@ -800,7 +878,7 @@ def _connect(scheduler: str | None) -> Any | None:
     """A client of ``--scheduler`` / ``DASK_SCHEDULER_ADDRESS`` (None: embedded); its dashboard link goes to stderr."""
     if not (scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")):
         return None  # in-process: distributed is not even imported
-    from .sweep import connect
+    from .distributed import connect
 
     client = connect(scheduler)
     if client is not None:
@@ -837,7 +915,7 @@ def _lower_is_better(args: argparse.Namespace) -> list[str]:
 
 
 def _source(args: argparse.Namespace) -> Any:
-    from .sweep import make_source
+    from .distributed import make_source
 
     return make_source(args.input, meta=args.meta, lower_is_better=_lower_is_better(args), loader=_loader_options(args))
 
@@ -848,7 +926,7 @@ def _open_input(args: argparse.Namespace) -> Any:
 
     if not is_url(args.input):
         return _load_scores(args)
-    from .sweep import open_source
+    from .distributed import open_source
 
     return open_source(_source(args))
 
@@ -866,7 +944,6 @@ def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
     rows = result["ranking"]
     if fmt == "json":
         return json_text(result)
-    pct = (100 * (1 - level) / 2, 100 * (1 + level) / 2)
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -877,67 +954,104 @@ def _render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
 
     def iv(d: dict[str, Any]) -> str:
         lo, hi = d["rank_low"], d["rank_high"]
-        return "n/a" if lo is None else f"{lo:g}-{hi:g}"
+        return "n/a" if lo is None else f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}"
 
+    counts: dict[int, int] = {}
+    for d in rows:
+        counts[d["rank"]] = counts.get(d["rank"], 0) + 1
+    ranks = [str(d["rank"]) + ("=" if counts[d["rank"]] > 1 else " ") for d in rows]
     scores = [_fmt_score(d["score"]) for d in rows]
     ivs = [iv(d) for d in rows]
-    wr = max(4, *(len(str(d["rank"])) for d in rows))
+    wr = max(5, *(len(r) for r in ranks))
     ws = max(6, *(len(d["system"]) for d in rows))
     wsc = max(5, *(len(x) for x in scores))
-    wi = max(len("interval"), *(len(x) for x in ivs))
+    name = "rank range" if result["interval"]["kind"] == "pairwise" else "interval"
+    wi = max(len(name), *(len(x) for x in ivs))
     st = result["stability"]
     fmt3 = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
     lines = [
         f"# rule {result['rule']}, bootstrap over {result['over']}: {result['replicates']} replicates, seed {result['seed']}",
-        f"# rank interval = {pct[0]:g}-{pct[1]:g}% percentiles of the replicate ranks; * = statistically tied with the leader",
-        f"{'rank':>{wr}}  {'system':<{ws}}  {'score':>{wsc}}  {'interval':>{wi}}",
-        f"{'-' * wr}  {'-' * ws}  {'-' * wsc}  {'-' * wi}",
+        f"# {name} = {result['interval']['description']}",
+        f"# * = statistically tied with the leader (the leader scores above it in fewer than {100 * level:g}% of the "
+        "replicates); '=' marks a shared rank",
+        f"{'rank':>{wr}}    {'system':<{ws}}  {'score':>{wsc}}  {name:>{wi}}",
+        f"{'-' * wr}    {'-' * ws}  {'-' * wsc}  {'-' * wi}",
     ]
-    for d, sc, v in zip(rows, scores, ivs):
+    for d, r, sc, v in zip(rows, ranks, scores, ivs):
         mark = "*" if d["tied_with_leader"] else " "
-        lines.append(f"{d['rank']:>{wr}}{mark} {d['system']:<{ws}}  {sc:>{wsc}}  {v:>{wi}}")
+        lines.append(f"{r:>{wr}} {mark}  {d['system']:<{ws}}  {sc:>{wsc}}  {v:>{wi}}")
+    order = "n/a" if st["order_stability"] is None else f"{100 * st['order_stability']:.1f}%"
     lines.append(f"# stability: Kendall W {fmt3(st['kendall_w'])}, mean Spearman {fmt3(st['mean_spearman'])}, "
-                 f"mean Kendall tau-b {fmt3(st['mean_kendall'])}")
+                 f"mean Kendall tau-b {fmt3(st['mean_kendall'])}, pair orders kept {order}")
+    if st["kendall_w"] is None and result["over"] == "systems":
+        lines.append("# (Kendall W needs systems present in every replicate: none is in a candidate bootstrap)")
     return "\n".join(lines) + "\n"
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import _embedded, _resolve_store, load_config, open_results, run_sweep
+    from .distributed import embedded_client
+    from .sweep import load_config, open_results, resolve_store, run_sweep
 
+    token = None
     if args.dashboard:
-        from .dashboard import _check_port
+        from .dashboard import check_port, token_option
 
-        _check_port(args.port)
+        check_port(args.port)
+        token = token_option(args)
+    elif args.exit_when_done:
+        raise VotebenchError("--exit-when-done needs --dashboard")
     cfg = load_config(args.config, store=args.store)
+    if args.lower_is_better:
+        cfg = _with_lower_is_better(cfg, _lower_list(args.lower_is_better), where=args.config)
+    _sweep_direction_notes(cfg)
     computed: list[Any] = []
     client = _connect(args.scheduler)
-    if args.dashboard and client is None:
-        client = _embedded()  # made here so that the page can link to its dask dashboard
-    stop_dashboard = None
+    embedded = args.dashboard and client is None
+    if embedded:
+        client = embedded_client()  # made here so that the page can link to its dask dashboard
+    board = None
     try:
         if args.dashboard:
             from .dashboard import dask_dashboard_link, start_in_background
 
-            url, stop_dashboard = start_in_background(_resolve_store(cfg), host=args.host, port=args.port,
-                                                      dask_dashboard=dask_dashboard_link(client))
-            print(f"votebench: live dashboard at {url} (until the sweep ends; then `votebench serve`)",
-                  file=sys.stderr, flush=True)
+            board = start_in_background(resolve_store(cfg.store), host=args.host, port=args.port, token=token,
+                                        dask_dashboard=dask_dashboard_link(client))
+            after = ("until the page has the finished store: --exit-when-done" if args.exit_when_done else
+                     "while the sweep runs and afterwards until Ctrl-C")
+            print(f"votebench: live dashboard at {board.url} ({after})", file=sys.stderr, flush=True)
         path = run_sweep(cfg, client=client, overwrite=args.overwrite, progress=not args.no_progress,
                          on_block=computed.append)
-    finally:
-        if stop_dashboard is not None:
-            stop_dashboard()
         if client is not None:
             client.close()
-    groups = open_results(path)
-    lines = [f"# results store {path}"]
-    total = 0
-    for name, ds in groups.items():
-        done = ds["done"].values
-        total += done.size
-        lines.append(f"{name}: {dict(ds.sizes)}; blocks done {int(done.sum())}/{done.size}")
-    print("\n".join(lines))
-    print(f"votebench: computed {len(computed)} of {total} blocks in this run", file=sys.stderr)
+            client = None
+            if board is not None and embedded:
+                board.set_dask_dashboard(None)  # the in-process scheduler is gone: its link would be dead
+        groups = open_results(path)
+        lines = [f"# results store {path}"]
+        total = 0
+        for name, ds in groups.items():
+            done = ds["done"].values
+            total += done.size
+            lines.append(f"{name}: {dict(ds.sizes)}; blocks done {int(done.sum())}/{done.size}")
+        print("\n".join(lines), flush=True)
+        print(f"votebench: computed {len(computed)} of {total} blocks in this run", file=sys.stderr, flush=True)
+        if board is not None:
+            shown = board.wait_complete(30.0)
+            if not shown:
+                print("votebench: note: the dashboard did not see the finished store within 30 s", file=sys.stderr)
+            if not args.exit_when_done:
+                try:  # a Ctrl-C right after the message (the reader may act on it at once) also stops cleanly
+                    print(f"votebench: sweep complete; the dashboard keeps serving {path} at {board.url} until Ctrl-C",
+                          file=sys.stderr, flush=True)
+                    while True:
+                        time.sleep(3600)
+                except KeyboardInterrupt:
+                    print("votebench: dashboard stopped", file=sys.stderr)
+    finally:
+        if board is not None:
+            board.stop()
+        if client is not None:
+            client.close()
     return 0
 
 
@@ -951,6 +1065,43 @@ def _cmd_convert(args: argparse.Namespace) -> int:
           f"instances{missing} ({how}; chunks of {info['chunks'][0]} task(s) x {info['chunks'][1]} instance(s) x all systems)",
           file=sys.stderr)
     return 0
+
+
+def _with_lower_is_better(cfg: Any, lower: list[str], *, where: str) -> Any:
+    """The sweep with ``--lower-is-better`` set on every input that does not say it itself (part of its provenance)."""
+    from .sweep import parse_config
+
+    raw = dict(cfg.raw)
+    key = "inputs" if "inputs" in raw else "input"
+    items = raw.get(key)
+    many = isinstance(items, list)
+    specs = [{"path": it} if isinstance(it, str) else dict(it) for it in (items if many else [items] if items else [])]
+    for spec in specs:
+        spec.setdefault("lower_is_better", lower)
+    if specs:
+        raw[key] = specs if many else specs[0]
+    return parse_config(raw, where=where, base=cfg.base)
+
+
+def _sweep_direction_notes(cfg: Any, limit: int = 50 << 20) -> None:
+    """The direction note of every local table input of a sweep (read here only when under ``limit`` bytes)."""
+    from .distributed import loader_keys, make_source
+    from .io import directions_note, is_url, open_scores
+
+    for inp in cfg.inputs:
+        if is_url(inp["path"]):
+            continue
+        src = make_source(inp["path"], base=cfg.base, meta=inp.get("meta"))
+        p = Path(src.path)
+        if not p.is_file() or p.stat().st_size > limit:
+            continue
+        try:
+            tasks = [str(t) for t in open_scores(p, meta=src.meta, **{k: inp[k] for k in loader_keys() if inp.get(k)})["task"].values]
+        except VotebenchError:
+            continue  # the sweep itself names the problem
+        text = directions_note(p, tasks, meta=src.meta, lower_is_better=inp.get("lower_is_better", ()))
+        if text:
+            note(f"input {inp['name']}: {text}", now=True)
 
 
 def _cmd_rules(args: argparse.Namespace) -> int:
@@ -980,7 +1131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             sp = _subparsers(parser)[args.command]
             sp.set_defaults(**_config_defaults(sp, _read_config(args.config_file), args.config_file))
             args = parser.parse_args(argv)
-        return int(args.func(args))
+        _NOTES.clear()
+        code = int(args.func(args))
+        for text in _NOTES:
+            print(f"votebench: note: {text}", file=sys.stderr)
+        return code
     except VotebenchError as exc:
         print(f"votebench: error: {exc}", file=sys.stderr)
         return 2

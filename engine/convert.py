@@ -32,6 +32,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import itertools
 import os
 import shutil
 from collections.abc import Iterator, Mapping
@@ -39,9 +40,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import xarray as xr
 
+from .canonical import apply_sidecar, read_sidecar, sidecar_path
 from .dims import INSTANCE, LAYOUT, SYSTEM, TASK
 from .errors import VotebenchError
+from .files import make_temp_dir, publish_dir
+from .readers import default_sidecar, open_scores
+from .readers.common import reading_text
+from .readers.tables import MISSING_TOKENS, instance_labels, is_long_header
+from .store import default_chunks, store_dataset, to_zarr
 
 __all__ = ["BLOCK_BYTES", "SLAB_CELLS", "convert"]
 
@@ -102,8 +110,6 @@ def convert(
         raise VotebenchError(f"{target}: the store cannot replace its own input")
     header = _long_header(src)
     if header is None:  # not a long CSV: read in memory, then write
-        from . import open_scores, to_zarr
-
         scores = open_scores(src, meta=meta)
         to_zarr(scores, target, overwrite=overwrite, chunks=chunks)
         return {"store": target, "streamed": False, "rows": None, "systems": scores.sizes[SYSTEM],
@@ -115,14 +121,12 @@ def convert(
 def _chunks_of(store: Path) -> tuple[int, int]:
     import zarr
 
-    arr = zarr.open_group(str(store), mode="r", zarr_format=3)["scores"]
+    arr = zarr.open_array(str(store), path="scores", mode="r", zarr_format=3)
     return int(arr.chunks[0]), int(arr.chunks[1])
 
 
 def _long_header(path: Path) -> list[str] | None:
     """The header of a long CSV, else None (not a CSV, or a wide one)."""
-    from .io import is_long_header, reading_text
-
     name = path.name.lower()
     if path.is_dir() or not name.endswith((".csv", ".csv.gz")):
         return None
@@ -169,8 +173,6 @@ def _scores(column: Any, first_line: int, source: Path) -> np.ndarray:
     """Score strings to float64: the missing tokens are NaN, anything else must be a finite number (table reader rules)."""
     import pyarrow as pa
     import pyarrow.compute as pc
-
-    from .io import MISSING_TOKENS
 
     text = pc.utf8_trim_whitespace(column)
     missing = pc.is_in(pc.utf8_lower(text), value_set=pa.array(sorted(MISSING_TOKENS)))
@@ -231,118 +233,33 @@ def _read_rows(path: Path, dtype: np.dtype) -> Iterator[np.ndarray]:
 
 
 def _stream(src: Path, target: Path, header: list[str], meta: Any, chunks: Mapping[str, int] | None) -> dict[str, Any]:
-    import dask.array as dsa
-    import xarray as xr
     import zarr
 
-    from .files import make_temp_dir, publish_dir
-    from .io import apply_sidecar, default_sidecar, instance_labels, read_sidecar, sidecar_path
-    from .store import default_chunks, store_dataset
-
-    cols = {h.lower(): i for i, h in enumerate(header)}
-    labels = {"system": _Labels("system"), "task": _Labels("task"), "instance": _Labels("instance")}
     target.parent.mkdir(parents=True, exist_ok=True)
     work = make_temp_dir(target)
     build = None
     try:
         # 1. parse: codes and scores of every row to one binary file
         rows_file = work / "rows.bin"
-        n_rows = 0
-        with open(rows_file, "wb") as out:
-            for batch in _batches(src, header):
-                n = batch.num_rows
-                if n == 0:
-                    continue
-                first = n_rows + 2
-                rec = np.empty(n, dtype=_ROW)
-                rec["s"] = labels["system"].encode(batch.column(cols["system"]), first, src)
-                rec["t"] = labels["task"].encode(batch.column(cols["task"]), first, src)
-                rec["k"] = labels["instance"].encode(batch.column(cols["instance"]), first, src) if "instance" in cols else 0
-                rec["v"] = _scores(batch.column(cols["score"]), first, src)
-                rec.tofile(out)
-                n_rows += n
-        if n_rows == 0:
-            raise VotebenchError(f"{src}: no score rows")
+        n_rows, labels = _parse_rows(src, header, rows_file)
         systems, tasks = labels["system"].labels(), labels["task"].labels()
-        insts = instance_labels(labels["instance"].labels()) if "instance" in cols else np.array([0])
+        insts = instance_labels(labels["instance"].labels()) if "instance" in labels else np.array([0])
         S, T, K = len(systems), len(tasks), len(insts)
         if S < 2:
             raise VotebenchError(f"{src}: ranking needs at least two systems, found {S} ({', '.join(systems)})")
-
         # the store's skeleton: labels, directions and groups (sidecar), attributes; no scores yet
-        lazy = xr.DataArray(
-            dsa.full((T, K, S), np.nan, chunks=-1, dtype=np.float64), dims=LAYOUT,  # never computed
-            coords={SYSTEM: np.array(systems, dtype=object), TASK: np.array(tasks, dtype=object), INSTANCE: insts,
-                    "higher_is_better": (TASK, np.ones(T, dtype=bool)), "group": (TASK, np.array(tasks, dtype=object)),
-                    "n_instances": (TASK, np.zeros(T, dtype=np.int64))},
-            name="scores", attrs={"name": sidecar_path(src).name[: -len(".meta.json")]})
-        if meta is None:
-            meta = default_sidecar(src) or False
-        if meta is not False:
-            lazy = apply_sidecar(lazy, meta if isinstance(meta, Mapping) else read_sidecar(meta), str(src))
-        lazy.attrs["source_file"] = str(src)
-        ds = store_dataset(lazy, chunks=default_chunks(lazy) if chunks is None else chunks)
+        ds = _skeleton(src, systems, tasks, insts, meta, chunks)
         tc, ic = ds["scores"].data.chunksize[:2]
         build = make_temp_dir(target)
         ds.to_zarr(build, mode="w", zarr_format=3, consolidated=False, compute=False)
-
         # 2. rows to one file per slab
         slabs = _slabs(T, K, S, tc, ic)
-        per_task = len(range(0, K, slabs[0][3] - slabs[0][2])) if ic < K else 0
-        slab_files = [work / f"slab{i}.bin" for i in range(len(slabs))]
-        handles = [open(f, "wb") for f in slab_files]  # noqa: SIM115 - closed below
-        try:
-            row0 = 0
-            for rows in _read_rows(rows_file, _ROW):
-                if ic < K:
-                    sid = rows["t"].astype(np.int64) * per_task + rows["k"] // (slabs[0][3] - slabs[0][2])
-                else:
-                    sid = rows["t"] // (slabs[0][1] - slabs[0][0])
-                order = np.argsort(sid, kind="stable")
-                out = np.empty(rows.size, dtype=_SLAB_ROW)
-                for f in ("t", "k", "s", "v"):
-                    out[f] = rows[f][order]
-                out["row"] = row0 + order
-                bounds = np.searchsorted(sid[order], np.arange(len(slabs) + 1))
-                for i in np.flatnonzero(np.diff(bounds)):
-                    out[bounds[i]:bounds[i + 1]].tofile(handles[i])
-                row0 += rows.size
-        finally:
-            for h in handles:
-                h.close()
-        rows_file.unlink()
-
+        slab_files = _split_rows(rows_file, slabs, work, K, split_instances=ic < K)
         # 3. fill, check and write every slab
-        arr = zarr.open_group(str(build), mode="r+", zarr_format=3)["scores"]
-        n_inst = np.zeros(T, dtype=np.int64)
-        has = np.zeros(T, dtype=bool)
-        first_dup: int | None = None
-        n_missing = 0
-        for (t0, t1, k0, k1), f in zip(slabs, slab_files):
-            block = np.full((t1 - t0, k1 - k0, S), np.nan)
-            seen = np.zeros(block.shape, dtype=bool)
-            flat_b, flat_s = block.reshape(-1), seen.reshape(-1)
-            for rows in _read_rows(f, _SLAB_ROW):
-                flat = np.ravel_multi_index((rows["t"] - t0, rows["k"] - k0, rows["s"]), block.shape)
-                order = np.argsort(flat, kind="stable")
-                again = np.flatnonzero(flat[order][1:] == flat[order][:-1]) + 1
-                dups = np.concatenate([rows["row"][order[again]], rows["row"][flat_s[flat]]])
-                if dups.size:
-                    first_dup = int(dups.min()) if first_dup is None else min(first_dup, int(dups.min()))
-                flat_s[flat] = True
-                flat_b[flat] = rows["v"]
-            f.unlink()
-            judged = ~np.isnan(block).all(axis=-1)
-            n_inst[t0:t1] += judged.sum(axis=1)
-            has[t0:t1] |= judged.any(axis=1)
-            n_missing += int((np.isnan(block) & judged[..., None]).sum())
-            arr[t0:t1, k0:k1, :] = block
-        if first_dup is not None:
-            raise VotebenchError(_duplicate_message(src, header, first_dup))
-        if not has.all():
-            bad = [tasks[i] for i in np.flatnonzero(~has)]
-            raise VotebenchError(f"{src}: task {bad[0]!r} has no scores" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
-        zarr.open_group(str(build), mode="r+", zarr_format=3)["n_instances"][...] = n_inst if K > 1 else np.ones(T, np.int64)
+        scores = zarr.open_array(str(build), path="scores", mode="r+", zarr_format=3)
+        n_inst, n_missing = _fill_slabs(scores, slabs, slab_files, S, src, header, tasks)
+        counts = zarr.open_array(str(build), path="n_instances", mode="r+", zarr_format=3)
+        counts[...] = n_inst if K > 1 else np.ones(T, np.int64)
         publish_dir(build, target)
         build = None
     finally:
@@ -353,12 +270,113 @@ def _stream(src: Path, target: Path, header: list[str], meta: Any, chunks: Mappi
             "missing": n_missing, "chunks": (int(tc), int(ic))}
 
 
+def _parse_rows(src: Path, header: list[str], rows_file: Path) -> tuple[int, dict[str, _Labels]]:
+    """Write ``(task, instance, system, score)`` of every row of ``src`` to ``rows_file``; the row count and the label codes."""
+    cols = {h.lower(): i for i, h in enumerate(header)}
+    labels: dict[str, _Labels] = {name: _Labels(name) for name in ("system", "task", "instance") if name in cols}
+    n_rows = 0
+    with open(rows_file, "wb") as out:
+        for batch in _batches(src, header):
+            n = batch.num_rows
+            if n == 0:
+                continue
+            first = n_rows + 2
+            rec = np.empty(n, dtype=_ROW)
+            rec["s"] = labels["system"].encode(batch.column(cols["system"]), first, src)
+            rec["t"] = labels["task"].encode(batch.column(cols["task"]), first, src)
+            rec["k"] = labels["instance"].encode(batch.column(cols["instance"]), first, src) if "instance" in cols else 0
+            rec["v"] = _scores(batch.column(cols["score"]), first, src)
+            rec.tofile(out)
+            n_rows += n
+    if n_rows == 0:
+        raise VotebenchError(f"{src}: no score rows")
+    return n_rows, labels
+
+
+def _skeleton(src: Path, systems: list[str], tasks: list[str], insts: np.ndarray, meta: Any,
+              chunks: Mapping[str, int] | None) -> xr.Dataset:
+    """The Dataset of the store (as :func:`engine.store.store_dataset`), its scores a never-computed placeholder."""
+    import dask.array as dsa
+
+    S, T, K = len(systems), len(tasks), len(insts)
+    lazy = xr.DataArray(
+        dsa.full((T, K, S), np.nan, chunks=-1, dtype=np.float64), dims=LAYOUT,  # never computed
+        coords={SYSTEM: np.array(systems, dtype=object), TASK: np.array(tasks, dtype=object), INSTANCE: insts,
+                "higher_is_better": (TASK, np.ones(T, dtype=bool)), "group": (TASK, np.array(tasks, dtype=object)),
+                "n_instances": (TASK, np.zeros(T, dtype=np.int64))},
+        name="scores", attrs={"name": sidecar_path(src).name[: -len(".meta.json")]})
+    if meta is None:
+        meta = default_sidecar(src) or False
+    if meta is not False:
+        lazy = apply_sidecar(lazy, meta if isinstance(meta, Mapping) else read_sidecar(meta), str(src))
+    lazy.attrs["source_file"] = str(src)
+    return store_dataset(lazy, chunks=default_chunks(lazy) if chunks is None else chunks)
+
+
+def _split_rows(rows_file: Path, slabs: list[tuple[int, int, int, int]], work: Path, K: int, *,
+                split_instances: bool) -> list[Path]:
+    """Sort the rows of ``rows_file`` into one file per slab (each row with its position in the input); delete ``rows_file``."""
+    t_per, k_per = slabs[0][1] - slabs[0][0], slabs[0][3] - slabs[0][2]
+    per_task = len(range(0, K, k_per)) if split_instances else 0
+    slab_files = [work / f"slab{i}.bin" for i in range(len(slabs))]
+    handles = [open(f, "wb") for f in slab_files]  # noqa: SIM115 - closed below
+    try:
+        row0 = 0
+        for rows in _read_rows(rows_file, _ROW):
+            sid = rows["t"].astype(np.int64) * per_task + rows["k"] // k_per if split_instances else rows["t"] // t_per
+            order = np.argsort(sid, kind="stable")
+            out = np.empty(rows.size, dtype=_SLAB_ROW)
+            for f in ("t", "k", "s", "v"):
+                out[f] = rows[f][order]
+            out["row"] = row0 + order
+            bounds = np.searchsorted(sid[order], np.arange(len(slabs) + 1))
+            for i in np.flatnonzero(np.diff(bounds)):
+                out[bounds[i]:bounds[i + 1]].tofile(handles[i])
+            row0 += rows.size
+    finally:
+        for h in handles:
+            h.close()
+    rows_file.unlink()
+    return slab_files
+
+
+def _fill_slabs(arr: Any, slabs: list[tuple[int, int, int, int]], slab_files: list[Path], S: int, src: Path,
+                header: list[str], tasks: list[str]) -> tuple[np.ndarray, int]:
+    """Fill every slab from its file, check it and write it to ``arr``; the instances of each task and the missing scores."""
+    T = len(tasks)
+    n_inst = np.zeros(T, dtype=np.int64)
+    has = np.zeros(T, dtype=bool)
+    first_dup: int | None = None
+    n_missing = 0
+    for (t0, t1, k0, k1), f in zip(slabs, slab_files):
+        block = np.full((t1 - t0, k1 - k0, S), np.nan)
+        seen = np.zeros(block.shape, dtype=bool)
+        flat_b, flat_s = block.reshape(-1), seen.reshape(-1)
+        for rows in _read_rows(f, _SLAB_ROW):
+            flat = np.ravel_multi_index((rows["t"] - t0, rows["k"] - k0, rows["s"]), block.shape)
+            order = np.argsort(flat, kind="stable")
+            again = np.flatnonzero(flat[order][1:] == flat[order][:-1]) + 1
+            dups = np.concatenate([rows["row"][order[again]], rows["row"][flat_s[flat]]])
+            if dups.size:
+                first_dup = int(dups.min()) if first_dup is None else min(first_dup, int(dups.min()))
+            flat_s[flat] = True
+            flat_b[flat] = rows["v"]
+        f.unlink()
+        judged = ~np.isnan(block).all(axis=-1)
+        n_inst[t0:t1] += judged.sum(axis=1)
+        has[t0:t1] |= judged.any(axis=1)
+        n_missing += int((np.isnan(block) & judged[..., None]).sum())
+        arr[t0:t1, k0:k1, :] = block
+    if first_dup is not None:
+        raise VotebenchError(_duplicate_message(src, header, first_dup))
+    if not has.all():
+        bad = [tasks[i] for i in np.flatnonzero(~has)]
+        raise VotebenchError(f"{src}: task {bad[0]!r} has no scores" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
+    return n_inst, n_missing
+
+
 def _duplicate_message(src: Path, header: list[str], row: int) -> str:
     """The table reader's message for the duplicate on data row ``row`` (0-based): re-read that one row's labels."""
-    import itertools
-
-    from .io import reading_text
-
     cols = {h.lower(): i for i, h in enumerate(header)}
     opener = gzip.open if src.name.lower().endswith(".gz") else open
     with reading_text(src), opener(src, "rt", encoding="utf-8-sig", newline="") as fh:

@@ -20,25 +20,32 @@ Pipeline of :func:`aggregate` (one pass over the data):
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import inspect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
-from .dims import INSTANCE, SYSTEM, TASK
+from .canonical import validate_scores
+from .dims import INSTANCE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
-from .io import validate_scores
 from .kernels.exact import DIGITS, anchor, digit_sums, digits_to_float, snap_ties
 from .kernels.ranking import min_rank, tied_count
-from .rules import LEVELS, Rule, get_rule, get_within
+from .kernels.social import task_pair_sums
+from .rules import LEVELS, Rule, Within, get_rule, get_within
 
 __all__ = [
     "MISSING_POLICIES", "PER_TASK_OPTIONS", "Plan", "prepare", "orient", "missing_report", "aggregate", "aggregate_plan",
     "rank", "ranking", "resolve_level", "tied_groups", "task_scores", "label_order", "canonical_order", "exact_instance_sums",
+    "apply_missing_policy", "call_kernel", "check_options", "describe_missing", "finalize", "group_labels", "is_dask",
+    "kernel_options", "weights_vector", "within_step", "within_array", "instance_sums", "task_values",
+    "aggregate_rules", "rank_rules",
 ]
 
 #: policies for missing scores of rules that need one
@@ -69,8 +76,13 @@ def label_order(labels: Sequence[Any] | np.ndarray) -> np.ndarray:
     arr = np.asarray(labels)
     if arr.dtype.kind in "iuf" and arr.ndim == 1:
         return np.argsort(arr, kind="stable")
-    keys = [_natural_key(v) for v in arr.tolist()]
-    return np.asarray(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.intp)
+    return np.asarray(_text_order(tuple(arr.tolist())), dtype=np.intp)
+
+
+@functools.lru_cache(maxsize=64)
+def _text_order(labels: tuple[Any, ...]) -> tuple[int, ...]:
+    keys = [_natural_key(v) for v in labels]
+    return tuple(sorted(range(len(keys)), key=keys.__getitem__))
 
 
 def canonical_order(scores: xr.DataArray) -> tuple[xr.DataArray, dict[str, np.ndarray]]:
@@ -81,17 +93,18 @@ def canonical_order(scores: xr.DataArray) -> tuple[xr.DataArray, dict[str, np.nd
     reordered tensor and, per dimension, the permutation applied (``new = old[perm]``); a dimension
     already in order is not copied.
     """
-    perms: dict[str, np.ndarray] = {}
-    index: dict[str, np.ndarray] = {}
-    for dim in (SYSTEM, TASK, INSTANCE):
-        perm = label_order(scores[dim].values)
-        perms[dim] = perm
-        if not np.array_equal(perm, np.arange(perm.size)):
-            index[dim] = perm
+    perms = label_perms(scores)
+    index = {d: p for d, p in perms.items() if not np.array_equal(p, np.arange(p.size))}
     return (scores.isel(index) if index else scores), perms
 
 
-def _is_dask(da: xr.DataArray) -> bool:
+def label_perms(scores: xr.DataArray) -> dict[str, np.ndarray]:
+    """The canonical order (:func:`label_order`) of the system, task and instance labels of ``scores``."""
+    return {dim: label_order(scores.indexes[dim]) if dim in scores.indexes else label_order(scores[dim].values)
+            for dim in (SYSTEM, TASK, INSTANCE)}
+
+
+def is_dask(da: xr.DataArray) -> bool:
     return not isinstance(da.data, np.ndarray)
 
 
@@ -143,7 +156,7 @@ def missing_report(scores: xr.DataArray) -> xr.DataArray:
     return (scores.isnull() & _judge_present(scores)).sum(INSTANCE)
 
 
-def _apply_missing_policy(x: xr.DataArray, policy: str) -> xr.DataArray:
+def apply_missing_policy(x: xr.DataArray, policy: str) -> xr.DataArray:
     if policy == "error":
         return x
     if policy == "drop-judges":
@@ -164,7 +177,7 @@ def resolve_level(scores: xr.DataArray, level: str | None, rule: Rule | None = N
     return level
 
 
-def _group_labels(scores: xr.DataArray, groups: Any) -> list[str] | None:
+def group_labels(scores: xr.DataArray, groups: Any) -> list[str] | None:
     tasks = [str(t) for t in scores[TASK].values]
     if groups is None or groups is False:
         return None
@@ -178,7 +191,7 @@ def _group_labels(scores: xr.DataArray, groups: Any) -> list[str] | None:
     raise VotebenchError("groups must be True (use the 'group' coordinate) or a mapping task -> group")
 
 
-def _weights_vector(weights: Any, tasks: Sequence[str], groups: Sequence[str]) -> np.ndarray | None:
+def weights_vector(weights: Any, tasks: Sequence[str], groups: Sequence[str]) -> np.ndarray | None:
     if weights is None:
         return None
     if isinstance(weights, str):
@@ -204,7 +217,7 @@ def _weights_vector(weights: Any, tasks: Sequence[str], groups: Sequence[str]) -
     return w
 
 
-def _describe_missing(missing: np.ndarray, systems: Sequence[str], tasks: Sequence[str]) -> str:
+def describe_missing(missing: np.ndarray, systems: Sequence[str], tasks: Sequence[str]) -> str:
     total = int(missing.sum())
     t_idx, s_idx = np.nonzero(missing)
     where = ", ".join(f"{systems[s]!r} on {tasks[t]!r}" for t, s in list(zip(t_idx, s_idx))[:3])
@@ -217,35 +230,35 @@ def _describe_missing(missing: np.ndarray, systems: Sequence[str], tasks: Sequen
     )
 
 
-def _kernel_options(rule: Rule) -> set[str] | None:
+@functools.lru_cache(maxsize=256)
+def kernel_options(rule: Rule) -> frozenset[str] | None:
     """Keyword options a rule's kernel takes (None: any)."""
     params = inspect.signature(rule.kernel).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return None
-    return {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY} - {"weights"}
+    return frozenset({p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY} - {"weights"})
 
 
-def _check_options(rules: Sequence[Rule], options: Mapping[str, Any]) -> None:
+def check_options(rules: Sequence[Rule], options: Mapping[str, Any]) -> None:
     accepted: set[str] = set()
     for r in rules:
-        names = _kernel_options(r)
+        names = kernel_options(r)
         if names is None:
             return
         accepted |= names
     unknown = sorted(set(options) - accepted)
     if unknown:
-        names = ", ".join(sorted(accepted)) or "none"
+        known = ", ".join(sorted(accepted)) or "none"
         raise VotebenchError(
             f"unknown option(s) {', '.join(unknown)} for rule {' / '.join(dict.fromkeys(r.name for r in rules))}; "
-            f"options it takes: {names}"
+            f"options it takes: {known}"
         )
 
 
-def _call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: Mapping[str, Any]) -> np.ndarray:
+def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: Mapping[str, Any]) -> np.ndarray:
     """Run a rule kernel on the systems that have a score somewhere; absent systems (e.g. dropped
     by the listwise policy) get ``NaN`` and never reach the kernel."""
-    names = _kernel_options(rule)
-    opts = dict(options) if names is None else {k: v for k, v in options.items() if k in names}
+    opts = _options_for(rule, options)
     X = np.asarray(X, dtype=np.float64)
     absent = np.isnan(X).all(axis=tuple(range(X.ndim - 1))) if X.ndim > 1 else np.isnan(X)
     try:
@@ -260,7 +273,7 @@ def _call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options:
         raise VotebenchError(f"rule {rule.name!r}: {exc}") from None
 
 
-def _finalize(
+def finalize(
     X: np.ndarray,
     judged: np.ndarray,
     missing: np.ndarray,
@@ -275,10 +288,15 @@ def _finalize(
     options: Mapping[str, Any],
     systems: Sequence[str],
     tasks: Sequence[str],
+    pair_sums: Mapping[str, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Task-level scores (task, system) -> one score per system; raises on data-dependent problems."""
+    """Task-level scores (task, system) -> one score per system; raises on data-dependent problems.
+
+    ``pair_sums``: the ``wins`` and ``pairs`` sums over the tasks of ``X`` (shared by several rules of one
+    request, see :func:`aggregate_rules`); a rule with ``from_sums`` then reads them instead of comparing again.
+    """
     if policy == "error" and needs_policy and missing.any():
-        raise VotebenchError(_describe_missing(missing, systems, tasks))
+        raise VotebenchError(describe_missing(missing, systems, tasks))
     has_judges = judged > 0
     if policy == "error" and not has_judges.all():
         bad = [tasks[i] for i in np.flatnonzero(~has_judges)]
@@ -287,8 +305,13 @@ def _finalize(
         raise VotebenchError(f"no task has complete scores under missing-score policy {policy!r}")
     if pooled:
         score = across.snap(X)
+    elif groups is None and pair_sums is not None and across.from_sums is not None:
+        try:
+            score = across.snap(np.asarray(across.from_sums({**pair_sums, "n_tasks": X.shape[-2]}), dtype=np.float64))
+        except ValueError as exc:
+            raise VotebenchError(f"rule {across.name!r}: {exc}") from None
     elif groups is None:
-        score = _call_kernel(across, X, weights, options)
+        score = call_kernel(across, X, weights, options)
     else:
         names = list(dict.fromkeys(groups))
         g_idx = np.asarray([names.index(g) for g in groups])
@@ -298,8 +321,8 @@ def _finalize(
             w = None if weights is None else weights[..., sel]
             if w is not None and not (w.sum(axis=-1) > 0).all():
                 continue
-            per_group.append(_call_kernel(within, X[..., sel, :], w, options))
-        score = _call_kernel(across, np.stack(per_group, axis=-2), None, options)
+            per_group.append(call_kernel(within, X[..., sel, :], w, options))
+        score = call_kernel(across, np.stack(per_group, axis=-2), None, options)
     n_ranked = int(np.count_nonzero(~np.isnan(score)))
     if n_ranked < 2:
         raise VotebenchError(
@@ -308,7 +331,7 @@ def _finalize(
     return score
 
 
-def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, Any]) -> xr.DataArray:
+def within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, Any]) -> xr.DataArray:
     """Task-level scores (task, system) from instance-level scores, lazily.
 
     ``task`` level: per-task mean.  ``two``: the within rule over the instances
@@ -335,19 +358,15 @@ def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, 
             # real judge values (means, Dowdall points): exactly summed, so no order or chunking shows
             sums = exact_instance_sums(values)
             counts = values.notnull().sum(INSTANCE)
-        elif not _is_dask(values) and not np.isnan(values.data).any():
+        elif not is_dask(values) and not np.isnan(values.data).any():
             # complete in-memory data on a grid (Borda halves): a plain sum is exact, without skipna's copy
             sums = values.sum(INSTANCE, skipna=False)
             counts = xr.full_like(sums, values.sizes[INSTANCE], dtype=np.int64)
         else:
             sums = values.sum(INSTANCE, skipna=True)
             counts = values.notnull().sum(INSTANCE)
-        fn = stat.pool if lvl == "one" else stat.task
-        if stat.grid is None and lvl != "one":
-            # task-level values equal as rational numbers (e.g. means over different instance counts) tie
-            base = fn
-            fn = lambda su, co: snap_ties(base(su, co))  # noqa: E731
-        if _is_dask(values):
+        fn = stat.pool if lvl == "one" else partial(task_values, stat)
+        if is_dask(values):
             sums, counts = (p.chunk({TASK: -1, SYSTEM: -1}) for p in (sums, counts))
         return xr.apply_ufunc(
             fn,
@@ -360,10 +379,10 @@ def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, 
         )
     if lvl == "one":
         judges = x.stack(judge=(TASK, INSTANCE)).transpose("judge", SYSTEM)
-        if _is_dask(judges):
+        if is_dask(judges):
             judges = judges.chunk({"judge": -1, SYSTEM: -1})
         return xr.apply_ufunc(
-            lambda a: _call_kernel(within, a, None, options),
+            lambda a: call_kernel(within, a, None, options),
             judges,
             input_core_dims=[["judge", SYSTEM]],
             output_core_dims=[[SYSTEM]],
@@ -372,9 +391,9 @@ def _within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, 
         )
     # whole tasks in one block: kernels that draw random numbers per batch element (random_judge)
     # then see the same batch index whatever the chunking
-    xi = x.chunk({TASK: -1, INSTANCE: -1, SYSTEM: -1}) if _is_dask(x) else x
+    xi = x.chunk({TASK: -1, INSTANCE: -1, SYSTEM: -1}) if is_dask(x) else x
     return xr.apply_ufunc(
-        lambda a: _call_kernel(within, a, None, options),
+        lambda a: call_kernel(within, a, None, options),
         xi,
         input_core_dims=[[INSTANCE, SYSTEM]],
         output_core_dims=[[SYSTEM]],
@@ -392,6 +411,28 @@ def _digits_float(d: np.ndarray, mx: np.ndarray) -> np.ndarray:
     return digits_to_float(d, anchor(mx))
 
 
+def instance_sums(values: np.ndarray, *, exact: bool = True, axis: int = -2) -> np.ndarray:
+    """Sums over the instance axis of numpy judge values (``NaN`` = 0), exactly (any order, any batch) when ``exact``.
+
+    The anchor of the exact digits is the largest ``|value|`` of ``values`` (see :func:`exact_instance_sums`).
+    """
+    a = np.asarray(values, dtype=np.float64)
+    if not exact:
+        return np.where(np.isnan(a), 0.0, a).sum(axis=axis)
+    top = anchor(np.where(np.isnan(a), 0.0, np.abs(a)).max(initial=0.0))
+    return digits_to_float(digit_sums(a, axis, top), top)
+
+
+def task_values(stat: Within, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Task-level values ``(..., T, S)`` of a within-task statistic from its instance sums and counts.
+
+    Real-valued statistics (means) follow the tie rule within each task: values equal as rational numbers
+    (e.g. means over different numbers of instances) become equal before a rule compares them.
+    """
+    out = np.asarray(stat.task(sums, counts), dtype=np.float64)
+    return out if stat.grid is not None else snap_ties(out)
+
+
 def exact_instance_sums(values: xr.DataArray) -> xr.DataArray:
     """Sums over ``instance`` that depend on the multiset of values only (``NaN`` = 0), lazily for dask.
 
@@ -403,11 +444,8 @@ def exact_instance_sums(values: xr.DataArray) -> xr.DataArray:
     v = values.transpose(..., INSTANCE)
     dims = v.dims[:-1]
     coords = {k: c for k, c in v.coords.items() if INSTANCE not in c.dims}
-    if not _is_dask(v):
-        a = np.asarray(v.data, dtype=np.float64)
-        mx = np.where(np.isnan(a), 0.0, np.abs(a)).max(initial=0.0)
-        out = digits_to_float(digit_sums(a, -1, anchor(mx)), anchor(mx))
-        return xr.DataArray(out, dims=dims, coords=coords)
+    if not is_dask(v):
+        return xr.DataArray(instance_sums(v.data, axis=-1), dims=dims, coords=coords)
     import dask.array as da
 
     arr = v.data.astype(np.float64)
@@ -447,6 +485,13 @@ class Plan:
     tasks: list[str]
     restore: np.ndarray | None = None
 
+    def check_complete(self) -> None:
+        """Raise, as :func:`aggregate` would, when the rules need a missing-score policy and none was chosen (numpy data)."""
+        if self.missing == "error" and self.needs_policy:
+            miss = np.asarray(self.miss.values)
+            if miss.any():
+                raise VotebenchError(describe_missing(miss, self.systems, self.tasks))
+
     def restored(self, result: Any, dim: str = SYSTEM) -> Any:
         """``result`` (xarray, along ``dim``) in the caller's system order."""
         return result if self.restore is None else result.isel({dim: self.restore})
@@ -466,7 +511,7 @@ class Plan:
         return self.across.name if self.within.name == self.across.name else f"{self.within.name}>{self.across.name}"
 
     def finalize_kwargs(self, **changes: Any) -> dict[str, Any]:
-        """Keyword arguments of :func:`_finalize` for this plan (``changes`` override them)."""
+        """Keyword arguments of :func:`finalize` for this plan (``changes`` override them)."""
         kw = dict(within=self.within, across=self.across, pooled=self.pooled, policy=self.missing,
                   needs_policy=self.needs_policy, weights=self.weights, groups=self.groups, options=self.options,
                   systems=self.systems, tasks=self.tasks)
@@ -506,38 +551,94 @@ def prepare(
         raise VotebenchError("level 'one' pools every judge under one rule: it takes no within/across rules or groups")
     systems = [str(s) for s in scores[SYSTEM].values]
     tasks = [str(t) for t in scores[TASK].values]
-    if _is_dask(scores) and len(scores.chunksizes.get(SYSTEM, (0,))) > 1:
+    if is_dask(scores) and len(scores.chunksizes.get(SYSTEM, (0,))) > 1:
         raise VotebenchError("the system dimension must not be chunked; use scores.chunk({'system': -1})")
-    group_labels = _group_labels(scores, groups)
-    if isinstance(weights, str) and weights == "groups" and group_labels is None:
+    glabels = group_labels(scores, groups)
+    if isinstance(weights, str) and weights == "groups" and glabels is None:
         group_labels_for_weights = [str(g) for g in scores["group"].values]
     else:
-        group_labels_for_weights = group_labels or []
-    w = _weights_vector(weights, tasks, group_labels_for_weights)
+        group_labels_for_weights = glabels or []
+    w = weights_vector(weights, tasks, group_labels_for_weights)
     if lvl == "one" and w is not None:
         raise VotebenchError("task weights apply to levels 'task' and 'two', not 'one'")
     opts = dict(options or {})
-    _check_options([r_within, r_across], opts)
+    check_options([r_within, r_across], opts)
     restore = None
+    perms = None
     if canonical:
-        scores, perms = canonical_order(scores)
+        perms = label_perms(scores)
+        if is_dask(scores):
+            scores = canonical_order(scores)[0]
         tp = perms[TASK]
         if not np.array_equal(tp, np.arange(tp.size)):
             tasks = [tasks[i] for i in tp]
             w = None if w is None else w[tp]
-            group_labels = None if group_labels is None else [group_labels[i] for i in tp]
+            glabels = None if glabels is None else [glabels[i] for i in tp]
             opts = {k: ([v[i] for i in tp] if k in PER_TASK_OPTIONS and isinstance(v, (list, tuple)) and len(v) == tp.size
                         else v) for k, v in opts.items()}
         sp = perms[SYSTEM]
         if not np.array_equal(sp, np.arange(sp.size)):
             systems = [systems[i] for i in sp]
             restore = np.argsort(sp)
-    x = orient(scores)
-    miss = missing_report(x).transpose(TASK, SYSTEM)
-    x = _apply_missing_policy(x, missing)
-    judged = _judge_present(x).sum(INSTANCE)
+    if is_dask(scores):
+        x = orient(scores)
+        miss = missing_report(x).transpose(TASK, SYSTEM)
+        x = apply_missing_policy(x, missing)
+        judged = _judge_present(x).sum(INSTANCE)
+    else:  # in memory: the same steps on numpy arrays, without xarray's per-operation overhead
+        x, miss, judged = _prepare_in_memory(scores, missing, perms)
     return Plan(x=x, miss=miss, judged=judged, within=r_within, across=r_across, level=lvl, missing=missing,
-                weights=w, groups=group_labels, options=opts, systems=systems, tasks=tasks, restore=restore)
+                weights=w, groups=glabels, options=opts, systems=systems, tasks=tasks, restore=restore)
+
+
+def _prepare_in_memory(scores: xr.DataArray, missing: str, perms: Mapping[str, np.ndarray] | None
+                       ) -> tuple[xr.DataArray, xr.DataArray, xr.DataArray]:
+    """:func:`canonical_order` (``perms``), :func:`orient`, :func:`missing_report` and :func:`apply_missing_policy` of
+    numpy-backed scores, in numpy (one DataArray built at the end)."""
+    axes = [scores.dims.index(d) for d in (SYSTEM, TASK, INSTANCE)]
+    v = np.asarray(scores.values, dtype=np.float64).transpose(axes)
+    if perms is not None:
+        v = v[np.ix_(perms[SYSTEM], perms[TASK], perms[INSTANCE])]
+    else:
+        v = v.copy()
+    coords = {}
+    for name, c in scores.coords.variables.items():  # Variables: no DataArray per coordinate
+        cv = np.asarray(c.values)
+        if perms is not None:
+            for ax, d in enumerate(c.dims):
+                cv = np.take(cv, perms[d], axis=ax)
+        coords[name] = xr.Variable(c.dims, cv, c.attrs)
+    if "higher_is_better" in coords:
+        hib = np.asarray(coords["higher_is_better"].values, dtype=bool)
+        v[:, ~hib, :] *= -1.0
+        coords["higher_is_better"] = xr.Variable((TASK,), np.ones(v.shape[1], dtype=bool))  # oriented
+    nan = np.isnan(v)
+    judge_present = ~nan.all(axis=0)  # (T, K): padding judges hold no score at all
+    miss = (nan & judge_present).sum(axis=2).T  # (T, S)
+    if missing == "listwise":
+        v[miss.sum(axis=0) > 0] = np.nan
+    elif missing == "drop-judges":
+        v[:, nan.any(axis=0) & judge_present] = np.nan
+    judged = (~np.isnan(v)).any(axis=0).sum(axis=1)
+    x = xr.DataArray(v, dims=(SYSTEM, TASK, INSTANCE), coords=coords, name=scores.name, attrs=scores.attrs)
+    return x, xr.DataArray(miss, dims=(TASK, SYSTEM)), xr.DataArray(judged, dims=(TASK,))
+
+
+def within_array(plan: Plan) -> np.ndarray:
+    """The within step of :func:`within_step` on numpy-backed plans: task-level ``(T, S)`` (pooled ``(S,)`` at level one)."""
+    x = np.asarray(plan.x.transpose(TASK, INSTANCE, SYSTEM).values, dtype=np.float64)
+    name = "mean" if plan.level == "task" else plan.within.within
+    if plan.level == "task" and x.shape[1] == 1:
+        return x[:, 0, :]
+    if name is not None:
+        stat = get_within(name)
+        values = stat.judge(x)
+        sums = instance_sums(values, exact=stat.grid is None)
+        counts = (~np.isnan(values)).sum(axis=-2)
+        return stat.pool(sums, counts) if plan.level == "one" else task_values(stat, sums, counts)
+    if plan.level == "one":
+        return call_kernel(plan.within, x.reshape(-1, x.shape[-1]), None, plan.options)
+    return call_kernel(plan.within, x, None, plan.options)
 
 
 def aggregate(
@@ -602,14 +703,20 @@ def aggregate(
 
 def aggregate_plan(plan: Plan) -> xr.DataArray:
     """The ``score`` of a prepared request (:func:`prepare`); :func:`aggregate` is ``prepare`` + this."""
-    X = _within_step(plan.x, plan.within, plan.level, plan.options)
+    attrs = {"rule": plan.rule_label, "level": plan.level, "missing": plan.missing}
+    if not is_dask(plan.x):  # in memory: numpy all the way, one DataArray at the end
+        score = finalize(within_array(plan), np.asarray(plan.judged.values), np.asarray(plan.miss.values),
+                         **plan.finalize_kwargs())
+        out = xr.DataArray(score, dims=(SYSTEM,), coords={SYSTEM: plan.x[SYSTEM].values}, name="score", attrs=attrs)
+        return plan.restored(out)
+    X = within_step(plan.x, plan.within, plan.level, plan.options)
     judged, miss = plan.judged, plan.miss
-    if _is_dask(X):
+    if is_dask(X):
         X = X.chunk({d: -1 for d in X.dims})
         miss = miss.chunk({TASK: -1, SYSTEM: -1})
         judged = judged.chunk({TASK: -1})
     score = xr.apply_ufunc(
-        _finalize,
+        finalize,
         X,
         judged,
         miss,
@@ -620,8 +727,78 @@ def aggregate_plan(plan: Plan) -> xr.DataArray:
         kwargs=plan.finalize_kwargs(),
     )
     score.name = "score"
-    score.attrs = {"rule": plan.rule_label, "level": plan.level, "missing": plan.missing}
+    score.attrs = attrs
     return plan.restored(score)
+
+
+#: the pairwise sums one request shares between its rules (whole numbers: the same bits as each rule's own)
+_SHARED_SUMS = ("wins", "pairs")
+
+
+def aggregate_rules(scores: xr.DataArray, rules: Sequence[str], **options: Any) -> xr.DataArray:
+    """Several rules on the same data in one request: ``score`` with dims (rule, system).
+
+    Options are those of :func:`aggregate` (``options`` may hold the kernel options of any of the rules).
+    The data is prepared once (validation, orientation, missing-score policy, weights), the task-level
+    scores are computed once per within-task statistic, and the majority-relation rules (Copeland,
+    Minimax, Condorcet, Baldwin, success rate, Pavao's Copeland) read one shared pairwise win matrix.
+    Every row equals :func:`aggregate` with that rule, bit for bit.
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> s = engine.scores_from_array(np.array([[1.0, 9.0], [2.0, 8.0], [3.0, 8.5]]), systems=["a", "b", "c"])
+    >>> engine.aggregate_rules(s, ["borda", "copeland"]).values.tolist()
+    [[2.0, 1.0, 3.0], [0.0, -1.0, 1.0]]
+    """
+    names = [rules] if isinstance(rules, str) else list(rules)
+    if not names or len(set(names)) != len(names):
+        raise VotebenchError(f"give one or more distinct rules, got {names}")
+    opts = dict(options.pop("options", None) or {})
+    objs = [get_rule(n) for n in names]
+    check_options(objs, opts)
+    base = prepare(scores, rule=names[0], **options)
+    plans = [dataclasses.replace(base, within=r, across=r, options=_options_for(r, opts)) for r in objs]
+    attrs = {"rule": ",".join(names), "level": base.level, "missing": base.missing}
+    if is_dask(base.x) or base.groups is not None or base.pooled:
+        out = xr.concat([aggregate_plan(p) for p in plans], dim=RULE, coords="minimal", compat="override")
+        out = out.assign_coords({RULE: names})
+        out.attrs = attrs
+        return out
+    cache: dict[Any, Any] = {}
+    data = np.stack([_score_sharing(p, cache) for p in plans])
+    out = xr.DataArray(data, dims=(RULE, SYSTEM), coords={RULE: names, SYSTEM: base.x[SYSTEM].values}, name="score",
+                       attrs=attrs)
+    return base.restored(out)
+
+
+def _options_for(rule: Rule, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of ``options`` that ``rule``'s kernel takes (all of them for a kernel with ``**options``)."""
+    names = kernel_options(rule)
+    return dict(options) if names is None else {k: v for k, v in options.items() if k in names}
+
+
+def _score_sharing(plan: Plan, cache: dict[Any, Any]) -> np.ndarray:
+    """The scores of a numpy-backed plan (canonical system order), reusing the task-level matrix and the pairwise
+    sums held in ``cache`` by the other rules of the request."""
+    r = plan.across
+    key = (plan.level, "mean" if plan.level == "task" else r.within or r.name)
+    if key not in cache:
+        cache[key] = within_array(plan)
+    X = cache[key]
+    sums = None
+    if r.from_sums is not None and set(r.sums) <= set(_SHARED_SUMS) and (plan.weights is None or (plan.weights > 0).all()):
+        if ("sums",) + key not in cache:
+            w = np.ones((1, X.shape[-2])) if plan.weights is None else plan.weights[None, :]
+            cache[("sums",) + key] = {k: v[0] for k, v in task_pair_sums(X, w, _SHARED_SUMS).items()}
+        sums = cache[("sums",) + key]
+    return finalize(X, np.asarray(plan.judged.values), np.asarray(plan.miss.values), **plan.finalize_kwargs(),
+                    pair_sums=sums)
+
+
+def rank_rules(scores: xr.DataArray, rules: Sequence[str], **options: Any) -> xr.Dataset:
+    """:func:`rank` for several rules in one request (see :func:`aggregate_rules`): dims (rule, system)."""
+    return ranking(aggregate_rules(scores, rules, **options))
 
 
 def rank(scores: xr.DataArray, **options: Any) -> xr.Dataset:
@@ -638,6 +815,12 @@ def rank(scores: xr.DataArray, **options: Any) -> xr.Dataset:
 
 def ranking(score: xr.DataArray) -> xr.Dataset:
     """``score``, ``rank`` and ``discriminative_power`` of an aggregate score (see :func:`rank`)."""
+    if not is_dask(score):
+        v = np.asarray(score.values, dtype=np.float64)
+        ds = xr.Dataset({"score": score, "rank": (score.dims, min_rank(v), dict(score.attrs)),
+                         "discriminative_power": (score.dims[:-1], tied_count(v), dict(score.attrs))})
+        ds.attrs = dict(score.attrs)
+        return ds
     ranks = xr.apply_ufunc(
         min_rank, score, input_core_dims=[[SYSTEM]], output_core_dims=[[SYSTEM]], dask="parallelized",
         output_dtypes=[np.float64],
@@ -668,6 +851,6 @@ def task_scores(scores: xr.DataArray, *, missing: str = "error") -> xr.DataArray
     validate_scores(scores)
     if missing not in MISSING_POLICIES:
         raise VotebenchError(f"unknown missing-score policy {missing!r}; choose one of {', '.join(MISSING_POLICIES)}")
-    x = _apply_missing_policy(orient(scores), missing)
-    X = _within_step(x, get_rule("mean"), "task", {})
+    x = apply_missing_policy(orient(scores), missing)
+    X = within_step(x, get_rule("mean"), "task", {})
     return X.transpose(TASK, SYSTEM).rename("task_scores")

@@ -38,12 +38,42 @@ from typing import Any
 
 from .errors import VotebenchError
 
-__all__ = ["ROOT", "data_path", "experiments_dir", "experiment_names", "load_experiment", "list_experiments", "run_experiment",
+__all__ = ["ROOT", "find_root", "data_path",
+           "experiments_dir", "experiment_names", "load_experiment", "list_experiments", "run_experiment",
            "default_out", "register", "load_config", "json_safe", "write_json", "markdown_table", "format_value",
            "ComparisonLog", "STATUSES", "scheduler_context", "dask_compute"]
 
-#: the repository root: experiments live in ``ROOT / "experiments"`` and results go to ``ROOT / "results"``
-ROOT = Path(__file__).resolve().parents[1]
+def find_root() -> Path:
+    """The project folder holding ``experiments/`` and ``data/``, located through the package.
+
+    In order: the ``VOTEBENCH_ROOT`` environment variable; the source folder an editable install of
+    votebench points to (its ``direct_url.json``, PEP 610); the folder above the imported ``engine``
+    package when it holds ``experiments/`` (a checkout on ``sys.path``).  :data:`ROOT` holds the answer;
+    ``votebench experiment --root DIR`` or ``run_experiment(..., root=DIR)`` give another one explicitly.
+    """
+    import json
+    import os
+    from importlib.metadata import PackageNotFoundError, distribution
+    from urllib.parse import unquote, urlparse
+
+    env = os.environ.get("VOTEBENCH_ROOT")
+    if env:
+        return Path(env).resolve()
+    package_parent = Path(__file__).resolve().parent.parent
+    if (package_parent / "experiments").is_dir():
+        return package_parent
+    try:
+        info = json.loads(distribution("votebench").read_text("direct_url.json") or "{}")
+    except (PackageNotFoundError, ValueError):
+        info = {}
+    url = urlparse(str(info.get("url", "")))
+    if url.scheme == "file" and (Path(unquote(url.path)) / "experiments").is_dir():
+        return Path(unquote(url.path))
+    return package_parent
+
+
+#: the project root (:func:`find_root`): experiments live in ``ROOT / "experiments"``, results go to ``ROOT / "results"``
+ROOT = find_root()
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*$")
 _REQUIRED = ("TITLE", "DESCRIPTION", "run")
 
@@ -323,13 +353,13 @@ def scheduler_context(scheduler: str | None) -> Iterator[Any]:
     """Make the dask scheduler at ``scheduler`` the default inside the block (yields the client), or do nothing.
 
     Without an address the block runs locally and ``None`` is yielded; with one,
-    :func:`engine.sweep.connect` opens a client, which is current inside the
+    :func:`engine.distributed.connect` opens a client, which is current inside the
     block and closed afterwards.
     """
     if not scheduler:
         yield None
         return
-    from .sweep import connect
+    from .distributed import connect
 
     client = connect(scheduler)
     if client is None:  # pragma: no cover - connect returns a client for a non-empty address
@@ -341,7 +371,7 @@ def scheduler_context(scheduler: str | None) -> Iterator[Any]:
 def dask_compute(tasks: list[Any], *, scheduler: str | None = None) -> list[Any]:
     """Compute ``dask.delayed`` tasks: on the scheduler at ``scheduler`` if given, else in-process (synchronously).
 
-    The client (:func:`engine.sweep.connect`) is closed afterwards.
+    The client (:func:`engine.distributed.connect`) is closed afterwards.
     """
     import dask
 
@@ -359,6 +389,12 @@ def _one_line(text: Any) -> str:
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:
+    global ROOT
+    if args.root is not None:  # an explicit project folder (experiments/ and data/ inside)
+        root = Path(args.root).resolve()
+        if not (root / "experiments").is_dir():
+            raise VotebenchError(f"--root {args.root}: no experiments/ folder there")
+        ROOT = root
     if args.list:
         if args.name is not None:
             raise VotebenchError("give either an experiment name or --list, not both")
@@ -399,4 +435,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="output folder (default: results/experiments/NAME in the repository)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="dask scheduler address for the experiment's parallel work (default: local, in-process)")
+    p.add_argument("--root", default=None, metavar="DIR",
+                   help="project folder holding experiments/ and data/ (default: found through the installed package, "
+                   "or $VOTEBENCH_ROOT)")
     p.set_defaults(func=_cmd_experiment)

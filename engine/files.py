@@ -68,7 +68,7 @@ def remove_strays(target: str | os.PathLike[str]) -> list[Path]:
     folder = t.parent if str(t.parent) else Path(".")
     ours = re.compile(rf"^\.{re.escape(t.name)}\.tmp-(\d+)-[0-9a-f]{{8}}$")
     legacy = re.compile(rf"^\.{re.escape(t.name)}\.{_LEGACY_CHARS}$")
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(folder))
     except OSError:

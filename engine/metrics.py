@@ -29,7 +29,7 @@ Conventions
 from __future__ import annotations
 
 import warnings
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -51,6 +51,9 @@ __all__ = [
     "condorcet_rate",
     "generalization",
     "topk_agreement",
+    "pairwise_rank_bounds",
+    "order_stability",
+    "interval_description",
 ]
 
 Method = Literal["spearman", "kendall"]
@@ -69,10 +72,12 @@ def _as_float(x, name: str, min_ndim: int) -> np.ndarray:
     return x
 
 
-def _check_method(method: str) -> str:
-    if method not in ("spearman", "kendall"):
-        raise ValueError(f"method must be 'spearman' or 'kendall', got {method!r}")
-    return method
+def _check_method(method: str) -> Literal["spearman", "kendall"]:
+    if method == "spearman":
+        return "spearman"
+    if method == "kendall":
+        return "kendall"
+    raise ValueError(f"method must be 'spearman' or 'kendall', got {method!r}")
 
 
 def _scalar(x: np.ndarray):
@@ -816,3 +821,209 @@ def topk_agreement(score: np.ndarray, reference: np.ndarray, k: int, *, least: b
     same = (sa == sb).all(axis=-1)
     return _scalar(np.where(empty, np.nan, same.astype(np.float64)))
 
+
+
+# --------------------------------------------------------------------------- pairwise orders (any bootstrap axis)
+
+
+def pairwise_rank_bounds(point_score: np.ndarray, prob: np.ndarray, *, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks a system can take given the pairwise orders a bootstrap is sure about.
+
+    The statistic of a candidate (system) bootstrap: a replicate ranks the
+    systems it drew among themselves, so percentiles of replicate ranks are
+    biased toward 1 (a system at rank 20 of 97 ranks about 13th among the 63
+    distinct systems a replicate draws).  ``P(i above j | both drawn)``
+    (:func:`prob_above`) has no such bias.
+
+    Parameters
+    ----------
+    point_score : array_like, shape (S,)
+        Full-data scores (higher is better); ``NaN`` = not ranked.
+    prob : array_like, shape (S, S)
+        :func:`prob_above` of the replicates: share of the replicates holding
+        both ``i`` and ``j`` in which ``i`` scores above ``j``.
+    level : float
+        In (0.5, 1): an order counts as sure when it holds in at least this
+        share of the replicates (then at most one of ``i > j``, ``j > i`` is sure).
+
+    Returns
+    -------
+    low, high : ndarray of float64, shape (S,)
+        Whole numbers: ``low = 1 + #{j : P(j above i) >= level}`` (systems surely
+        above it) and ``high = n - #{j : P(i above j) >= level}`` (``n`` ranked
+        systems, minus those surely below it), over the ranked systems ``j != i``;
+        ``NaN`` for an unranked system.  ``low <= high``.  Pairs never drawn
+        together (``NaN``) are not sure.
+
+    Examples
+    --------
+    >>> P = np.array([[0.0, 0.99, 1.0], [0.01, 0.0, 0.6], [0.0, 0.4, 0.0]])
+    >>> pairwise_rank_bounds(np.array([3.0, 2.0, 1.0]), P)
+    (array([1., 2., 2.]), array([1., 3., 3.]))
+    """
+    point = _as_float(point_score, "point_score", 1)
+    prob = _as_float(prob, "prob", 2)
+    S = point.shape[-1]
+    if point.ndim != 1 or prob.shape != (S, S):
+        raise ValueError(f"point_score must be (S,) and prob (S, S), got {point.shape} and {prob.shape}")
+    level = float(level)
+    if not 0.5 < level < 1.0:
+        raise ValueError(f"level must be in (0.5, 1), got {level}")
+    ranked = ~np.isnan(point)
+    pair = ranked[:, None] & ranked[None, :] & ~np.eye(S, dtype=bool)
+    sure = pair & (prob >= level)  # NaN compares False
+    n = float(ranked.sum())
+    low = np.where(ranked, 1.0 + sure.sum(axis=0), np.nan)
+    high = np.where(ranked, n - sure.sum(axis=1), np.nan)
+    return low, high
+
+
+def order_stability(point_score: np.ndarray, prob: np.ndarray) -> float:
+    """Mean share of replicates that keep the full-data order of a pair of systems.
+
+    Parameters
+    ----------
+    point_score : array_like, shape (S,)
+        Full-data scores (higher is better); ``NaN`` = not ranked.
+    prob : array_like, shape (S, S)
+        :func:`prob_above` of the replicates.
+
+    Returns
+    -------
+    float
+        Mean of ``P(i above j)`` over the pairs of ranked systems with
+        ``point_score[i] > point_score[j]`` that some replicate holds together
+        (a tie in a replicate does not keep the order); 1 when every replicate
+        keeps every order.  ``NaN`` without such a pair.
+
+    Examples
+    --------
+    >>> round(order_stability(np.array([3.0, 2.0, 1.0]), np.array([[0.0, 0.9, 1.0], [0.1, 0.0, 0.5], [0.0, 0.5, 0.0]])), 6)
+    0.8
+    """
+    point = _as_float(point_score, "point_score", 1)
+    prob = _as_float(prob, "prob", 2)
+    S = point.shape[-1]
+    if point.ndim != 1 or prob.shape != (S, S):
+        raise ValueError(f"point_score must be (S,) and prob (S, S), got {point.shape} and {prob.shape}")
+    with np.errstate(invalid="ignore"):
+        above = point[:, None] > point[None, :]
+    vals = prob[above & ~np.isnan(prob)]
+    return float(vals.mean()) if vals.size else float("nan")
+
+
+def interval_description(kind: str, level: float) -> str:
+    """What a bootstrap rank interval is, in one sentence, for tables and reports.
+
+    Parameters
+    ----------
+    kind : {"percentile", "pairwise"}
+        :func:`rank_intervals` of the replicate ranks, or :func:`pairwise_rank_bounds`.
+    level : float
+        The coverage, or the share of replicates that makes an order sure.
+
+    Returns
+    -------
+    str
+    """
+    pct = f"{100 * level:g}%"
+    if kind == "pairwise":
+        return (f"ranks allowed by the pairwise orders the bootstrap is sure of (in >= {pct} of the replicates that draw "
+                "both systems): from 1 + the systems surely above to N - the systems surely below; a candidate "
+                "bootstrap ranks only the systems each replicate draws, so percentiles of its ranks are biased toward 1")
+    return (f"{50 * (1 - level):g}-{50 * (1 + level):g}% percentiles of the replicate ranks, interpolated between whole "
+            "ranks (numpy's linear method), so a bound can fall between two ranks")
+
+
+# --------------------------------------------------------------------------- benchmark agreement (BenchBench)
+
+
+def benchmark_agreement(score_a, score_b, *, systems_a=None, systems_b=None) -> dict:
+    """Agreement of two benchmarks: Kendall's tau-b between their rankings of the systems they share.
+
+    Benchmark agreement testing (Perlitz et al. 2024, *Do These LLM Benchmarks Agree? Fixing Benchmark
+    Evaluation with BenchBench*, arXiv:2407.13696) compares the rankings two benchmarks give to the systems
+    both evaluate.
+
+    Parameters
+    ----------
+    score_a, score_b : array_like, shape (S_a,) and (S_b,)
+        Each benchmark's aggregate score per system (higher is better; only the order matters).
+        ``NaN`` = not ranked.
+    systems_a, systems_b : sequence of labels, optional
+        System names of ``score_a`` and ``score_b``; the systems both rank (by name) are compared.  Without
+        names the two vectors must describe the same systems in the same order.
+
+    Returns
+    -------
+    dict
+        ``tau`` (tau-b, :func:`engine.kernels.kemeny.kendall_tau_b`; ties in either ranking handled), ``pvalue``
+        (two-sided, of ``H0: tau = 0``, from ``scipy.stats.kendalltau``: exact for fewer than 50 systems
+        without ties, the normal approximation with the tie-corrected variance otherwise), ``n`` (systems
+        compared) and ``systems`` (their names in the order of ``systems_a``, or indices).  ``tau`` and ``pvalue``
+        are ``NaN`` with fewer than two common systems or a constant ranking.
+
+    Examples
+    --------
+    >>> r = benchmark_agreement([3.0, 2.0, 1.0, 0.0], [0.9, 0.8, 0.5, 0.7], systems_a=list("abcd"),
+    ...                         systems_b=list("abcd"))
+    >>> round(r["tau"], 4), r["n"]
+    (0.6667, 4)
+    """
+    from scipy.stats import kendalltau
+
+    a = np.asarray(score_a, dtype=np.float64).ravel()
+    b = np.asarray(score_b, dtype=np.float64).ravel()
+    if (systems_a is None) != (systems_b is None):
+        raise ValueError("give the system names of both benchmarks, or of neither")
+    if systems_a is None:
+        if a.shape != b.shape:
+            raise ValueError(f"without system names the scores must describe the same systems, got {a.size} and {b.size}")
+        names: list[Any] = list(range(a.size))
+        x, y = a, b
+    else:
+        la, lb = [str(s) for s in systems_a], [str(s) for s in systems_b]
+        if len(la) != a.size or len(lb) != b.size:
+            raise ValueError("each benchmark needs one system name per score")
+        if len(set(la)) != len(la) or len(set(lb)) != len(lb):
+            raise ValueError("system names must be unique within a benchmark")
+        pos_b = {s: i for i, s in enumerate(lb)}
+        names = [s for s in la if s in pos_b]  # in the order of benchmark a
+        pos_a = {s: i for i, s in enumerate(la)}
+        x = np.array([a[pos_a[s]] for s in names])
+        y = np.array([b[pos_b[s]] for s in names])
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    names = [s for s, k in zip(names, keep) if k]
+    n = int(x.size)
+    tau = float(kendall_tau_b(x, y)) if n >= 2 else float("nan")
+    p = float("nan")
+    if n >= 2 and not np.isnan(tau):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            p = float(kendalltau(x, y).pvalue)
+    return {"tau": tau, "pvalue": p, "n": n, "systems": names}
+
+
+def benchmark_diversity(X, *, missing: Literal["error", "drop-judges", "listwise"] = "listwise"):
+    """Diversity of one benchmark's tasks: ``1 - W``, Kendall's coefficient of concordance of its tasks.
+
+    ``0`` when every task ranks the systems alike, up to ``1`` when their rankings cancel out
+    (:func:`kendall_w` with the tie correction, tasks as judges).
+
+    Parameters
+    ----------
+    X : array_like, shape (..., T, S)
+        Task-level scores (a row per task, higher is better).
+    missing : {"error", "drop-judges", "listwise"}
+        Missing scores: drop the systems that have any (default), the tasks that have any, or refuse.
+
+    Examples
+    --------
+    >>> float(benchmark_diversity(np.array([[3.0, 2.0, 1.0], [1.0, 2.0, 3.0]])))
+    1.0
+    """
+    return _scalar(1.0 - np.asarray(kendall_w(X, missing=missing)))
+
+
+__all__ += ["benchmark_agreement", "benchmark_diversity"]

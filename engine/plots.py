@@ -38,6 +38,8 @@ __all__ = [
 
 #: longest system / rule label drawn (longer names end in an ellipsis)
 LABEL_CHARS = 34
+#: the pairwise win matrix prints its counts in the cells up to this many systems
+WIN_NUMBERS = 30
 _ROW = 0.26  # inches per system row
 _FONT = 8.0
 _UP, _DOWN = "\u2191", "\u2193"
@@ -100,7 +102,7 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "") -
     matplotlib.figure.Figure
         A heatmap: one column per rule, each cell the system's rank and its
         change ``baseline rank - rule rank`` (up arrow: better than under the
-        baseline), green for improvements and red for drops.
+        baseline), teal for improvements and brown for drops.
     """
     ranks = ranks.transpose(SYSTEM, ...)
     col_dim = ranks.dims[1]
@@ -117,7 +119,8 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "") -
     width = max(_label_width(systems) + 0.62 * m + 1.6, _title_width(title))
     fig = _figure(width, _ROW * n + 1.9)
     ax = fig.add_subplot()
-    im = ax.imshow(np.clip(delta, -lim, lim), cmap="RdYlGn", norm=TwoSlopeNorm(0.0, -lim, lim), aspect="auto",
+    # brown-to-teal: a diverging map that colour-blind readers also tell apart (ColorBrewer BrBG)
+    im = ax.imshow(np.clip(delta, -lim, lim), cmap="BrBG", norm=TwoSlopeNorm(0.0, -lim, lim), aspect="auto",
                    interpolation="nearest")
     font = 6.5 if m > 12 else 7.5
     for i in range(n):
@@ -281,7 +284,7 @@ def win_matrix_figure(wins: np.ndarray, ties: np.ndarray, systems: Sequence[obje
     systems : sequence of S names, in the order to draw
     title : str
     annotate : bool, optional
-        Write the win counts in the cells (default: up to 20 systems).
+        Write the win counts in the cells (default: up to :data:`WIN_NUMBERS` systems).
 
     Returns
     -------
@@ -301,11 +304,11 @@ def win_matrix_figure(wins: np.ndarray, ties: np.ndarray, systems: Sequence[obje
     fig = _figure(max(lw + side + 1.8, _title_width(title)), lw * 0.8 + side + 1.2)
     ax = fig.add_subplot()
     im = ax.imshow(share, cmap="RdBu", vmin=0.0, vmax=1.0, interpolation="nearest")
-    if annotate if annotate is not None else n <= 20:
+    if annotate if annotate is not None else n <= WIN_NUMBERS:
         for i in range(n):
             for j in range(n):
                 if i != j and np.isfinite(share[i, j]):
-                    ax.text(j, i, f"{W[i, j]:g}", ha="center", va="center", fontsize=6.5,
+                    ax.text(j, i, f"{W[i, j]:g}", ha="center", va="center", fontsize=6.5 if n <= 20 else 5.5,
                             color=_text_color(im.cmap(im.norm(share[i, j]))))
     ax.set_xticks(range(n), names, rotation=90, fontsize=_FONT)
     ax.set_yticks(range(n), names, fontsize=_FONT)
@@ -337,18 +340,23 @@ def _cd_groups(avg: np.ndarray, cd: float) -> list[tuple[int, int]]:
     return out
 
 
-def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object], *, cd: float, title: str = "",
-                               axis_range: tuple[float, float] | None = None) -> Figure:
-    """Critical-difference diagram (Demsar 2006): average ranks with the groups the Nemenyi test cannot separate.
+def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object], *, cd: float | None, title: str = "",
+                               axis_range: tuple[float, float] | None = None,
+                               cliques: Sequence[Sequence[int]] | None = None) -> Figure:
+    """Critical-difference diagram (Demsar 2006): average ranks with the groups a post-hoc test cannot separate.
 
     Parameters
     ----------
     avg_ranks : ndarray, shape (S,)
         Average rank of every system over the datasets (tasks), 1 = best.
     systems : sequence of S names
-    cd : float
-        Nemenyi critical difference; systems whose average ranks differ by less
-        than ``cd`` are joined by a thick bar.
+    cd : float or None
+        Nemenyi critical difference, drawn as a bar above the axis; without
+        ``cliques``, systems whose average ranks differ by less than ``cd``
+        are joined by a thick bar.  ``None``: no CD bar (another test).
+    cliques : sequence of sequences of int, optional
+        The groups to join (indices into ``avg_ranks``, e.g.
+        :func:`engine.significance.cliques`), instead of those of ``cd``.
     title : str
     axis_range : (float, float), optional
         Range of the rank axis (default: the whole numbers around the ranks shown).
@@ -367,13 +375,18 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
     lo, hi = axis_range if axis_range is not None else (1.0, max(2.0, float(np.ceil(a.max()))))
     if hi <= lo:
         hi = lo + 1.0
-    groups = _cd_groups(a, cd)
+    if cliques is not None:
+        pos = np.empty(n, dtype=np.intp)
+        pos[order] = np.arange(n)
+        groups = sorted((int(pos[list(g)].min()), int(pos[list(g)].max())) for g in cliques if len(g) >= 2)
+    else:
+        groups = _cd_groups(a, cd if cd is not None else 0.0)
     n_left = (n + 1) // 2
     rows = max(n_left, n - n_left)
     label_in = _label_width(names, 8.0) + 0.35
     axis_in = 5.0 if hi - lo <= 15 else 7.0
     step_in = 0.2
-    top_in, bar_in = 1.05, 0.12 * len(groups) + 0.15
+    top_in, bar_in = (1.05 if cd is not None else 0.7), 0.12 * len(groups) + 0.15
     height = top_in + bar_in + step_in * (rows + 1) + 0.2
     title = title or "Critical difference (Nemenyi)"
     fig = _figure(max(axis_in + 2 * label_in, _title_width(title, 9.5)), height, constrained=False)
@@ -391,7 +404,7 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
         if major:
             ax.text(t, 0.12, f"{t:g}", ha="center", va="bottom", fontsize=7.5)
     # CD bar from the left end of the axis
-    if np.isfinite(cd):
+    if cd is not None and np.isfinite(cd):
         end = min(lo + cd, hi)
         ax.plot([lo, end], [0.55, 0.55], color="black", linewidth=1.2)
         ax.plot([lo, lo], [0.5, 0.6], color="black", linewidth=1.2)
@@ -539,8 +552,11 @@ def subset_curve_figure(sizes: np.ndarray, mean: np.ndarray, std: np.ndarray, ru
         ok = np.isfinite(M[i])
         ax.plot(x[ok], M[i, ok], styles[(i // 10) % 4], marker=markers[(i // 10) % 4], markersize=3, color=color,
                 linewidth=1.4, label=short_label(rules[i], 24))
-        band = ok & np.isfinite(S[i])
-        ax.fill_between(x[band], (M[i] - S[i])[band], (M[i] + S[i])[band], color=color, alpha=0.12, linewidth=0)
+        band = ok & np.isfinite(S[i])  # tau lies in [-1, 1]: so does its band
+        ax.fill_between(x[band], np.clip(M[i] - S[i], -1.0, 1.0)[band], np.clip(M[i] + S[i], -1.0, 1.0)[band],
+                        color=color, alpha=0.10, linewidth=0)
+    low = np.nanmin(np.clip(M - np.nan_to_num(S), -1.0, 1.0)) if np.isfinite(M).any() else -1.0
+    ax.set_ylim(max(-1.02, min(0.0, np.floor(low * 10) / 10) - 0.02), 1.02)
     ax.set_xlabel("number of tasks in the subset", fontsize=_FONT)
     ax.set_ylabel(ylabel, fontsize=_FONT)
     if x.size:

@@ -51,7 +51,7 @@ import shutil
 import sys
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +60,7 @@ import xarray as xr
 
 from .dims import RULE, SYSTEM, TASK
 from .errors import VotebenchError
+from .significance import FriedmanResult, check_alpha, friedman_test, nemenyi_cd, nemenyi_q
 
 if TYPE_CHECKING:  # pragma: no cover
     import argparse
@@ -76,6 +77,7 @@ __all__ = [
     "rank_changes",
     "format_change",
     "select_systems",
+    "find_input",
     "build_report",
     "register",
 ]
@@ -90,145 +92,6 @@ _UP, _DOWN = "\u2191", "\u2193"
 # ---------------------------------------------------------------------------------------------
 # statistics
 # ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class FriedmanResult:
-    """Friedman test of ``k`` systems over ``N`` datasets (tasks).
-
-    Attributes
-    ----------
-    statistic : float
-        Friedman's chi-square with the correction for ties
-        ``chi2_F = 12 N / (k (k + 1)) sum_j (R_j - (k + 1) / 2)^2 / C``,
-        ``C = 1 - sum (t^3 - t) / (N k (k^2 - 1))`` over the groups of ``t``
-        tied systems in every dataset (``NaN`` when every dataset ties all systems).
-    pvalue : float
-        Upper tail of chi-square with ``k - 1`` degrees of freedom.
-    iman_davenport : float
-        ``F_F = (N - 1) chi2_F / (N (k - 1) - chi2_F)`` (Demsar 2006, eq. 2).
-    iman_davenport_pvalue : float
-        Upper tail of F with ``k - 1`` and ``(k - 1)(N - 1)`` degrees of freedom.
-    n_datasets, n_systems : int
-    avg_ranks : ndarray, shape (k,)
-        Average rank of every system (1 = best, ties get the mean of their positions).
-    """
-
-    statistic: float
-    pvalue: float
-    iman_davenport: float
-    iman_davenport_pvalue: float
-    n_datasets: int
-    n_systems: int
-    avg_ranks: np.ndarray
-
-
-def friedman_test(X: np.ndarray) -> FriedmanResult:
-    """Friedman test with tie correction on complete scores.
-
-    Parameters
-    ----------
-    X : array_like, shape (N, k)
-        Scores of ``k`` systems (columns) on ``N`` datasets (rows), higher is
-        better, no ``NaN``.
-
-    Returns
-    -------
-    FriedmanResult
-
-    Raises
-    ------
-    VotebenchError
-        Fewer than 2 datasets or 2 systems, or missing scores.
-
-    Examples
-    --------
-    >>> r = friedman_test(np.array([[3.0, 2.0, 1.0], [3.0, 1.0, 2.0], [3.0, 2.0, 1.0]]))
-    >>> round(r.statistic, 4), r.avg_ranks.tolist()
-    (4.6667, [1.0, 2.3333333333333335, 2.6666666666666665])
-    """
-    from scipy import stats
-
-    from .metrics import average_ranks
-
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 2:
-        raise VotebenchError(f"the Friedman test needs at least 2 datasets and 2 systems, got shape {X.shape}")
-    if not np.isfinite(X).all():
-        raise VotebenchError("the Friedman test needs complete, finite scores")
-    n, k = X.shape
-    ranks = average_ranks(X)
-    avg = ranks.mean(axis=0)
-    ties = 0.0
-    for row in X:
-        _, counts = np.unique(row, return_counts=True)
-        ties += float((counts**3 - counts).sum())
-    c = 1.0 - ties / (n * k * (k * k - 1))
-    if c <= 1e-12:
-        chi2 = math.nan
-    else:
-        chi2 = 12.0 * n / (k * (k + 1)) * float(((avg - (k + 1) / 2.0) ** 2).sum()) / c
-    p = float(stats.chi2.sf(chi2, k - 1)) if math.isfinite(chi2) else math.nan
-    denom = n * (k - 1) - chi2
-    if not math.isfinite(chi2):
-        ff, pf = math.nan, math.nan
-    elif denom <= 1e-9 * n * (k - 1):  # every dataset ranks the systems alike
-        ff, pf = math.inf, 0.0
-    else:
-        ff = (n - 1) * chi2 / denom
-        pf = float(stats.f.sf(ff, k - 1, (k - 1) * (n - 1)))
-    return FriedmanResult(float(chi2), p, float(ff), pf, n, k, avg)
-
-
-def _check_alpha(alpha: float) -> float:
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise VotebenchError(f"alpha must be a number between 0 and 1, got {alpha!r}") from None
-    if not 0.0 < a < 1.0 or isinstance(alpha, bool):
-        raise VotebenchError(f"alpha must be between 0 and 1 (exclusive), got {alpha!r}")
-    return a
-
-
-def nemenyi_q(k: int, alpha: float = 0.05) -> float:
-    """Critical value ``q_alpha`` of the Nemenyi test for ``k`` systems (Demsar 2006, Table 5a).
-
-    ``q_alpha`` is the ``1 - alpha`` quantile of the studentized range of ``k``
-    means with infinite degrees of freedom, divided by ``sqrt(2)``.
-
-    Examples
-    --------
-    >>> round(nemenyi_q(5, 0.05), 3)
-    2.728
-    """
-    from scipy.stats import studentized_range
-
-    a = _check_alpha(alpha)
-    if int(k) != k or k < 2:
-        raise VotebenchError(f"the Nemenyi test needs at least 2 systems, got {k}")
-    return float(studentized_range.ppf(1.0 - a, int(k), np.inf) / math.sqrt(2.0))
-
-
-def nemenyi_cd(k: int, n: int, alpha: float = 0.05) -> float:
-    """Nemenyi critical difference ``CD = q_alpha sqrt(k (k + 1) / (6 N))`` of average ranks.
-
-    Parameters
-    ----------
-    k : int
-        Number of systems compared.
-    n : int
-        Number of datasets (tasks) the average ranks are taken over.
-    alpha : float
-        Significance level.
-
-    Examples
-    --------
-    >>> round(nemenyi_cd(4, 14, 0.05), 3)
-    1.254
-    """
-    if int(n) != n or n < 1:
-        raise VotebenchError(f"the Nemenyi critical difference needs at least 1 dataset, got {n}")
-    return nemenyi_q(k, alpha) * math.sqrt(k * (k + 1) / (6.0 * n))
-
-
 def promethee_flows(X: np.ndarray, *, weights: np.ndarray | None = None, **options: Any
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """PROMETHEE II positive, negative and net flows of complete task-level scores.
@@ -500,6 +363,119 @@ class _Settings:
     repeats: int
     over: str
     seed: int
+    test: str = "auto"
+
+
+# ---------------------------------------------------------------------------------------------
+# rules whose ranking is not an aggregate to compare
+# ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RuleFlag:
+    """Why a rule's ranking is degenerate (``leave_out``: not drawn by default) or needs a remark."""
+
+    label: str
+    kind: str  # "random", "single-winner", "scale", "fallback"
+    text: str
+    leave_out: bool
+
+
+def rule_flags(labels: Sequence[str], names: Mapping[str, str], score: np.ndarray, X: np.ndarray | None,
+               systems: Sequence[str], options: Mapping[str, Mapping[str, Any]] | None = None) -> list[RuleFlag]:
+    """The rules of a report whose rankings mislead as rank changes, and remarks on the others.
+
+    Parameters
+    ----------
+    labels : sequence of str
+        Rule labels (rows of ``score``).
+    names : mapping
+        ``label -> registered rule name``.
+    score : ndarray, shape (R, S)
+        Full-data scores of the ranked systems (higher is better).
+    X : ndarray, shape (T, S), optional
+        Oriented task-level scores of the same systems (for the scale check).
+    systems : sequence of str
+    options : mapping, optional
+        ``label -> rule options`` (``gamma`` of ``optimality_gap``).
+
+    Returns
+    -------
+    list of RuleFlag
+        ``random``: ``random_judge`` (one task drawn at random: a lottery, not
+        an aggregate); ``single-winner``: a rule that ranks only a winner (at
+        most two distinct ranks among three or more systems, e.g.
+        ``condorcet``), reported as its winner; ``scale``: ``optimality_gap``
+        on scores outside [0, 1], where the gap below ``gamma`` is mostly 0 or
+        meaningless; these three are left out of the rank tables and figures
+        unless asked for.  ``fallback``: ``kemeny`` on more than 12 ranked
+        systems, which is Borda's count (said, kept).
+    """
+    from .kernels.ranking import min_rank
+
+    out = []
+    for i, label in enumerate(labels):
+        name = names.get(label, label)
+        sc = np.asarray(score[i], dtype=np.float64)
+        ranked = np.isfinite(sc)
+        n = int(ranked.sum())
+        if name == "random_judge":
+            out.append(RuleFlag(label, "random", f"{label}: the ranking of one task drawn at random (a lottery over the "
+                                                 "tasks, not an aggregate of them)", True))
+            continue
+        distinct = np.unique(min_rank(sc[ranked])).size if n else 0
+        if n >= 3 and distinct <= 2:
+            top = [systems[j] for j in np.flatnonzero(ranked & (sc == np.nanmax(sc)))]
+            if distinct == 1:
+                text = f"{label}: every system ties (no {'Condorcet ' if name == 'condorcet' else ''}winner)"
+            else:
+                text = f"{label}: a single-winner rule: winner {', '.join(top)}; the {n - len(top)} others tie behind"
+            out.append(RuleFlag(label, "single-winner", text, True))
+            continue
+        if name == "optimality_gap" and X is not None and np.isfinite(X).any():
+            lo, hi = float(np.nanmin(X)), float(np.nanmax(X))
+            if lo < 0.0 or hi > 1.0:
+                gamma = (options or {}).get(label, {}).get("gamma", 0.95)
+                out.append(RuleFlag(label, "scale", f"{label}: the scores are not on a 0-1 scale (they span {lo:.4g} to "
+                                                    f"{hi:.4g}), so the shortfall below gamma = {gamma:g} does not mean "
+                                                    "what the rule assumes", True))
+                continue
+        if name == "kemeny" and n > 12:
+            out.append(RuleFlag(label, "fallback", f"{label}: {n} ranked systems, more than the 12 solved exactly: the "
+                                                   "ranking is Borda's count (the exact Kemeny optimum is not computed)",
+                                False))
+    return out
+
+
+def _apply_flags(rk: _Rankings, flags: Sequence[RuleFlag], *, explicit: bool, notes: list[str]) -> tuple[_Rankings,
+                                                                                                           list[str]]:
+    """The rankings without the rules left out (unless asked for by name), the notes, and the rows of the flag table."""
+    gone = [f for f in flags if f.leave_out and not explicit and f.label != rk.baseline]
+    for f in flags:
+        if f.kind == "fallback":
+            notes.append(f"{f.text}.")
+    if explicit:
+        for f in flags:
+            if f.leave_out:
+                notes.append(f"Flagged: {f.text}.")
+    if gone:
+        notes.append("Left out of the rank tables and figures (name them with --rule to see them anyway): "
+                     + "; ".join(f.text for f in gone) + ".")
+    keep = [i for i, lb in enumerate(rk.labels) if lb not in {f.label for f in gone}]
+    if len(keep) == len(rk.labels):
+        return rk, [f.label for f in gone]
+    from .kernels.ranking import min_rank
+
+    S = rk.score[keep]
+    return _Rankings([rk.labels[i] for i in keep], rk.baseline, rk.systems, S, min_rank(S), rk.dropped), [f.label for f in gone]
+
+
+def _flag_section(flags: Sequence[RuleFlag]) -> tuple[str, str] | None:
+    rows = [f for f in flags if f.kind != "fallback"]
+    if not rows:
+        return None
+    items = "".join(f"<li>{html.escape(f.text)}</li>" for f in rows)
+    return ("Single-winner and degenerate rules", "<p>These rules' rankings are not compared as rank changes: a "
+            "single-winner rule ranks only its winner, a random judge is one task drawn at random, and the optimality "
+            f"gap needs scores on a 0-1 scale.</p><ul>{items}</ul>")
 
 
 def _shown(rk: _Rankings, top_k: int) -> tuple[np.ndarray, str]:
@@ -579,33 +555,58 @@ def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str
         notes.append(f"{int((~complete).sum())} task(s) with missing scores are left out of the Friedman test and "
                      "PROMETHEE flows (they need complete data).")
     if Xc.shape[0] >= 2 and Xc.shape[1] >= 2:
-        fr = friedman_test(Xc)
-        cd = nemenyi_cd(fr.n_systems, fr.n_datasets, st.alpha)
+        from .significance import cliques, compare
+
+        ph = compare(Xc, alpha=st.alpha, test=st.test, shown=idx)
+        fr = ph.friedman if ph.friedman is not None else friedman_test(Xc)
         sig = fr.pvalue < st.alpha
-        stats_rows = [["Friedman chi-square (tie-corrected)", f"{fr.statistic:.4g}"],
+        wilcoxon = ph.test == "wilcoxon-holm"
+        test_name = "pairwise Wilcoxon signed-rank tests, Holm-corrected" if wilcoxon else "Nemenyi"
+        stats_rows = [["post-hoc test", test_name], ["why", ph.reason],
+                      ["Friedman chi-square (tie-corrected)", f"{fr.statistic:.4g}"],
                       ["p-value (chi-square, df = k - 1)", f"{fr.pvalue:.3g}"],
                       ["Iman-Davenport F", f"{fr.iman_davenport:.4g}"],
                       ["p-value (F)", f"{fr.iman_davenport_pvalue:.3g}"],
                       ["systems k / tasks N", f"{fr.n_systems} / {fr.n_datasets}"],
                       [f"Nemenyi q (alpha = {st.alpha:g})", f"{nemenyi_q(fr.n_systems, st.alpha):.4g}"],
-                      ["critical difference CD", f"{cd:.4g}"]]
+                      ["Nemenyi critical difference CD", f"{ph.cd:.4g}"],
+                      ["pairs separated", f"{int(np.triu(ph.different, 1).sum())} of {fr.n_systems * (fr.n_systems - 1) // 2}"]]
+        how = ("Thick bars join systems, adjacent in average rank, among which no pairwise Wilcoxon signed-rank test "
+               f"rejects equal performance at a family-wise alpha = {st.alpha:g} after Holm's correction" if wilcoxon else
+               "Thick bars join systems whose average ranks differ by less than Nemenyi's critical difference "
+               "CD = q_alpha sqrt(k(k+1)/(6N)) (Demsar 2006)")
         body = [f"<p>Average ranks of the systems over the {fr.n_datasets} tasks ({what}; ties get the mean of their "
                 f"positions). Friedman test: chi-square = {fr.statistic:.4g}, p = {fr.pvalue:.3g} "
                 f"({'reject' if sig else 'cannot reject'} equal average ranks at alpha = {st.alpha:g}). "
-                "Thick bars join systems whose average ranks differ by less than Nemenyi's critical difference "
-                "CD = q_alpha sqrt(k(k+1)/(6N)) (Demsar 2006)"
-                + ("" if sig else "; the Friedman test does not reject, so the post-hoc groups are only indicative")
-                + ".</p>"]
+                f"Post-hoc test: <b>{html.escape(test_name)}</b>, chosen automatically: {html.escape(ph.reason)}. "
+                f"{how}.</p>"]
+        if ph.note:
+            body.append(f"<p><b>Note:</b> {html.escape(ph.note)}.</p>")
+            notes.append(f"Critical difference: {ph.note}.")
         body.append(out.table("friedman", _Table(["statistic", "value"], stats_rows, stats_rows), caption="Friedman test"))
         avg_rows = sorted(([rk.systems[i], float(fr.avg_ranks[i])] for i in range(len(rk.systems))), key=lambda r: r[1])
         body.append(out.table("average_ranks", _Table(["system", "average rank"], avg_rows,
                                                       [[r[0], f"{r[1]:.3f}"] for r in avg_rows]),
                               caption="Average ranks over tasks:", show=False))
-        fig = plots.critical_difference_figure(fr.avg_ranks[idx], names[idx].tolist(), cd=cd,
-                                               title=f"Critical difference (Nemenyi, alpha = {st.alpha:g}, "
-                                                     f"k = {fr.n_systems}, N = {fr.n_datasets}){suffix}")
-        body.append(out.figure("critical_difference", fig, f"Critical-difference diagram{html.escape(suffix)}."))
-        sections.append(("Critical difference (Friedman and Nemenyi)", "\n".join(body)))
+        if wilcoxon:
+            prow = [[rk.systems[i], rk.systems[j], float(ph.pvalues[i, j]), float(ph.adjusted[i, j]),
+                     bool(ph.different[i, j])] for i in range(len(rk.systems)) for j in range(i + 1, len(rk.systems))]
+            body.append(out.table("wilcoxon_holm", _Table(["system", "opponent", "p", "p (Holm)", "different"], prow,
+                                                          [[a, b, f"{p:.3g}", f"{q:.3g}", "yes" if d else ""]
+                                                           for a, b, p, q, d in prow]),
+                                  caption="Pairwise Wilcoxon signed-rank tests:", show=False))
+        sub_avg = ph.avg_ranks[idx]
+        groups = [tuple(int(idx[v]) for v in g) for g in cliques(sub_avg, ph.different[np.ix_(idx, idx)])]
+        local = {int(v): k for k, v in enumerate(idx)}
+        fig = plots.critical_difference_figure(
+            sub_avg, names[idx].tolist(), cd=None if wilcoxon else ph.cd,
+            cliques=[tuple(local[v] for v in g) for g in groups],
+            title=(f"Critical difference ({'Wilcoxon-Holm' if wilcoxon else 'Nemenyi'}, alpha = {st.alpha:g}, "
+                   f"k = {fr.n_systems}, N = {fr.n_datasets}){suffix}"))
+        body.append(out.figure("critical_difference", fig, f"Critical-difference diagram ({html.escape(test_name)}); "
+                                                           f"average ranks, 1 = best{html.escape(suffix)}."))
+        sections.append((f"Critical difference (Friedman and {'Wilcoxon-Holm' if wilcoxon else 'Nemenyi'})",
+                         "\n".join(body)))
 
         plus, minus, net = promethee_flows(Xc)
         rows = sorted(([rk.systems[i], float(plus[i]), float(minus[i]), float(net[i])] for i in range(len(rk.systems))),
@@ -624,30 +625,48 @@ def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str
         notes.append("Too few complete tasks or systems for the Friedman test and PROMETHEE flows.")
     wins, ties = pairwise_counts(X)
     sub = np.ix_(idx, idx)
-    fig = plots.win_matrix_figure(wins[sub], ties[sub], names[idx].tolist(), title=f"Pairwise wins{suffix}")
+    numbers = len(idx) <= plots.WIN_NUMBERS
+    fig = plots.win_matrix_figure(wins[sub], ties[sub], names[idx].tolist(), title=f"Pairwise wins{suffix}",
+                                  annotate=numbers)
     rows = [[rk.systems[i]] + [float(wins[i, j]) for j in range(len(rk.systems))] for i in range(len(rk.systems))]
     body = [out.table("win_matrix", _Table(["system"] + list(rk.systems), rows,
                                            [[r[0]] + [f"{v:g}" for v in r[1:]] for r in rows]),
                       caption="Win counts (row beats column on that many tasks):", show=False)]
-    body.append(out.figure("win_matrix", fig, f"Share of the tasks (where both have a score) on which the row system "
-                                              f"beats the column system; numbers: tasks won{html.escape(suffix)}."))
+    what_numbers = ("numbers in the cells: tasks the row system wins" if numbers else
+                    "the counts are in the win-count table (too many cells to print them)")
+    body.append(out.figure("win_matrix", fig, f"Colour: share of the tasks (where both have a score) on which the row "
+                                              f"system beats the column system; {what_numbers}{html.escape(suffix)}."))
     sections.append(("Pairwise wins", "\n".join(body)))
     return sections
 
 
 def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict[str, tuple[float, float, float, bool]],
-                                                                            list[list[Any]]]:
-    """Rank intervals of one rule's bootstrap: per system (rank, low, high, tied with the leader), and table rows."""
+                                                                            list[list[Any]], list[Any]]:
+    """One rule's bootstrap: per system (rank, low, high, tied with the leader), table rows and the stability row.
+
+    A candidate (system) bootstrap gets :func:`engine.metrics.pairwise_rank_bounds`,
+    the others the percentiles of :func:`engine.summarize`.
+    """
+    from . import metrics
     from .bootstrap import summarize
 
     summ = summarize(boot, level=1.0 - st.alpha)
     systems = [str(s) for s in summ[SYSTEM].values]
-    cols = [np.asarray(summ[v].values, dtype=np.float64) for v in ("rank", "rank_low", "rank_high")]
+    point = np.asarray(summ["score"].values, dtype=np.float64)
+    prob = np.asarray(summ["prob_above"].values, dtype=np.float64)
+    rank = np.asarray(summ["rank"].values, dtype=np.float64)
+    if st.over == "systems" or boot.attrs.get("over") == "systems":
+        low, high = metrics.pairwise_rank_bounds(point, prob, level=1.0 - st.alpha)
+    else:
+        low, high = (np.asarray(summ[v].values, dtype=np.float64) for v in ("rank_low", "rank_high"))
     tied = np.asarray(summ["tied_with_leader"].values, dtype=bool)
-    by = {s: (float(r), float(a), float(b), bool(t)) for s, r, a, b, t in zip(systems, *cols, tied) if math.isfinite(r)}
+    by = {s: (float(r), float(a), float(b), bool(t)) for s, r, a, b, t in zip(systems, rank, low, high, tied)
+          if math.isfinite(r)}
     rows = [[label, s, *v] for s, v in by.items()]
     rows.sort(key=lambda row: (row[2], row[1]))
-    return by, rows
+    stab = [label, float(summ["kendall_w"]), float(summ["mean_spearman"]), float(summ["mean_kendall"]),
+            float(metrics.order_stability(point, prob))]
+    return by, rows, stab
 
 
 def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping[str, tuple[float, float, float, bool]]]],
@@ -667,18 +686,22 @@ def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping
                 arr[:, i, j] = by[s]
     n = max(len(by) for _, by in per_rule)
     suffix = f" (top {len(names)} of {n} systems)" if len(names) < n else ""
+    pairwise = "systems" in what
+    kind = "rank ranges from sure pairwise orders" if pairwise else "rank intervals"
     fig = plots.rank_interval_figure(arr[0], arr[1], arr[2], names, [lb for lb, _ in per_rule], tied=arr[3] == 1.0,
-                                     level=level, title=f"{100 * level:g}% bootstrap rank intervals ({what}, B = {B}){suffix}")
-    cap = (f"Full-data rank and the {50 * (1 - level):g}-{50 * (1 + level):g}% percentiles of the ranks over {B} bootstrap "
-           f"replicates ({html.escape(what)}), one panel per rule; orange: not separated from the leader (the leader "
-           f"does not rank above it in at least {100 * level:g}% of the replicates){html.escape(suffix)}.")
+                                     level=level, title=f"{100 * level:g}% bootstrap {kind} ({what}, B = {B}){suffix}")
+    shown = ("the ranks the sure pairwise orders allow (" + _interval_words(replace(st, over="systems")) + ")") if pairwise \
+        else f"the {50 * (1 - level):g}-{50 * (1 + level):g}% percentiles of the ranks"
+    cap = (f"Full-data rank (dot) and {html.escape(shown)} over {B} bootstrap replicates ({html.escape(what)}), one panel "
+           f"per rule; orange: not separated from the leader (the leader does not score above it in at least "
+           f"{100 * level:g}% of the replicates){html.escape(suffix)}.")
     return out.figure(name, fig, cap)
 
 
-def _interval_table(out: _Out, name: str, rows: list[list[Any]]) -> str:
+def _interval_table(out: _Out, name: str, rows: list[list[Any]], st: _Settings) -> str:
     return out.table(name, _Table(["rule", "system", "rank", "rank_low", "rank_high", "tied_with_leader"], rows,
                                   [[r[0], r[1], f"{r[2]:g}", f"{r[3]:g}", f"{r[4]:g}", "yes" if r[5] else ""] for r in rows]),
-                     caption="Rank intervals:", show=False)
+                     caption=f"Rank intervals ({_interval_words(st)}):", show=False)
 
 
 def _subset_body(out: _Out, name: str, ds: xr.Dataset, title: str, caption: str) -> str:
@@ -798,21 +821,29 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
                    baseline=(_BASELINE, {**base, "rule": _BASELINE}))
     if rk.dropped:
         notes.append(f"Missing-score policy {missing!r} left out {len(rk.dropped)} system(s): {', '.join(rk.dropped)}.")
-    sections = _ranking_sections(out, rk, st, notes)
+    _judges_note(scores, missing, notes)
     X, tasks = _task_matrix(scores, missing, rk.systems)
+    flags = rule_flags(rk.labels, {lb: lb for lb in rk.labels}, rk.score, X, rk.systems)
+    rk, _ = _apply_flags(rk, flags, explicit=explicit, notes=notes)
+    sections = _ranking_sections(out, rk, st, notes)
+    flag_sec = _flag_section(flags)
+    if flag_sec:
+        sections.append(flag_sec)
     sections += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
     if st.replicates >= 2:
-        per_rule, rows = [], []
+        per_rule, rows, stab = [], [], []
         for label in rk.labels:
             boot = bootstrap(scores, rule=label, over=st.over, replicates=st.replicates, seed=st.seed, level=level,
                              missing=missing)
-            by, r = _interval_summary(_numpy_ds(boot), label, st)
+            by, r, sb = _interval_summary(_numpy_ds(boot), label, st)
             per_rule.append((label, by))
             rows += r
-        intro = (f"<p>Bootstrap over {html.escape(st.over)}: {st.replicates} replicates, seed {st.seed}; intervals are "
-                 f"the {50 * st.alpha:g}-{100 - 50 * st.alpha:g}% percentiles of the replicate ranks (alpha = {st.alpha:g}).</p>")
+            stab.append(sb)
+        intro = f"<p>Bootstrap over {html.escape(st.over)}: {st.replicates} replicates, seed {st.seed}; " + \
+            html.escape(_interval_words(st)) + ".</p>"
         fig_html = _interval_figure(out, "intervals", per_rule, st, f"resampling {st.over}", st.replicates)
-        sections.append(("Bootstrap rank intervals", intro + _interval_table(out, "intervals", rows) + fig_html))
+        sections.append(("Bootstrap rank intervals and stability", intro + _stability_table(out, "stability", stab)
+                         + _interval_table(out, "intervals", rows, st) + fig_html))
     T = X.shape[0]
     if st.repeats >= 1 and T >= 2:
         try:
@@ -824,152 +855,246 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
             body = _subset_body(out, "subset_curves", curve,
                                 f"Task-subset robustness ({st.repeats} random subsets per size)",
                                 f"Kendall tau-b between the ranking on a random subset of tasks and the ranking on all "
-                                f"{T} tasks, mean and +-1 std over {st.repeats} subsets per size (Colombo et al. 2022, "
-                                "Fig. 5).")
+                                f"{T} tasks, mean and +-1 std (clipped to tau's range [-1, 1]) over {st.repeats} subsets "
+                                "per size (Colombo et al. 2022, Fig. 5).")
             sections.append(("Task-subset robustness", body))
     return sections
 
 
-def _find_input(spec: Mapping[str, Any], store: Path, checksums: Mapping[str, str]) -> tuple[Path | None, str]:
-    """The store's input file if it is found with the recorded checksum; else None and why."""
-    from .sweep import _checksum
+def _judges_note(scores: xr.DataArray, missing: str, notes: list[str]) -> None:
+    """The judges (tasks, or task x instance) a ``drop-judges`` policy left out, as a note."""
+    if missing != "drop-judges":
+        return
+    from .io import left_out_judges
+
+    judges = left_out_judges(scores)
+    if judges:
+        one = scores.sizes["instance"] == 1
+        parts = [t if one else f"{t} ({d} of {j} instances)" for t, d, j in judges]
+        notes.append(f"Missing-score policy 'drop-judges' left out {sum(d for _, d, _ in judges)} "
+                     f"{'task(s)' if one else 'judge(s)'} with a missing score: {', '.join(parts)}.")
+
+
+def _interval_words(st: _Settings) -> str:
+    from .metrics import interval_description
+
+    kind = "pairwise" if st.over == "systems" else "percentile"
+    return ("rank range = " if kind == "pairwise" else "interval = ") + interval_description(kind, 1.0 - st.alpha)
+
+
+def _stability_table(out: _Out, name: str, rows: list[list[Any]]) -> str:
+    def f(v: float) -> str:
+        return "n/a" if not math.isfinite(v) else f"{v:.3f}"
+
+    return out.table(name, _Table(["rule", "Kendall W", "mean Spearman", "mean Kendall tau-b", "pair orders kept"], rows,
+                                  [[r[0], f(r[1]), f(r[2]), f(r[3]), "n/a" if not math.isfinite(r[4]) else
+                                    f"{100 * r[4]:.1f}%"] for r in rows]),
+                     caption="Stability of the replicate rankings (Kendall W over the systems present in every "
+                             "replicate; mean rank correlations over replicate pairs; pair orders kept: share of the "
+                             "replicates holding two systems that keep their full-data order, averaged over pairs)")
+
+
+def find_input(spec: Mapping[str, Any], store: Path, checksums: Mapping[str, str], *,
+               known: str | None = None) -> tuple[Path | None, str]:
+    """A sweep input's file, if it is found with the checksum the store recorded; else ``None`` and why.
+
+    Parameters
+    ----------
+    spec : mapping
+        The input of the sweep config (``path``, ``name``).
+    store : path
+        The results store; a relative input path is looked up from the
+        working directory, then from the store's folder and its parent.
+    checksums : mapping
+        ``name -> sha256`` as the store's ``inputs`` attribute records them.
+    known : str, optional
+        Where the sweep read the input (the store's ``input_paths``), tried first.
+    """
+    from .distributed import input_checksum
 
     raw = Path(str(spec["path"]))
     candidates = [raw] if raw.is_absolute() else [Path.cwd() / raw, store.parent / raw, store.parent.parent / raw]
+    if known and "://" not in known:
+        candidates.insert(0, Path(known))
     for c in candidates:
         if c.exists():
             want = checksums.get(spec["name"])
-            if want is not None and _checksum(c) != want:
+            if want is not None and input_checksum(c) != want:
                 return None, f"input {str(c)!r} differs from the one the sweep ran on (checksum)"
             return c, ""
     return None, f"input {str(raw)!r} not found"
 
 
-def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rules: Sequence[str] | None,
-                    st: _Settings, notes_by_input: dict[str, list[str]]) -> list[tuple[str, str]]:
-    from .sweep import LOADER_KEYS, _agg_options, make_source, open_results, open_source, parse_config
+@dataclass
+class StoreSection:
+    """What a perturbation kind's report hook (:attr:`engine.sweep.Kind.report`) gets for a store group.
 
-    groups = open_results(path)
+    Attributes
+    ----------
+    out : object
+        Where figures and tables go (use :meth:`figure` and :meth:`table`).
+    settings : object
+        The report's settings (``alpha``, ``top_k``, ``over``, ...).
+    labels : list of str
+        The rule labels reported (``--rules``, default every rule of the store).
+    notes : list of str
+        The notes of the group's input (a hook may append).
+    """
+
+    out: _Out
+    settings: _Settings
+    labels: list[str]
+    notes: list[str]
+
+    @property
+    def top_k(self) -> int:
+        """Figures show at most this many systems."""
+        return self.settings.top_k
+
+    def figure(self, name: str, fig: Figure, caption: str) -> str:
+        """Save ``fig`` as ``figures/NAME.<format>`` in every format; the HTML ``<figure>`` for it."""
+        return self.out.figure(name, fig, caption)
+
+    def table(self, name: str, header: list[str], csv_rows: list[list[Any]], text_rows: list[list[str]], *,
+              caption: str = "", csv_header: list[str] | None = None, show: bool = True) -> str:
+        """Write ``tables/NAME.csv|md|tex`` (numbers in the CSV, ``text_rows`` in the others); the HTML table or links."""
+        return self.out.table(name, _Table(header, csv_rows, text_rows, csv_header=csv_header), caption=caption, show=show)
+
+
+def subset_curves(section: StoreSection, name: str, ds: xr.Dataset, title: str, caption: str) -> str:
+    """The figure and the table (links) of task-subset curves: ``ds["tau"]`` (rule, subset_size, replicate)."""
+    return _subset_body(section.out, name, ds, title, caption)
+
+
+def _store_config(path: Path, groups: Mapping[str, xr.Dataset]) -> tuple[Any, dict[str, str], dict[str, str]]:
+    """The sweep config of a results store, its input checksums and where its inputs were read."""
+    from .sweep import parse_config
+
     root_attrs = next(iter(groups.values())).attrs if groups else {}
     try:
-        cfg = parse_config(json.loads(root_attrs["config"]), where=str(path))
-        checksums = json.loads(root_attrs.get("inputs", "{}"))
+        cfg = parse_config(json.loads(root_attrs["config"]), where=str(path), stored=True)
+        return cfg, json.loads(root_attrs.get("inputs", "{}")), json.loads(root_attrs.get("input_paths", "{}"))
     except (KeyError, ValueError, TypeError):
         raise VotebenchError(f"{path}: results store without a readable sweep config") from None
+
+
+def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rules: Sequence[str] | None,
+                    st: _Settings, notes_by_input: dict[str, list[str]], notes: list[str]) -> list[tuple[str, str]]:
+    """The sections of a results store: per input its rankings and its groups, then the groups without input."""
+    from .sweep import get_kind, open_results
+
+    groups = open_results(path)
+    cfg, checksums, known_paths = _store_config(path, groups)
     all_labels = [r["label"] for r in cfg.rules]
     if rules is not None:
         unknown = [r for r in rules if r not in all_labels]
         if unknown:
             raise VotebenchError(f"{path}: rule(s) {', '.join(unknown)} not in the store; its rules: {', '.join(all_labels)}")
-        specs = [r for r in cfg.rules if r["label"] in rules]
-    else:
-        specs = list(cfg.rules)
+    specs = [r for r in cfg.rules if rules is None or r["label"] in rules]
     sections: list[tuple[str, str]] = []
     multi = len(cfg.inputs) > 1
     for inp in cfg.inputs:
         name = inp["name"]
-        notes: list[str] = []
-        notes_by_input[name] = notes
+        mine_notes: list[str] = []
+        notes_by_input[name] = mine_notes
         out = _Out(out_root, formats, prefix=f"{name}_" if multi else "")
         mine = {g.split("/", 1)[1]: ds for g, ds in groups.items() if g.split("/", 1)[0] == name}
-        file, why = _find_input(inp, path, checksums)
-        scores = None
-        if file is not None:
-            try:
-                # as the sweep read it: loader options and --lower-is-better included
-                scores = _numpy(open_source(make_source(file, meta=_find_meta(inp, path), loader={k: inp.get(k) for k in LOADER_KEYS},
-                                                        lower_is_better=inp.get("lower_is_better", ()))))
-            except VotebenchError as exc:
-                why = str(exc)
-        if scores is None:
-            notes.append(f"Scores not available ({why}): rankings come from the store; the critical-difference diagram, "
-                         "PROMETHEE flows and win matrix need the scores and are left out.")
+        scores = _store_input(inp, path, checksums, known_paths.get(name), mine_notes)
+        rk = _store_rankings(inp, scores, specs, mine, mine_notes)
         labels = [r["label"] for r in specs]
-        mean_spec = next((r for r in specs if r["name"] == _BASELINE and not r.get("options")), None)
-        rk = None
-        if scores is not None:
-            baseline = (mean_spec["label"], _agg_options(inp, mean_spec)) if mean_spec else (
-                _BASELINE, _agg_options(inp, {"name": _BASELINE}))
-            rk = _rank_all(scores, [(r["label"], _agg_options(inp, r)) for r in specs], explicit=True, notes=notes,
-                           baseline=baseline)
-        else:
-            boot = next((ds for ds in mine.values() if ds.attrs.get("kind") == "bootstrap"), None)
-            if boot is not None:
-                sel = boot.sel({RULE: labels})
-                S = np.asarray(sel["score"].values, dtype=np.float64)
-                base_label = mean_spec["label"] if mean_spec else labels[0]
-                if not mean_spec:
-                    notes.append(f"No {_BASELINE!r} rule in the store and no scores: rank changes are against {base_label!r}.")
-                order = [labels.index(base_label)] + [i for i, lb in enumerate(labels) if lb != base_label]
-                S = S[order]
-                systems = [str(s) for s in sel[SYSTEM].values]
-                present = np.isfinite(S[0])
-                from .kernels.ranking import min_rank
-
-                rk = _Rankings([labels[i] for i in order], base_label, [s for s, p in zip(systems, present) if p],
-                               S[:, present], min_rank(S[:, present]), [s for s, p in zip(systems, present) if not p])
-        body_sections: list[tuple[str, str]] = []
+        body: list[tuple[str, str]] = []
         if rk is not None:
-            body_sections += _ranking_sections(out, rk, st, notes)
-            if scores is not None:
-                miss = _agg_options(inp, {"name": _BASELINE}).get("missing", "error")
-                X, tasks = _task_matrix(scores, miss, rk.systems)
-                body_sections += _score_sections(out, rk, X, tasks, st, notes,
-                                                 instance_level=scores.sizes["instance"] > 1)
+            rk, gone, body = _store_ranking_sections(out, inp, rk, scores, specs, st, mine_notes, explicit=rules is not None)
+            labels = [lb for lb in labels if lb not in gone]
         for gname, ds in sorted(mine.items()):
-            kind = ds.attrs.get("kind")
-            if kind == "bootstrap":
-                body_sections.append(_store_bootstrap(out, gname, ds, labels, st, notes))
-            elif kind == "subsets":
-                sub = ds.sel({RULE: labels}).compute()
-                title = f"Task-subset robustness ({gname}, {int(ds.attrs.get('repeats', ds.sizes['replicate']))} subsets per size)"
-                body_sections.append((f"Task-subset robustness: {gname}", _subset_body(
-                    out, f"{gname}_subset_curves", sub, title,
-                    "Kendall tau-b between the ranking on random task subsets and on all tasks, mean and +-1 std "
-                    "over the subsets the store holds (Colombo et al. 2022, Fig. 5).")))
-            elif kind == "grid":
-                body_sections.append(_store_grid(out, gname, ds, st))
+            body += _group_sections(get_kind(str(ds.attrs.get("kind"))), StoreSection(out, st, labels, mine_notes), gname, ds)
         head = f"Input {name}: " if multi else ""
-        sections += [(head + t, b) for t, b in body_sections]
-    for gname, ds in sorted(groups.items()):  # synthetic perturbations (no input): a table each
-        if ds.attrs.get("kind") in ("manipulation", "rescaling"):
-            sections.append(_store_curve(_Out(out_root, formats), gname, ds))
+        sections += [(head + t, b) for t, b in body]
+    inputs = set(notes_by_input)
+    for gname, ds in sorted(groups.items()):  # the groups of the kinds that read no input (synthetic/<name>)
+        if gname.split("/", 1)[0] not in inputs:
+            sections += _group_sections(get_kind(str(ds.attrs.get("kind"))), StoreSection(_Out(out_root, formats), st, [], notes),
+                                        gname, ds)
     return sections
 
 
-def _store_curve(out: _Out, gname: str, ds: xr.Dataset) -> tuple[str, str]:
-    """Mean error of a synthetic ``manipulation``/``rescaling`` group over its done replicates, as a table."""
-    ds = ds.compute()
-    kind = str(ds.attrs["kind"])
-    axis = "n_corrupted" if kind == "manipulation" else "factor"
-    title = f"Synthetic {kind}: {gname}"
-    n, b = ds.sizes["replicate"], int(ds.attrs.get("block", ds.sizes["replicate"]))
-    keep = np.asarray(ds["done"].values, dtype=bool)[:, np.arange(n) // b]  # (rule, replicate)
-    if not keep.any():
-        return title, "<p>No finished replicates.</p>"
-    mask = keep[:, None, None, :]
-    err = np.where(mask, np.asarray(ds["error"].values, dtype=np.float64), np.nan)
-    tau = np.where(mask, np.asarray(ds["tau"].values, dtype=np.float64), np.nan)
-    cnt = np.isfinite(err).sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.nansum(err, axis=-1) / cnt
-        std = np.sqrt(np.nansum((err - mean[..., None]) ** 2, axis=-1) / (cnt - 1))
-        tau_mean = np.nansum(tau, axis=-1) / np.isfinite(tau).sum(axis=-1)
-    std = np.where(cnt > 1, std, np.nan)
-    rules, phis, values = [str(r) for r in ds[RULE].values], [float(v) for v in ds["phi"].values], list(ds[axis].values)
-    csv_rows = [[rules[i], phis[j], values[m].item(), float(mean[i, j, m]), float(std[i, j, m]), float(tau_mean[i, j, m]),
-                 int(cnt[i, j, m])] for i in range(len(rules)) for j in range(len(phis)) for m in range(len(values))]
-    text = [[rules[i], f"{phis[j]:g}"] + [f"{v:.3f}" if np.isfinite(v) else "" for v in mean[i, j]]
-            for i in range(len(rules)) for j in range(len(phis))]
-    tab = out.table(f"{gname}_error", _Table(["rule", "phi"] + [f"{v:g}" for v in values], csv_rows, text,
-                                             csv_header=["rule", "phi", axis, "error_mean", "error_std", "tau_mean", "n"]),
-                    caption=f"Mean error by {axis}:")
-    what = "corrupted tasks (section 4.2)" if kind == "manipulation" else "the rescaling factor of one task (section 4.3)"
-    cap = (f"<p>Mean normalized Kendall distance between the aggregated ranking and the ground truth of "
-           f"{html.escape(str(ds.attrs.get('n_systems', '')))} synthetic systems, over the {int(keep.sum(axis=1).max())} "
-           f"finished replicates, per rule variant and signal strength phi (rows) and {html.escape(what)} (columns), "
-           f"Colombo et al. 2022. The CSV adds its standard deviation and the mean Kendall tau-b.</p>")
-    return title, cap + tab
+def _group_sections(kind: Any, section: StoreSection, gname: str, ds: xr.Dataset) -> list[tuple[str, str]]:
+    """A store group's section by its kind's report hook (none, with a note, for a kind without one)."""
+    if kind is None or kind.report is None:
+        what = "not known to this votebench" if kind is None else "without a report section"
+        section.notes.append(f"{gname}: perturbation kind {ds.attrs.get('kind')!r} {what}; left out.")
+        return []
+    return [kind.report(section, gname, ds)]
+
+
+def _store_input(inp: Mapping[str, Any], store: Path, checksums: Mapping[str, str], known: str | None,
+                 notes: list[str]) -> xr.DataArray | None:
+    """The scores of a sweep input as the sweep read them (loader options and --lower-is-better), or None with a note."""
+    from .distributed import loader_keys, make_source, open_source
+
+    file, why = find_input(inp, store, checksums, known=known)
+    if file is not None:
+        try:
+            return _numpy(open_source(make_source(file, meta=_find_meta(inp, store), loader={k: inp.get(k) for k in loader_keys()},
+                                                  lower_is_better=inp.get("lower_is_better", ()))))
+        except VotebenchError as exc:
+            why = str(exc)
+    notes.append(f"Scores not available ({why}): rankings come from the store; the critical-difference diagram, "
+                 "PROMETHEE flows and win matrix need the scores and are left out.")
+    return None
+
+
+def _store_rankings(inp: Mapping[str, Any], scores: xr.DataArray | None, specs: Sequence[Mapping[str, Any]],
+                    mine: Mapping[str, xr.Dataset], notes: list[str]) -> _Rankings | None:
+    """The full-data rankings: from the scores, else from a group that stored them per rule (``score`` (rule, system))."""
+    from .sweep import aggregate_options
+
+    labels = [r["label"] for r in specs]
+    mean_spec = next((r for r in specs if r["name"] == _BASELINE and not r.get("options")), None)
+    if scores is not None:
+        baseline = (mean_spec["label"], aggregate_options(inp, mean_spec)) if mean_spec else (
+            _BASELINE, aggregate_options(inp, {"name": _BASELINE}))
+        return _rank_all(scores, [(r["label"], aggregate_options(inp, r)) for r in specs], explicit=True, notes=notes,
+                         baseline=baseline)
+    stored = next((ds for ds in mine.values() if "score" in ds and tuple(ds["score"].dims) == (RULE, SYSTEM)), None)
+    if stored is None:
+        return None
+    from .kernels.ranking import min_rank
+
+    sel = stored.sel({RULE: labels})
+    S = np.asarray(sel["score"].values, dtype=np.float64)
+    base_label = mean_spec["label"] if mean_spec else labels[0]
+    if not mean_spec:
+        notes.append(f"No {_BASELINE!r} rule in the store and no scores: rank changes are against {base_label!r}.")
+    order = [labels.index(base_label)] + [i for i, lb in enumerate(labels) if lb != base_label]
+    S = S[order]
+    systems = [str(s) for s in sel[SYSTEM].values]
+    present = np.isfinite(S[0])
+    return _Rankings([labels[i] for i in order], base_label, [s for s, p in zip(systems, present) if p],
+                     S[:, present], min_rank(S[:, present]), [s for s, p in zip(systems, present) if not p])
+
+
+def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, scores: xr.DataArray | None,
+                            specs: Sequence[Mapping[str, Any]], st: _Settings, notes: list[str], *, explicit: bool
+                            ) -> tuple[_Rankings, list[str], list[tuple[str, str]]]:
+    """The ranking sections of an input of the store (and the score sections when its scores were found)."""
+    from .sweep import aggregate_options
+
+    miss = aggregate_options(inp, {"name": _BASELINE}).get("missing", "error")
+    X = tasks = None
+    if scores is not None:
+        X, tasks = _task_matrix(scores, miss, rk.systems)
+        _judges_note(scores, miss, notes)
+    names = {r["label"]: r["name"] for r in specs} | {rk.baseline: _BASELINE}
+    flags = rule_flags(rk.labels, names, rk.score, X, rk.systems, {r["label"]: r.get("options", {}) for r in specs})
+    rk, gone = _apply_flags(rk, flags, explicit=explicit, notes=notes)
+    body = _ranking_sections(out, rk, st, notes)
+    flag_sec = _flag_section(flags)
+    if flag_sec:
+        body.append(flag_sec)
+    if scores is not None:
+        body += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
+    return rk, gone, body
 
 
 def _find_meta(inp: Mapping[str, Any], store: Path) -> Path | None:
@@ -982,15 +1107,17 @@ def _find_meta(inp: Mapping[str, Any], store: Path) -> Path | None:
     return None
 
 
-def _store_bootstrap(out: _Out, gname: str, ds: xr.Dataset, labels: Sequence[str], st: _Settings,
-                     notes: list[str]) -> tuple[str, str]:
+def bootstrap_store_section(section: StoreSection, gname: str, ds: xr.Dataset) -> tuple[str, str]:
+    """Rank intervals and stability of a stored bootstrap group (its done replicates, the rules of ``section``)."""
     from .kernels.ranking import min_rank
 
+    st, notes = section.settings, section.notes
     ds = ds.compute()
     n_rep = ds.sizes["replicate"]
     b = int(ds.attrs.get("block", n_rep))
-    per_rule, rows, counts = [], [], []
-    for label in labels:
+    here = replace(st, over=str(ds.attrs.get("over", st.over)))
+    per_rule, rows, counts, stab = [], [], [], []
+    for label in section.labels:
         one = ds.sel({RULE: label})
         done = np.asarray(one["done"].values, dtype=bool)
         keep = done[np.arange(n_rep) // b]
@@ -1003,48 +1130,20 @@ def _store_bootstrap(out: _Out, gname: str, ds: xr.Dataset, labels: Sequence[str
         boot = xr.Dataset({"score": one["score"], "rank": one["rank"],
                            "replicate_score": (("replicate", SYSTEM), rep),
                            "replicate_rank": (("replicate", SYSTEM), min_rank(rep))})
-        by, r = _interval_summary(boot, label, st)
+        by, r, sb = _interval_summary(boot, label, here)
         per_rule.append((label, by))
         rows += r
+        stab.append(sb)
         counts.append(int(keep.sum()))
-    intro = (f"<p>Stored bootstrap {html.escape(gname)} (over {html.escape(str(ds.attrs.get('over', '?')))}, seed "
-             f"{html.escape(str(ds.attrs.get('seed', '?')))}); intervals are the {50 * st.alpha:g}-{100 - 50 * st.alpha:g}% "
-             "percentiles of the stored replicate ranks.</p>")
+    intro = (f"<p>Stored bootstrap {html.escape(gname)} (over {html.escape(here.over)}, seed "
+             f"{html.escape(str(ds.attrs.get('seed', '?')))}); {html.escape(_interval_words(here))}.</p>")
+    title = f"Bootstrap rank intervals and stability: {gname}"
     if not per_rule:
-        return (f"Bootstrap rank intervals: {gname}", intro)
-    fig_html = _interval_figure(out, f"{gname}_intervals", per_rule, st,
-                                f"resampling {ds.attrs.get('over', '?')}", max(counts))
-    return (f"Bootstrap rank intervals: {gname}", intro + _interval_table(out, f"{gname}_intervals", rows) + fig_html)
-
-
-def _store_grid(out: _Out, gname: str, ds: xr.Dataset, st: _Settings) -> tuple[str, str]:
-    from . import plots
-
-    ds = ds.compute()
-    done = np.asarray(ds["done"].values, dtype=bool)
-    R = np.asarray(ds["rank"].values, dtype=np.float64)[done]  # (point, system)
-    points = []
-    for p in np.asarray(ds["point"].values)[done]:
-        try:
-            points.append(", ".join(f"{k}={v}" for k, v in json.loads(str(p)).items()))
-        except ValueError:
-            points.append(str(p))
-    systems = [str(s) for s in ds[SYSTEM].values]
-    present = np.isfinite(R).any(axis=0)
-    if R.shape[0] == 0 or present.sum() < 2:
-        return (f"Parameter grid: {gname}", "<p>No finished grid points.</p>")
-    R = R[:, present]
-    systems = [s for s, p in zip(systems, present) if p]
-    idx = select_systems(R, st.top_k)
-    suffix = f" (top {len(idx)} of {len(systems)} systems)" if len(idx) < len(systems) else ""
-    da = xr.DataArray(R[:, idx].T, dims=(SYSTEM, "point"), coords={SYSTEM: [systems[i] for i in idx], "point": points})
-    fig = plots.rank_heatmap_figure(da, title=f"{ds.attrs.get('rule', '')}: ranks across parameter points{suffix}")
-    rows = [[systems[i]] + [float(v) for v in R[:, i]] for i in range(len(systems))]
-    tab = out.table(f"{gname}_ranks", _Table(["system"] + points, rows, [[r[0]] + [f"{v:g}" for v in r[1:]] for r in rows]),
-                    caption="Ranks per grid point:", show=False)
-    cap = (f"Ranks of {html.escape(str(ds.attrs.get('rule', '')))} at every parameter point of {html.escape(gname)}, "
-           f"systems clustered on their ranks{html.escape(suffix)}.")
-    return (f"Parameter grid: {gname}", out.figure(f"{gname}_rank_heatmap", fig, cap) + "\n" + tab)
+        return (title, intro)
+    out = section.out
+    fig_html = _interval_figure(out, f"{gname}_intervals", per_rule, here, f"resampling {here.over}", max(counts))
+    return (title, intro + _stability_table(out, f"{gname}_stability", stab)
+            + _interval_table(out, f"{gname}_intervals", rows, here) + fig_html)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1078,6 +1177,18 @@ def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sec
             f"<nav><ul>{toc}</ul></nav>\n{body}\n</body>\n</html>\n")
 
 
+def _lower(scores: xr.DataArray, lower: Sequence[str]) -> xr.DataArray:
+    """``scores`` with the tasks ``lower`` lower-is-better (as ``--lower-is-better``)."""
+    if not lower:
+        return scores
+    tasks = [str(t) for t in scores[TASK].values]
+    unknown = [t for t in lower if t not in tasks]
+    if unknown:
+        raise VotebenchError(f"--lower-is-better names unknown task(s): {', '.join(unknown)}")
+    hib = np.array([t not in lower for t in tasks]) & np.asarray(scores["higher_is_better"].values, dtype=bool)
+    return scores.assign_coords(higher_is_better=(TASK, hib))
+
+
 def _check_int(name: str, v: Any, lo: int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
         raise VotebenchError(f"{name} must be an integer >= {lo}, got {v!r}")
@@ -1099,6 +1210,8 @@ def build_report(
     seed: int = 0,
     formats: Sequence[str] = ("png", "svg"),
     meta: str | os.PathLike[str] | None = None,
+    lower_is_better: Sequence[str] = (),
+    test: str = "auto",
 ) -> Path:
     """Write an HTML ranking report with figures and tables.
 
@@ -1139,6 +1252,12 @@ def build_report(
         Figure formats.
     meta : path, optional
         Sidecar with task directions for a score file (default: beside it).
+    lower_is_better : sequence of str
+        Tasks where lower scores are better (score input; overrides the
+        sidecar).  The report notes the tasks whose direction nothing gave.
+    test : {"auto", "nemenyi", "wilcoxon-holm"}
+        Post-hoc test of the critical-difference diagram
+        (:func:`engine.significance.compare`; ``auto`` chooses and says why).
 
     Returns
     -------
@@ -1159,7 +1278,7 @@ def build_report(
         import matplotlib  # noqa: F401
     except ImportError:  # pragma: no cover - optional dependency
         raise VotebenchError("votebench report needs matplotlib: pip install 'votebench[report]'") from None
-    a = _check_alpha(alpha)
+    a = check_alpha(alpha)
     k = _check_int("top_k", top_k, 2)
     B = _check_int("replicates", replicates, 0)
     if B == 1:
@@ -1185,7 +1304,12 @@ def build_report(
         rules = [str(r) for r in ([rules] if isinstance(rules, str) else rules)]
         if not rules:
             raise VotebenchError("rules is empty; give at least one rule or leave it out for all")
-    st = _Settings(alpha=a, top_k=k, replicates=B, repeats=n_rep, over=over, seed=s)
+    from .significance import TESTS
+
+    if test not in TESTS:
+        raise VotebenchError(f"unknown post-hoc test {test!r}; choose one of {', '.join(TESTS)}")
+    lower = [str(t) for t in ([lower_is_better] if isinstance(lower_is_better, str) else lower_is_better)]
+    st = _Settings(alpha=a, top_k=k, replicates=B, repeats=n_rep, over=over, seed=s, test=test)
     out = Path(out_dir)
     _check_out(out)
     store = None
@@ -1202,26 +1326,38 @@ def build_report(
         notes: list[str] = []
         if store is not None:
             by_input: dict[str, list[str]] = {}
-            sections = _store_sections(store, tmp, fmts, rules=rules, st=st, notes_by_input=by_input)
+            sections = _store_sections(store, tmp, fmts, rules=rules, st=st, notes_by_input=by_input, notes=notes)
             for name, ns in by_input.items():
                 notes += [f"{name}: {n}" if len(by_input) > 1 else n for n in ns]
-            if level is not None or missing is not None:
-                notes.append("level and missing are those of the sweep's inputs; the options given are not used for a "
-                             "results store.")
+            if level is not None or missing is not None or lower:
+                notes.append("level, missing and lower-is-better are those of the sweep's inputs; the options given are not "
+                             "used for a results store.")
             title = f"votebench report: {store.name}"
             info = [("results store", str(store)), ("inputs", ", ".join(by_input)), ("alpha", f"{a:g}"), ("top-k", str(k))]
         else:
-            from .io import open_scores
+            from .core import resolve_level
+            from .io import directions_note, open_scores
 
             scores = source if isinstance(source, xr.DataArray) else open_scores(source, meta=meta)
-            scores = _numpy(scores)
+            scores = _numpy(_lower(scores, lower))
+            if not isinstance(source, xr.DataArray):
+                text = directions_note(source, [str(t) for t in scores[TASK].values], meta=meta, lower_is_better=lower)
+                if text:
+                    notes.append(text[0].upper() + text[1:] + ".")
             pol = missing or "error"
             sections = _file_sections(scores, _Out(tmp, fmts), rules=rules, level=level, missing=pol, st=st, notes=notes)
             name = str(scores.attrs.get("name") or (Path(source).name if not isinstance(source, xr.DataArray) else "scores"))
             title = f"votebench report: {name}"
+            used = resolve_level(scores, level)
+            level_text = {"task": "task: each rule ranks the per-task scores (mean over a task's instances)",
+                          "one": "one: each rule pools every (task, instance) judge",
+                          "two": "two: each rule within every task over its instances, then across the tasks"}[used]
+            if level is None:
+                level_text += " (the default for " + ("instance-level" if scores.sizes["instance"] > 1 else "task-level") + \
+                    " input)"
             info = [("input", str(scores.attrs.get("source_file", name))),
                     ("systems x tasks x instances", " x ".join(str(scores.sizes[d]) for d in ("system", "task", "instance"))),
-                    ("level", level or "default"), ("missing scores", pol), ("alpha", f"{a:g}"), ("top-k", str(k)),
+                    ("aggregation level", level_text), ("missing scores", pol), ("alpha", f"{a:g}"), ("top-k", str(k)),
                     ("bootstrap", f"{B} replicates over {over}, seed {s}" if B else "none"),
                     ("task subsets", f"{n_rep} per size, seed {s}" if n_rep else "none")]
         (tmp / "index.html").write_text(_page(title, info, notes, sections), encoding="utf-8")
@@ -1274,6 +1410,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     p.add_argument("--format", default="png,svg", metavar="FMT[,FMT]", help="figure formats: png, svg, pdf (default png,svg)")
     p.add_argument("--meta", default=None, metavar="FILE", help="sidecar JSON with task directions (default: beside INPUT)")
+    p.add_argument("--lower-is-better", default=None, metavar="TASKS",
+                   help="comma-separated tasks where lower scores are better (score input; overrides the sidecar)")
+    from .significance import TESTS
+
+    p.add_argument("--test", default="auto", choices=TESTS,
+                   help="post-hoc test of the critical-difference diagram (default auto: Nemenyi, or pairwise Wilcoxon "
+                   "signed-rank with Holm's correction when Nemenyi cannot separate any pair; the report says which)")
     p.set_defaults(func=_cmd_report)
 
 
@@ -1281,6 +1424,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     formats = [f for f in args.format.split(",") if f.strip()]
     index = build_report(args.input, args.out, rules=args.rule, level=args.level, missing=args.missing, alpha=args.alpha,
                          top_k=args.top_k, replicates=args.replicates, repeats=args.repeats, over=args.over,
-                         seed=args.seed, formats=formats, meta=args.meta)
+                         seed=args.seed, formats=formats, meta=args.meta, test=args.test,
+                         lower_is_better=[t.strip() for t in (args.lower_is_better or "").split(",") if t.strip()])
     sys.stdout.write(f"{index}\n")
     return 0

@@ -47,6 +47,8 @@ STREAMS = {
     "synthetic": 7,
     "iia": 8,
     "trial": 9,
+    "battles": 10,
+    "signs": 11,
 }
 
 

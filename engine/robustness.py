@@ -29,7 +29,6 @@ Papers
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,19 +36,22 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .core import orient
+from .canonical import scores_from_array
+from .core import Plan, call_kernel, instance_sums, prepare, task_scores, task_values
 from .dims import INSTANCE, REPLICATE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
-from .io import validate_scores
 from .kernels import mcdm as M
 from .kernels.kemeny import kendall_distance, kendall_tau_b
-from .kernels.ranking import borda_points, min_rank
+from .kernels.ranking import min_rank
+from .metrics import spearman
 from .resample import replicate_generator, replicate_ids, subset_indices
 from .rules import LEVELS, Rule, get_rule, get_within
 from .synthetic import corrupted_noise, first_tasks_mask, ground_truth, gumbel_noise
 
 __all__ = [
     "COLOMBO_VARIANTS",
+    "PAPER_NAMES",
+    "parse_variant",
     "aggregate_array",
     "spearman",
     "normalized_kendall_distance",
@@ -64,48 +66,12 @@ __all__ = [
 
 #: sigma_mean, sigma_l and sigma_2l of Colombo et al. (2022), section 3.3
 COLOMBO_VARIANTS = ("mean:task", "borda:one", "borda:two")
-_PAPER_NAMES = {"mean:task": "sigma_mean", "borda:one": "sigma_l", "borda:two": "sigma_2l"}
+PAPER_NAMES = {"mean:task": "sigma_mean", "borda:one": "sigma_l", "borda:two": "sigma_2l"}
 
 
 # ---------------------------------------------------------------------------------------------
 # small numpy helpers
 # ---------------------------------------------------------------------------------------------
-def spearman(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Spearman's rank correlation, vectorised over leading axes; systems missing in either vector are left out.
-
-    Ranks are average ranks (ties share the mean position), computed among the
-    systems present in both vectors; the result is Pearson's correlation of
-    those ranks (as ``scipy.stats.spearmanr``).  ``NaN`` when fewer than two
-    systems remain or one ranking is constant.
-
-    Parameters
-    ----------
-    a, b : array_like, shape (..., S)
-
-    Returns
-    -------
-    ndarray, shape (...)
-
-    Examples
-    --------
-    >>> float(spearman(np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 3.0, 2.0, 4.0])))
-    0.8
-    """
-    a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
-    both = ~(np.isnan(a) | np.isnan(b))
-    ra = borda_points(np.where(both, a, np.nan))  # average rank - 1 among the present systems
-    rb = borda_points(np.where(both, b, np.nan))
-    n = both.sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ma = np.nansum(ra, axis=-1) / n
-        mb = np.nansum(rb, axis=-1) / n
-        da = np.where(both, ra - ma[..., None], 0.0)
-        db = np.where(both, rb - mb[..., None], 0.0)
-        num = (da * db).sum(axis=-1)
-        den = np.sqrt((da * da).sum(axis=-1) * (db * db).sum(axis=-1))
-        return np.where((n >= 2) & (den > 0), num / np.where(den > 0, den, 1.0), np.nan)
-
-
 def normalized_kendall_distance(score: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """Kendall distance between two score vectors divided by the number of pairs (Colombo, section 4.2).
 
@@ -132,7 +98,7 @@ def _mean_std(a: np.ndarray, axis: int = -1, ddof: int = 1) -> tuple[np.ndarray,
     return np.where(n > 0, mean, np.nan), np.where(ok, np.sqrt(np.where(ok, var, 0.0)), np.nan)
 
 
-def _replicates(repeats: int | Sequence[int]) -> np.ndarray:
+def _replicates(repeats: int | Sequence[int] | np.ndarray) -> np.ndarray:
     """Replicate indices: ``range(repeats)`` for an int, else the given indices (one replicate recomputed alone
     equals its slice of a larger run)."""
     try:
@@ -147,46 +113,28 @@ def _replicates(repeats: int | Sequence[int]) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # rules on stacked numpy arrays
 # ---------------------------------------------------------------------------------------------
-def _kernel_options(rule: Rule, options: Mapping[str, Any]) -> dict[str, Any]:
-    """The options a rule's kernel takes (all of them for a kernel with ``**options``)."""
-    params = inspect.signature(rule.kernel).parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return dict(options)
-    names = {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY} - {"weights"}
-    return {k: v for k, v in options.items() if k in names}
-
-
 def _run(rule: Rule, X: np.ndarray, options: Mapping[str, Any], weights: np.ndarray | None = None) -> np.ndarray:
-    """``rule.kernel`` on ``(..., T, S)`` with task weights ``(T,)``; options the kernel does not take are
-    left out.  If the batched call fails on absent systems or tasks (all ``NaN``), every batch element is
-    evaluated alone on what is present (absent systems get ``NaN``)."""
+    """``rule`` on ``(..., T, S)`` through :func:`engine.core.call_kernel` (options it does not take left out, the tie
+    rule applied).  If the batched call fails on tasks or systems absent from some batch elements (all ``NaN``),
+    each element is evaluated alone on what it has (absent systems get ``NaN``)."""
     X = np.asarray(X, dtype=np.float64)
-    options = _kernel_options(rule, options)
     try:
-        return rule.snap(np.asarray(rule.kernel(X, weights=weights, **options), dtype=np.float64), X)
-    except TypeError as exc:
-        raise VotebenchError(f"rule {rule.name!r}: bad options {sorted(options)} ({exc})") from None
-    except ValueError as exc:
-        first = exc
+        return call_kernel(rule, X, weights, options)
+    except VotebenchError:
+        if X.ndim < 3 or not np.isnan(X).any():
+            raise
     out = np.full(X.shape[:-2] + X.shape[-1:], np.nan)
     flat, res = X.reshape(-1, *X.shape[-2:]), out.reshape(-1, X.shape[-1])
-    if not np.isnan(X).any():
-        raise VotebenchError(f"rule {rule.name!r}: {first}") from None
     for i, m in enumerate(flat):
         sys_ok = ~np.isnan(m).all(axis=0)
         task_ok = ~np.isnan(m).all(axis=1)
-        if sys_ok.sum() < 1 or task_ok.sum() < 1:
-            continue
-        try:
-            w = None if weights is None else weights[task_ok]
-            sub = m[np.ix_(task_ok, sys_ok)]
-            res[i, sys_ok] = rule.snap(np.asarray(rule.kernel(sub, weights=w, **options), dtype=np.float64), sub)
-        except ValueError as exc:
-            raise VotebenchError(f"rule {rule.name!r}: {exc}") from None
+        if sys_ok.any() and task_ok.any():
+            res[i, sys_ok] = call_kernel(rule, m[np.ix_(task_ok, sys_ok)], None if weights is None else weights[task_ok],
+                                         options)
     return out
 
 
-def _parse_variant(spec: str, default_level: str | None) -> tuple[str, Rule, str]:
+def parse_variant(spec: str, default_level: str | None) -> tuple[str, Rule, str]:
     name, _, lvl = str(spec).partition(":")
     rule = get_rule(name)
     lvl = lvl or default_level or "task"
@@ -238,8 +186,8 @@ class _Prepared:
         parts = self.parts if parts is None else parts
         if self.kind == "across":
             return _run(self.rule, parts[0], self.options)
-        if self.kind == "pool":
-            return self.rule.snap(get_within(self.rule.within).pool(*parts))
+        if self.kind == "pool":  # only rules with a within statistic are pooled
+            return self.rule.snap(get_within(str(self.rule.within)).pool(*parts))
         x = parts[0]
         return _run(self.rule, x.reshape(*x.shape[:-3], -1, x.shape[-1]), self.options)
 
@@ -248,15 +196,14 @@ def _prepare(x: np.ndarray, rule: Rule, level: str, options: Mapping[str, Any] |
     """Per-task pieces of ``rule`` at ``level`` for oriented scores ``x`` ``(..., T, K, S)`` (``NaN`` = missing)."""
     options = dict(options or {})
     stat_name = "mean" if level == "task" else rule.within
-    if stat_name is not None:
+    if stat_name is not None:  # the within step of engine.core on numpy arrays (exact instance sums, the tie rule)
         stat = get_within(stat_name)
         values = stat.judge(x)
-        present = ~np.isnan(values)
-        sums = np.where(present, values, 0.0).sum(axis=-2)
-        counts = present.sum(axis=-2)
+        sums = instance_sums(values, exact=stat.grid is None)
+        counts = (~np.isnan(values)).sum(axis=-2)
         if level == "one":
             return _Prepared(rule, level, "pool", (sums, counts), options)
-        return _Prepared(rule, level, "across", (stat.task(sums, counts),), options)
+        return _Prepared(rule, level, "across", (task_values(stat, sums, counts),), options)
     if level == "one":
         return _Prepared(rule, level, "judges", (x,), options)
     return _Prepared(rule, level, "across", (_run(rule, x, options),), options)
@@ -275,76 +222,49 @@ def aggregate_array(
     if x.ndim < 3:
         raise VotebenchError(f"x must have shape (..., tasks, instances, systems), got {x.shape}")
     lvl = level or ("two" if x.shape[-2] > 1 else "task")
-    _, r, lvl = _parse_variant(f"{rule}:{lvl}", None)
+    _, r, lvl = parse_variant(f"{rule}:{lvl}", None)
     return _prepare(x, r, lvl, options).finish()
 
 
 # ---------------------------------------------------------------------------------------------
 # inputs
 # ---------------------------------------------------------------------------------------------
-def _as_tensor(scores: Any) -> tuple[np.ndarray, list[str], list[str]]:
-    """Oriented ``(T, K, S)`` float64 numpy scores plus system and task labels.
-
-    A score tensor (DataArray) is oriented with :func:`engine.orient`; a numpy
-    array is taken as oriented, ``(T, S)`` (task level) or ``(T, K, S)``.
-    """
+def _tensor(scores: Any) -> xr.DataArray:
+    """A score tensor as given, or oriented numpy scores ``(T, S)`` / ``(T, K, S)`` wrapped as one (labels s0.., t0..)."""
     if isinstance(scores, xr.DataArray):
-        validate_scores(scores)
-        x = orient(scores).transpose(TASK, INSTANCE, SYSTEM)
-        return (np.asarray(x.values, dtype=np.float64), [str(s) for s in scores[SYSTEM].values],
-                [str(t) for t in scores[TASK].values])
+        return scores
     x = np.asarray(scores, dtype=np.float64)
     if x.ndim == 2:
         x = x[:, None, :]
     if x.ndim != 3:
         raise VotebenchError(f"scores must be a score tensor or an array (tasks, [instances,] systems), got shape {x.shape}")
-    if np.isinf(x).any():
-        raise VotebenchError("scores contain infinite values")
-    return x, [f"s{i}" for i in range(x.shape[-1])], [f"t{i}" for i in range(x.shape[0])]
+    return scores_from_array(x, layout="system-last")
 
 
-def _missing_cells(x: np.ndarray) -> np.ndarray:
-    """``NaN`` cells inside judges that have at least one score (padding judges excluded)."""
-    judged = ~np.isnan(x).all(axis=-1, keepdims=True)
-    return np.isnan(x) & judged
+def _planned(scores: Any, rule: Rule, level: str, missing: str, options: Mapping[str, Any] | None,
+             weights: Any = None, *, check: bool = True) -> tuple[Plan, np.ndarray]:
+    """The request planned by :func:`engine.core.prepare` (validation, orientation, missing-score policy, weights,
+    options, canonical order) and its oriented, policy-applied scores ``(T, K, S)``; refuses missing scores as
+    :func:`engine.aggregate` does when the rule needs a policy and none is chosen."""
+    plan = prepare(_tensor(scores), rule=rule.name, level=level, missing=missing, weights=weights, options=options)
+    if check:
+        plan.check_complete()
+    return plan, np.asarray(plan.x.transpose(TASK, INSTANCE, SYSTEM).values, dtype=np.float64)
 
 
-def _apply_policy(x: np.ndarray, missing: str, needs_policy: bool) -> np.ndarray:
-    """The missing-score policies of :func:`engine.aggregate` on ``(T, K, S)`` numpy scores."""
-    miss = _missing_cells(x)
-    if missing == "error":
-        if needs_policy and miss.any():
-            n = int(miss.sum())
-            raise VotebenchError(
-                f"{n} missing score{'s' if n != 1 else ''}; choose a missing-score policy: 'listwise' (drop those systems) "
-                "or 'drop-judges' (drop the judges with missing scores)"
-            )
-        return x
-    x = x.copy()
-    if missing == "listwise":
-        x[..., miss.any(axis=(0, 1))] = np.nan
-    elif missing == "drop-judges":
-        x[miss.any(axis=-1)] = np.nan
-    else:
-        raise VotebenchError(f"unknown missing-score policy {missing!r}; choose one of error, listwise, drop-judges")
-    return x
-
-
-def _task_level(scores: Any) -> tuple[np.ndarray, list[str], list[str]]:
-    """Oriented task-level scores ``(T, S)``: the mean over each task's instances (the leaderboard)."""
-    x, systems, tasks = _as_tensor(scores)
-    present = ~np.isnan(x)
-    n = present.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        X = np.where(n > 0, np.where(present, x, 0.0).sum(axis=1) / np.where(n > 0, n, 1), np.nan)
-    return X, systems, tasks
-
-
-def _task_weight_vector(weights: Any, tasks: Sequence[str]) -> np.ndarray | None:
-    """Task weights ``(T,)`` from a sequence or a mapping task -> weight (missing tasks weigh 0): the engine's rules."""
-    from .core import _weights_vector
-
-    return _weights_vector(weights, list(tasks), [])
+def _task_level(scores: Any, missing: str = "error", rules: Sequence[Rule] = (), weights: Any = None, *,
+                check: bool = True, canonical: bool = True) -> tuple[Plan, np.ndarray]:
+    """Oriented task-level scores ``(T, S)`` (the per-task means of :func:`engine.core.task_scores`: the
+    leaderboard) planned as a one-instance tensor, so that the missing-score policy acts on (task, system) cells."""
+    da = _tensor(scores)
+    means = task_scores(da).transpose(SYSTEM, TASK)
+    lb = scores_from_array(np.asarray(means.values, dtype=np.float64), systems=[str(v) for v in da[SYSTEM].values],
+                           tasks=[str(v) for v in da[TASK].values])
+    needs = [r for r in rules if r.missing == "policy"] or list(rules[:1]) or [get_rule("mean")]
+    plan = prepare(lb, rule=needs[0].name, level="task", missing=missing, weights=weights, canonical=canonical)
+    if check:
+        plan.check_complete()
+    return plan, np.asarray(plan.x.isel({INSTANCE: 0}).transpose(TASK, SYSTEM).values, dtype=np.float64)
 
 
 def _rules_list(rules: str | Sequence[str]) -> list[str]:
@@ -364,7 +284,7 @@ def task_subset_curve(
     *,
     rules: str | Sequence[str] = ("borda", "mean"),
     sizes: Sequence[int] | None = None,
-    repeats: int = 100,
+    repeats: int | Sequence[int] | np.ndarray = 100,
     seed: int = 0,
     level: str | None = None,
     missing: str = "error",
@@ -409,26 +329,48 @@ def task_subset_curve(
         left out; ``full_score`` (rule, system) the all-task scores; ``subsets``
         (subset_size, replicate, slot) the drawn task indices (-1 = unused slot).
     """
-    x, systems, tasks = _as_tensor(scores)
-    T = x.shape[0]
+    da = _tensor(scores)
+    T = da.sizes[TASK]
     ids = _replicates(repeats)
-    B = ids.size
-    default_level = level or ("two" if x.shape[1] > 1 else "task")
-    variants = [_parse_variant(v, default_level) for v in _rules_list(rules)]
+    default_level = level or ("two" if da.sizes[INSTANCE] > 1 else "task")
+    variants = [parse_variant(v, default_level) for v in _rules_list(rules)]
     sizes = list(range(1, T + 1)) if sizes is None else [int(t) for t in sizes]
     bad = [t for t in sizes if not 1 <= t <= T]
     if bad:
         raise VotebenchError(f"subset sizes must be between 1 and the number of tasks ({T}), got {bad}")
-    prepared = []
-    for _, rule, lvl in variants:
-        xv = _apply_policy(x, missing, rule.missing == "policy")
-        prepared.append(_prepare(xv, rule, lvl, options))
+    prepared = [_prepare(_planned(da, rule, lvl, missing, options)[1], rule, lvl, options) for _, rule, lvl in variants]
+    plan, x = _planned(da, variants[0][1], variants[0][2], "error", options, check=False)  # before the policy
     full = np.stack([p.finish() for p in prepared])
-    # listwise drops the systems with a missing score *on the tasks drawn*: those subsets are prepared anew
-    miss_ts = _missing_cells(x).any(axis=1)  # (T, S)
+    tau, slots = _subset_taus(x, np.asarray(plan.miss.values) > 0, prepared, full, sizes, ids, seed, missing, options)
+    mean, std = _mean_std(tau)
+    ds = xr.Dataset(
+        {
+            "tau": ((RULE, "subset_size", REPLICATE), tau),
+            "mean": ((RULE, "subset_size"), mean),
+            "std": ((RULE, "subset_size"), std),
+            "full_score": ((RULE, SYSTEM), full),
+            "subsets": (("subset_size", REPLICATE, "slot"), slots),
+        },
+        coords={RULE: [v[0] for v in variants], "subset_size": sizes, REPLICATE: ids, SYSTEM: plan.systems,
+                "level": (RULE, [v[2] for v in variants])},
+    )
+    ds.attrs = {"experiment": "task subsets (Colombo et al. 2022, section 5.2-5.3)", "seed": int(seed),
+                "stream": "subsets", "missing": missing, "n_tasks": T, "tasks": plan.tasks}
+    return plan.restored(ds)
+
+
+def _subset_taus(x: np.ndarray, miss_ts: np.ndarray, prepared: Sequence[_Prepared], full: np.ndarray, sizes: Sequence[int],
+                 ids: np.ndarray, seed: int, missing: str, options: Mapping[str, Any] | None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Kendall tau-b of every subset ranking with the full ranking ``(rule, size, replicate)`` and the drawn task slots.
+
+    ``listwise`` drops the systems with a missing score (``miss_ts``, (T, S)) *on the tasks drawn*: those
+    subsets are prepared anew from the scores before the policy ``x``.
+    """
+    T = x.shape[0]
     per_subset = missing == "listwise" and bool(miss_ts.any())
-    tau = np.full((len(variants), len(sizes), B), np.nan)
-    slots = np.full((len(sizes), B, max(sizes)), -1, dtype=np.int64)
+    tau = np.full((len(prepared), len(sizes), ids.size), np.nan)
+    slots = np.full((len(sizes), ids.size, max(sizes)), -1, dtype=np.int64)
     for j, t in enumerate(sizes):
         idx = subset_indices(T, t, seed=seed, replicates=ids)
         slots[j, :, :t] = idx
@@ -441,22 +383,7 @@ def task_subset_curve(
             else:
                 sub = p.finish(p.take(idx))
             tau[i, j] = kendall_tau_b(sub, full[i])
-    mean, std = _mean_std(tau)
-    labels = [v[0] for v in variants]
-    ds = xr.Dataset(
-        {
-            "tau": ((RULE, "subset_size", REPLICATE), tau),
-            "mean": ((RULE, "subset_size"), mean),
-            "std": ((RULE, "subset_size"), std),
-            "full_score": ((RULE, SYSTEM), full),
-            "subsets": (("subset_size", REPLICATE, "slot"), slots),
-        },
-        coords={RULE: labels, "subset_size": sizes, REPLICATE: ids, SYSTEM: systems,
-                "level": (RULE, [v[2] for v in variants])},
-    )
-    ds.attrs = {"experiment": "task subsets (Colombo et al. 2022, section 5.2-5.3)", "seed": int(seed),
-                "stream": "subsets", "missing": missing, "n_tasks": T, "tasks": tasks}
-    return ds
+    return tau, slots
 
 
 # ---------------------------------------------------------------------------------------------
@@ -469,7 +396,7 @@ def _synthetic_setup(n_systems, n_tasks, n_instances, phis, repeats, seed, rules
         raise VotebenchError(f"phi values must be finite and >= 0, got {phis}")
     if not (np.isfinite(scale) and scale > 0):
         raise VotebenchError(f"scale must be > 0, got {scale}")
-    variants = [_parse_variant(v, "two") for v in _rules_list(rules)]
+    variants = [parse_variant(v, "two") for v in _rules_list(rules)]
     truth = ground_truth(n_systems)
     noise = gumbel_noise(n_systems, n_tasks, n_instances, seed=seed, replicates=ids) * float(scale)
     order, bad_noise = corrupted_noise(n_systems, n_tasks, n_instances, seed=seed, replicates=ids)
@@ -485,7 +412,7 @@ def _curve_dataset(error, tau, variants, phis, axis_name, axis_values, ids, attr
         {"error": (dims, error), "tau": (dims, tau), "mean": (dims[:-1], mean), "std": (dims[:-1], std)},
         coords={RULE: labels, "phi": phis, axis_name: axis_values, REPLICATE: ids,
                 "level": (RULE, [v[2] for v in variants]),
-                "paper_name": (RULE, [_PAPER_NAMES.get(v[0], v[0]) for v in variants])},
+                "paper_name": (RULE, [PAPER_NAMES.get(v[0], v[0]) for v in variants])},
     )
     ds.attrs = attrs
     return ds
@@ -499,7 +426,7 @@ def manipulation_curve(
     n_systems: int = 20,
     n_tasks: int = 20,
     n_instances: int = 20,
-    repeats: int = 20,
+    repeats: int | Sequence[int] | np.ndarray = 20,
     seed: int = 0,
     corrupt_location: float = 1.0,
     scale: float = 1.0,
@@ -575,7 +502,7 @@ def rescaling_curve(
     n_systems: int = 20,
     n_tasks: int = 20,
     n_instances: int = 20,
-    repeats: int = 20,
+    repeats: int | Sequence[int] | np.ndarray = 20,
     seed: int = 0,
     reversed_task: bool = True,
     corrupt_location: float = 1.0,
@@ -633,7 +560,7 @@ def iia_experiment(
     *,
     rules: str | Sequence[str] = "borda",
     n_random: int | None = None,
-    repeats: int = 50,
+    repeats: int | Sequence[int] | np.ndarray = 50,
     seed: int = 0,
     scope: str = "all",
     weights: Sequence[float] | Mapping[str, float] | None = None,
@@ -665,27 +592,12 @@ def iia_experiment(
     ``numpy.std``, ddof 0, over 50 runs).  The authors' loop stops one system
     short (it adds ``|M| - 3`` systems); pass ``n_random=|M| - 3`` to mimic it.
 
-    Parameters
-    ----------
-    scores : xarray.DataArray or ndarray
-        Score tensor (instance-level data is reduced to the task means), or
-        oriented numpy scores ``(T, S)``.
-    rules : str or sequence of str
-        Registered rules; all rules see the same random orders.
-    n_random : int, optional
-        Systems added per run (default all: ``|M| - 2``).
-    repeats : int or sequence of int
-        Runs (paper: 50), or the indices of the runs to compute.
-    seed : int
-        Seed of the ``iia`` stream.
-    scope : {"all", "pair"}
-    weights : sequence or mapping, optional
-        Task weights of the rule kernels (Vote'n'Rank weights its tasks).
-    missing : {"error", "listwise", "drop-judges"}
-        Policy for missing task-level scores (rules that need one); systems
-        dropped by it do not enter the draws.
-    options : mapping, optional
-        Keyword options of the rule kernels.
+    Parameters: ``scores`` a score tensor (instance-level data is reduced to the task means) or
+    oriented numpy scores ``(T, S)``; ``rules`` registered rules (all see the same random orders);
+    ``n_random`` systems added per run (default all, ``|M| - 2``); ``repeats`` runs (paper: 50) or
+    their indices; ``seed`` of the ``iia`` stream; ``weights`` task weights (Vote'n'Rank weights its
+    tasks); ``missing`` the policy for missing task-level scores (systems it drops do not enter the
+    draws); ``options`` kernel options.
 
     Returns
     -------
@@ -697,16 +609,13 @@ def iia_experiment(
         ``2 + step`` systems ranked; the drawn systems ``system_a``, ``system_b``
         (replicate) and ``added`` (replicate, addition).
     """
-    X, systems, tasks = _task_level(scores)
     ids = _replicates(repeats)
     if scope not in ("all", "pair"):
         raise VotebenchError(f"unknown scope {scope!r}; choose 'all' or 'pair'")
     names = _rules_list(rules)
     rule_objs = [get_rule(n) for n in names]
-    w = _task_weight_vector(weights, tasks)
-    opts = dict(options or {})
-    needs = any(r.missing == "policy" for r in rule_objs)
-    Xp = _apply_policy(X[:, None, :], missing, needs)[:, 0, :]
+    plan, Xp = _task_level(scores, missing, rule_objs, weights)
+    systems = plan.systems
     pool = np.flatnonzero(~np.isnan(Xp).all(axis=0))
     if pool.size < 3:
         raise VotebenchError(f"the IIA experiment needs at least 3 systems with scores, got {pool.size}")
@@ -715,9 +624,42 @@ def iia_experiment(
         raise VotebenchError(f"n_random must be between 1 and {pool.size - 2} (systems available - 2), got {n_random}")
     perms = np.stack([pool[replicate_generator(seed, int(b), stream="iia").permutation(pool.size)] for b in ids])
     perms = perms[:, : 2 + n_random]
-    relation = np.zeros((len(names), ids.size, n_random + 1), dtype=np.int8)
-    changed = np.zeros((len(names), ids.size, n_random), dtype=bool)
-    for i, r in enumerate(rule_objs):
+    relation, changed = _iia_changes(rule_objs, Xp, perms, dict(options or {}), plan.weights, scope)
+    ds = _iia_dataset(names, ids, changed, relation, perms, systems, n_random)
+    ds.attrs = {"experiment": "independence of irrelevant alternatives (Rofin et al. 2023, section 3.1)",
+                "seed": int(seed), "stream": "iia", "scope": scope, "n_random": n_random, "missing": missing}
+    return ds
+
+
+def _iia_dataset(names: Sequence[str], ids: np.ndarray, changed: np.ndarray, relation: np.ndarray, perms: np.ndarray,
+                 systems: Sequence[str], n_random: int) -> xr.Dataset:
+    n_changes = changed.sum(axis=-1).astype(np.float64)
+    mean, std = _mean_std(n_changes, ddof=0)
+    share = n_changes / n_random
+    return xr.Dataset(
+        {
+            "changed": ((RULE, REPLICATE, "addition"), changed),
+            "n_changes": ((RULE, REPLICATE), n_changes),
+            "share": ((RULE, REPLICATE), share),
+            "mean": (RULE, mean),
+            "std": (RULE, std),
+            "share_mean": (RULE, _mean_std(share)[0]),
+            "relation": ((RULE, REPLICATE, "step"), relation),
+            "system_a": (REPLICATE, np.array([systems[k] for k in perms[:, 0]], dtype=object)),
+            "system_b": (REPLICATE, np.array([systems[k] for k in perms[:, 1]], dtype=object)),
+            "added": ((REPLICATE, "addition"), np.array([[systems[k] for k in row[2:]] for row in perms], dtype=object)),
+        },
+        coords={RULE: list(names), REPLICATE: ids, "step": np.arange(n_random + 1), "addition": np.arange(1, n_random + 1)},
+    )
+
+
+def _iia_changes(rules: Sequence[Rule], Xp: np.ndarray, perms: np.ndarray, opts: Mapping[str, Any],
+                 w: np.ndarray | None, scope: str) -> tuple[np.ndarray, np.ndarray]:
+    """``relation`` (rule, replicate, step) of the first two systems and ``changed`` (rule, replicate, addition)."""
+    B, n_random = perms.shape[0], perms.shape[1] - 2
+    relation = np.zeros((len(rules), B, n_random + 1), dtype=np.int8)
+    changed = np.zeros((len(rules), B, n_random), dtype=bool)
+    for i, r in enumerate(rules):
         prev = None
         for j in range(n_random + 1):
             Xb = np.moveaxis(Xp[:, perms[:, : 2 + j]], 1, 0)  # (B, T, 2 + j)
@@ -731,27 +673,7 @@ def iia_experiment(
                     new = np.sign(sc[:, :-1, None] - sc[:, None, :-1])
                     changed[i, :, j - 1] = (old != new).any(axis=(1, 2))
             prev = sc
-    n_changes = changed.sum(axis=-1).astype(np.float64)
-    mean, std = _mean_std(n_changes, ddof=0)
-    share = n_changes / n_random
-    ds = xr.Dataset(
-        {
-            "changed": ((RULE, REPLICATE, "addition"), changed),
-            "n_changes": ((RULE, REPLICATE), n_changes),
-            "share": ((RULE, REPLICATE), share),
-            "mean": (RULE, mean),
-            "std": (RULE, std),
-            "share_mean": (RULE, _mean_std(share)[0]),
-            "relation": ((RULE, REPLICATE, "step"), relation),
-            "system_a": (REPLICATE, np.array([systems[k] for k in perms[:, 0]], dtype=object)),
-            "system_b": (REPLICATE, np.array([systems[k] for k in perms[:, 1]], dtype=object)),
-            "added": ((REPLICATE, "addition"), np.array([[systems[k] for k in row[2:]] for row in perms], dtype=object)),
-        },
-        coords={RULE: names, REPLICATE: ids, "step": np.arange(n_random + 1), "addition": np.arange(1, n_random + 1)},
-    )
-    ds.attrs = {"experiment": "independence of irrelevant alternatives (Rofin et al. 2023, section 3.1)",
-                "seed": int(seed), "stream": "iia", "scope": scope, "n_random": n_random, "missing": missing}
-    return ds
+    return relation, changed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -778,13 +700,55 @@ def _impute(X: np.ndarray, how: str) -> np.ndarray:
     return np.where(miss.any(axis=-1, keepdims=True), np.nan, X)
 
 
+def _omission_amounts(fractions: Sequence[float] | None, counts: Sequence[int] | None,
+                      n_present: int) -> tuple[list[int], list[float]]:
+    """Numbers of scores to omit and their shares of the ``n_present`` present scores."""
+    if fractions is not None and counts is not None:
+        raise VotebenchError("give fractions or counts of omitted scores, not both")
+    if counts is None:
+        fr = [0.05, 0.1, 0.15, 0.2] if fractions is None else [float(f) for f in fractions]
+        if any(not 0 <= f <= 1 for f in fr):
+            raise VotebenchError(f"fractions must be between 0 and 1, got {fr}")
+        return [int(round(f * n_present)) for f in fr], fr
+    ns = [int(c) for c in counts]
+    if any(not 0 <= c <= n_present for c in ns):
+        raise VotebenchError(f"counts must be between 0 and the {n_present} present scores, got {ns}")
+    return ns, [c / n_present for c in ns]
+
+
+def _omission_scores(rules: Sequence[Rule], X: np.ndarray, present: np.ndarray, ns: Sequence[int], ids: np.ndarray,
+                     seed: int, impute: str, top: int | None, w: np.ndarray | None, opts: Mapping[str, Any]
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Reference scores (rule, system) and the Spearman and Kendall agreement (rule, n_omitted, replicate)."""
+    T, S = X.shape
+    B = ids.size
+
+    def evaluate(r: Rule, Xs: np.ndarray) -> np.ndarray:
+        return _run(r, Xs if r.missing == "pairwise" else _impute(Xs, impute), opts, w)
+
+    ref = np.stack([evaluate(r, X) for r in rules])  # (R, S)
+    perms = np.stack([present[replicate_generator(seed, int(b), stream="omit").permutation(present.size)] for b in ids])
+    rho = np.full((len(rules), len(ns), B), np.nan)
+    tau = np.full_like(rho, np.nan)
+    for j, n in enumerate(ns):
+        mask = np.zeros((B, T * S), dtype=bool)
+        np.put_along_axis(mask, perms[:, :n], True, axis=1)
+        Xo = np.where(mask.reshape(B, T, S), np.nan, X)
+        for i, r in enumerate(rules):
+            sc = evaluate(r, Xo)
+            if top is not None:
+                sc = np.where(min_rank(sc) <= int(top), sc, np.nan)
+            rho[i, j], tau[i, j] = spearman(sc, ref[i]), kendall_tau_b(sc, ref[i])
+    return ref, rho, tau
+
+
 def omitted_scores_stability(
     scores: Any,
     *,
     rules: str | Sequence[str] = ("copeland", "minimax", "mean"),
     fractions: Sequence[float] | None = None,
     counts: Sequence[int] | None = None,
-    repeats: int = 100,
+    repeats: int | Sequence[int] | np.ndarray = 100,
     seed: int = 0,
     impute: str = "median",
     top: int | None = None,
@@ -801,97 +765,37 @@ def omitted_scores_stability(
     omitting scores for sigma_am and sigma_og" (Rofin et al. 2023, section 3.3;
     Fig. 2 averages 100 runs over 0-20 % missing values).
 
-    Scores are omitted from the task-level leaderboard (instance-level data is
-    reduced to task means); ``N`` is a share of the present scores, rounded.
-    Rules whose kernels ignore missing pairs (``missing="pairwise"``: Copeland,
-    Minimax, ...) get the holes as they are; the other rules get them filled
-    with the median of the task over the systems that still have a score
-    (``impute="median"``, the paper's choice; the authors' code does
-    ``table.fillna(table.median())``), or the engine policies ``"listwise"``
-    (systems with a hole are dropped and left out of the correlation) or
-    ``"drop-judges"`` (tasks with a hole are dropped), or ``"none"`` (the holes
-    go to the kernel, e.g. the mean over the tasks a system has).  The omitted
-    cells of replicate ``b`` are the first ``N`` of one random permutation of the
-    present cells (stream ``omit``): nested in ``N`` and shared by all rules.
+    Scores are omitted from the task-level leaderboard (task means); ``N`` is a share of the present
+    scores, rounded.  Pairwise rules (Copeland, Minimax, ...) get the holes as they are; the others
+    get the task's median over the systems that still have a score (``impute="median"``, the paper's
+    choice and the authors' ``table.fillna(table.median())``), or ``listwise`` / ``drop-judges`` (the
+    engine policies), or ``none`` (holes go to the kernel).  Replicate ``b`` omits the first ``N``
+    cells of one permutation of the present cells (stream ``omit``): nested in ``N``, shared by all
+    rules.  ``top = k`` correlates only the top-``k`` systems of each corrupted ranking (ties at the
+    boundary included), as the authors' code does for "top-7".
 
-    With ``top = k`` the correlation is restricted to the top-``k`` systems of
-    each corrupted ranking (ties at the boundary included), as the authors'
-    code does for "top-7" (it correlates the reference and the corrupted scores
-    of the corrupted ranking's first 7 systems).
+    Parameters: ``scores`` (score tensor or oriented numpy ``(T, S)``), ``rules``; ``fractions`` or
+    ``counts``, the amounts to omit (shares of the present task-level scores or numbers; default
+    fractions 0.05, 0.1, 0.15, 0.2); ``repeats`` runs per amount (paper: 100) or their indices;
+    ``seed`` of the ``omit`` stream; ``impute`` (``median``, ``listwise``, ``drop-judges``, ``none``:
+    holes for rules that need a policy, also those already in the data for the reference);
+    ``top`` (paper: 7); ``weights``; ``options`` (kernel options).
 
-    Parameters
-    ----------
-    scores : xarray.DataArray or ndarray
-        Score tensor, or oriented numpy scores ``(T, S)``.
-    rules : str or sequence of str
-    fractions, counts : sequence, optional
-        Amounts to omit: shares of the present task-level scores or numbers of
-        scores; give at most one (default fractions 0.05, 0.1, 0.15, 0.2).
-    repeats : int or sequence of int
-        Runs per amount (paper: 100), or the indices of the runs to compute.
-    seed : int
-        Seed of the ``omit`` stream.
-    impute : {"median", "listwise", "drop-judges", "none"}
-        Handling of holes for rules that need a policy (also applied to holes
-        already in the data when computing the reference).
-    top : int, optional
-        Correlate only the corrupted ranking's top-``top`` systems (paper: 7).
-    weights : sequence or mapping, optional
-        Task weights of the rule kernels.
-    options : mapping, optional
-        Keyword options of the rule kernels.
-
-    Returns
-    -------
-    xarray.Dataset
-        ``spearman`` and ``tau`` (Kendall tau-b) between the corrupted and the
-        reference scores, dims (rule, n_omitted, replicate); ``mean`` and ``std``
-        (ddof 1) of ``spearman`` over runs (rule, n_omitted); ``reference``
-        (rule, system); coordinate ``fraction`` on ``n_omitted``.
+    Returns an ``xarray.Dataset``: ``spearman`` and ``tau`` (Kendall tau-b) between the corrupted and
+    the reference scores (rule, n_omitted, replicate); ``mean`` and ``std`` (ddof 1) of ``spearman``
+    over runs (rule, n_omitted); ``reference`` (rule, system); coordinate ``fraction`` on ``n_omitted``.
     """
-    X, systems, tasks = _task_level(scores)
-    T, S = X.shape
+    plan, X = _task_level(scores, check=False, weights=weights)
     ids = _replicates(repeats)
-    B = ids.size
     if impute not in _IMPUTE:
         raise VotebenchError(f"unknown impute {impute!r}; choose one of {', '.join(_IMPUTE)}")
     if top is not None and int(top) < 2:
         raise VotebenchError(f"top must be >= 2, got {top}")
     present = np.flatnonzero(~np.isnan(X).ravel())
-    if fractions is not None and counts is not None:
-        raise VotebenchError("give fractions or counts of omitted scores, not both")
-    if counts is None:
-        fr = [0.05, 0.1, 0.15, 0.2] if fractions is None else [float(f) for f in fractions]
-        if any(not 0 <= f <= 1 for f in fr):
-            raise VotebenchError(f"fractions must be between 0 and 1, got {fr}")
-        ns = [int(round(f * present.size)) for f in fr]
-    else:
-        ns = [int(c) for c in counts]
-        if any(not 0 <= c <= present.size for c in ns):
-            raise VotebenchError(f"counts must be between 0 and the {present.size} present scores, got {ns}")
-        fr = [c / present.size for c in ns]
+    ns, fr = _omission_amounts(fractions, counts, present.size)
     names = _rules_list(rules)
-    rule_objs = [get_rule(n) for n in names]
-    w = _task_weight_vector(weights, tasks)
-    opts = dict(options or {})
-
-    def evaluate(r: Rule, Xs: np.ndarray) -> np.ndarray:
-        return _run(r, Xs if r.missing == "pairwise" else _impute(Xs, impute), opts, w)
-
-    ref = np.stack([evaluate(r, X) for r in rule_objs])  # (R, S)
-    perms = np.stack([present[replicate_generator(seed, int(b), stream="omit").permutation(present.size)] for b in ids])
-    rho = np.full((len(names), len(ns), B), np.nan)
-    tau = np.full_like(rho, np.nan)
-    for j, n in enumerate(ns):
-        mask = np.zeros((B, T * S), dtype=bool)
-        np.put_along_axis(mask, perms[:, :n], True, axis=1)
-        Xo = np.where(mask.reshape(B, T, S), np.nan, X)
-        for i, r in enumerate(rule_objs):
-            sc = evaluate(r, Xo)
-            if top is not None:
-                sc = np.where(min_rank(sc) <= int(top), sc, np.nan)
-            rho[i, j] = spearman(sc, ref[i])
-            tau[i, j] = kendall_tau_b(sc, ref[i])
+    ref, rho, tau = _omission_scores([get_rule(n) for n in names], X, present, ns, ids, seed, impute, top, plan.weights,
+                                     dict(options or {}))
     mean, std = _mean_std(rho)
     ds = xr.Dataset(
         {
@@ -901,11 +805,11 @@ def omitted_scores_stability(
             "std": ((RULE, "n_omitted"), std),
             "reference": ((RULE, SYSTEM), ref),
         },
-        coords={RULE: names, "n_omitted": ns, "fraction": ("n_omitted", fr), REPLICATE: ids, SYSTEM: systems},
+        coords={RULE: names, "n_omitted": ns, "fraction": ("n_omitted", fr), REPLICATE: ids, SYSTEM: plan.systems},
     )
     ds.attrs = {"experiment": "robustness to omitted scores (Rofin et al. 2023, section 3.3)", "seed": int(seed),
                 "stream": "omit", "impute": impute, "top": -1 if top is None else int(top)}
-    return ds
+    return plan.restored(ds)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -914,8 +818,8 @@ def omitted_scores_stability(
 def _criteria_matrix(X: Any, maximize: Any) -> tuple[np.ndarray, list[str], list[str], Any]:
     """Criteria x systems values: a score tensor is reduced to oriented task means (then all maximised)."""
     if isinstance(X, xr.DataArray):
-        Xn, systems, tasks = _task_level(X)
-        return Xn, systems, tasks, True
+        plan, Xn = _task_level(X, check=False, canonical=False)  # criteria in the caller's order (positional weights)
+        return Xn, plan.systems, plan.tasks, True
     Xn = np.asarray(X, dtype=np.float64)
     if Xn.ndim != 2:
         raise VotebenchError(f"X must have shape (criteria, systems), got {Xn.shape}")
@@ -936,12 +840,9 @@ def promethee_sensitivity(
 ) -> xr.Dataset:
     """Sensitivity of the PROMETHEE II ranking to its parameters and weights (xLLMBench section 4.3, Appendix B).
 
-    Scenarios, each one PROMETHEE II run (:func:`engine.kernels.mcdm.promethee2_net`,
-    all of them in one batched call):
+    Scenarios, each one PROMETHEE II run (one batched :func:`engine.kernels.mcdm.promethee2_net` call):
 
-    * ``baseline``: the given parameters, ``None`` resolved to the xLLMBench
-      data-driven defaults (linear: ``q = min``, ``p = max`` of the pairwise
-      differences; Gaussian: ``s`` = their standard deviation);
+    * ``baseline``: the given parameters, ``None`` resolved to the xLLMBench defaults;
     * ``q``, ``p``, ``s`` with each ``delta``: that parameter changed to
       ``value + delta * |value|`` on every criterion whose function uses it
       ("increased and decreased by 10% and 20%", section 4.3; for the Gaussian
@@ -954,20 +855,17 @@ def promethee_sensitivity(
     * ``weight`` with each ``weight_delta`` and criterion: that criterion's
       weight times ``1 + delta`` (weights renormalised by the kernel).
 
-    A scenario whose thresholds become inconsistent (``q > p``, negative ``s``
-    or V-shape ``p``) is marked ``valid = False`` and has ``NaN`` results.
+    A scenario with inconsistent thresholds (``q > p``, negative ``s`` or V-shape ``p``) is
+    marked ``valid = False`` and has ``NaN`` results.
 
     Parameters
     ----------
     X : xarray.DataArray or array_like, shape (T, S)
         Score tensor (oriented task means are used) or a criteria x systems matrix.
     weights, preference, q, p, s, maximize
-        As in :func:`engine.kernels.mcdm.promethee2` (``maximize`` is ignored for
-        a score tensor, which is already oriented).
-    deltas : sequence of float
-        Relative changes of the parameters.
-    weight_deltas : sequence of float, optional
-        Relative changes of each weight (default ``deltas``; empty: no weight scenarios).
+        As in :func:`engine.kernels.mcdm.promethee2` (``maximize`` is ignored for a score tensor).
+    deltas, weight_deltas : sequence of float
+        Relative changes of the parameters and of each weight (default ``deltas``; empty: none).
 
     Returns
     -------
@@ -983,59 +881,34 @@ def promethee_sensitivity(
     """
     Xn, systems, tasks, maximize = _criteria_matrix(X, maximize)
     T = Xn.shape[0]
+    w0 = np.ones(T) / T if weights is None else np.asarray(weights, dtype=np.float64)
     try:
-        kinds = M._kinds(preference, T)
-        Xo = M._orient(M._matrix(Xn, "promethee2"), maximize, "promethee2")
-        q0, p0, s0 = M._resolve_parameters(Xo, kinds, q, p, s)
-        w0 = np.ones(T) / T if weights is None else np.asarray(weights, dtype=np.float64)
-        M._weights(w0, Xo, "promethee2")
+        setup = M.promethee_setup(Xn, weights=w0, preference=preference, q=q, p=p, s=s, maximize=maximize)
     except ValueError as exc:
         raise VotebenchError(str(exc)) from None
-    uses_q = np.isin(kinds, [M._QUASI, M._LEVEL, M._LINEAR])
-    uses_p = np.isin(kinds, [M._VSHAPE, M._LEVEL, M._LINEAR])
-    uses_s = kinds == M._GAUSSIAN
-    deltas = [float(d) for d in deltas]
-    weight_deltas = deltas if weight_deltas is None else [float(d) for d in weight_deltas]
-    rows: list[tuple[str, float, str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = [
-        ("baseline", 0.0, "", q0, p0, s0, w0)
-    ]
-
-    def moved(v: np.ndarray, use: np.ndarray, d: float) -> np.ndarray:
-        return np.where(use, v + d * np.abs(v), v)
-
-    for name, use, base in (("q", uses_q, q0), ("p", uses_p, p0), ("s", uses_s, s0)):
-        if (use & (np.nan_to_num(base) != 0)).any():
-            for d in deltas:
-                args = {"q": q0, "p": p0, "s": s0}
-                args[name] = moved(base, use, d)
-                rows.append((name, d, "", args["q"], args["p"], args["s"], w0))
-    both = uses_q & uses_p
-    if both.any():
-        for d in (d for d in deltas if d > 0):
-            rows.append(("q+p", d, "", moved(q0, both, d), moved(p0, both, -d), s0, w0))
-    for t in range(T):
-        if w0[t] > 0:
-            for d in weight_deltas:
-                w = w0.copy()
-                w[t] = w0[t] * (1 + d)
-                rows.append(("weight", d, tasks[t], q0, p0, s0, w))
-    Q = np.stack([r[3] for r in rows])
-    P = np.stack([r[4] for r in rows])
-    Sg = np.stack([r[5] for r in rows])
-    W = np.stack([r[6] for r in rows])
+    rows = _sensitivity_scenarios(setup, w0, tasks, [float(d) for d in deltas],
+                                  [float(d) for d in (deltas if weight_deltas is None else weight_deltas)])
+    Q, P, Sg, W = (np.stack([r[k] for r in rows]) for k in (3, 4, 5, 6))
     valid = np.ones(len(rows), dtype=bool)
-    lin = uses_q & uses_p
-    valid &= ~(lin & (Q > P)).any(axis=1)
-    valid &= ~(uses_s & (Sg < 0)).any(axis=1)
-    valid &= ~((kinds == M._VSHAPE) & (P < 0)).any(axis=1)
+    valid &= ~(setup.uses_q & setup.uses_p & (Q > P)).any(axis=1)
+    valid &= ~(setup.uses_s & (Sg < 0)).any(axis=1)
+    valid &= ~(setup.vshape & (P < 0)).any(axis=1)
     valid &= (W >= 0).all(axis=1) & (W.sum(axis=1) > 0)
     Qr, Pr, Sr, Wr = (np.where(valid[:, None], A, A[:1]) for A in (Q, P, Sg, W))
-    Xb = np.broadcast_to(Xo, (len(rows),) + Xo.shape)
+    Xb = np.broadcast_to(setup.X, (len(rows),) + setup.X.shape)
     try:
         net = M.promethee2_net(Xb, weights=Wr, preference=preference, q=Qr, p=Pr, s=Sr, maximize=True)
     except ValueError as exc:
         raise VotebenchError(str(exc)) from None
     net = np.where(valid[:, None], net, np.nan)
+    ds = _sensitivity_dataset(rows, net, valid, Q, P, Sg, W, systems, tasks)
+    ds.attrs = {"experiment": "PROMETHEE II sensitivity (xLLMBench section 4.3, Appendix B)",
+                "preference": preference if isinstance(preference, str) else ",".join(map(str, preference))}
+    return ds
+
+
+def _sensitivity_dataset(rows: Sequence[tuple[Any, ...]], net: np.ndarray, valid: np.ndarray, Q: np.ndarray, P: np.ndarray,
+                         Sg: np.ndarray, W: np.ndarray, systems: Sequence[str], tasks: Sequence[str]) -> xr.Dataset:
     rank = min_rank(net)
     rank_change = rank - rank[0]
     scen = np.arange(len(rows))
@@ -1045,16 +918,15 @@ def promethee_sensitivity(
         "delta": ("scenario", [r[1] for r in rows]),
         "criterion": ("scenario", [r[2] for r in rows]),
         "other_scenario": scen,
-        SYSTEM: systems,
-        TASK: tasks,
+        SYSTEM: list(systems),
+        TASK: list(tasks),
     }
-    max_change = np.abs(rank_change).max(axis=1)  # NaN for invalid scenarios
-    ds = xr.Dataset(
+    return xr.Dataset(
         {
             "net_flow": (("scenario", SYSTEM), net),
             "rank": (("scenario", SYSTEM), rank),
             "rank_change": (("scenario", SYSTEM), rank_change),
-            "max_rank_change": ("scenario", max_change),
+            "max_rank_change": ("scenario", np.abs(rank_change).max(axis=1)),  # NaN for invalid scenarios
             "spearman": ("scenario", spearman(net, net[0])),
             "tau": ("scenario", kendall_tau_b(net, net[0])),
             "spearman_matrix": (("scenario", "other_scenario"), spearman(net[:, None, :], net[None, :, :])),
@@ -1066,9 +938,63 @@ def promethee_sensitivity(
         },
         coords=coords,
     )
-    ds.attrs = {"experiment": "PROMETHEE II sensitivity (xLLMBench section 4.3, Appendix B)",
-                "preference": preference if isinstance(preference, str) else ",".join(map(str, preference))}
-    return ds
+
+
+def _sensitivity_scenarios(setup: M.PrometheeSetup, w0: np.ndarray, tasks: Sequence[str], deltas: Sequence[float],
+                           weight_deltas: Sequence[float]) -> list[tuple[str, float, str, Any, Any, Any, np.ndarray]]:
+    """The scenarios of :func:`promethee_sensitivity`: (parameter, delta, criterion, q, p, s, weights) each."""
+    q0, p0, s0 = setup.q, setup.p, setup.s
+    rows: list[tuple[str, float, str, Any, Any, Any, np.ndarray]] = [("baseline", 0.0, "", q0, p0, s0, w0)]
+
+    def moved(v: np.ndarray, use: np.ndarray, d: float) -> np.ndarray:
+        return np.where(use, v + d * np.abs(v), v)
+
+    for name, use, base in (("q", setup.uses_q, q0), ("p", setup.uses_p, p0), ("s", setup.uses_s, s0)):
+        if (use & (np.nan_to_num(base) != 0)).any():
+            for d in deltas:
+                args = {"q": q0, "p": p0, "s": s0}
+                args[name] = moved(base, use, d)
+                rows.append((name, d, "", args["q"], args["p"], args["s"], w0))
+    both = setup.uses_q & setup.uses_p
+    if both.any():
+        for d in (d for d in deltas if d > 0):
+            rows.append(("q+p", d, "", moved(q0, both, d), moved(p0, both, -d), s0, w0))
+    for t in range(len(tasks)):
+        if w0[t] > 0:
+            for d in weight_deltas:
+                w = w0.copy()
+                w[t] = w0[t] * (1 + d)
+                rows.append(("weight", d, tasks[t], q0, p0, s0, w))
+    return rows
+
+
+def _cluster_labels(r: np.ndarray, threshold: float | None, n_clusters: int | None, method: str
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Hierarchical clusters (1, 2, ... in order of first appearance) of criteria with correlations ``r``, and the linkage."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import squareform
+
+    T = r.shape[0]
+    if T == 1:
+        return np.array([1]), np.zeros((0, 4))
+    D = np.clip(1.0 - r, 0.0, 2.0)
+    D = (D + D.T) / 2.0
+    np.fill_diagonal(D, 0.0)
+    try:
+        Z = linkage(squareform(D, checks=False), method=method)
+    except ValueError as exc:
+        raise VotebenchError(f"criteria clustering: {exc}") from None
+    if threshold is not None:
+        raw = fcluster(Z, t=1.0 - float(threshold), criterion="distance")
+    else:
+        assert n_clusters is not None  # the caller gives exactly one of the two
+        if not 1 <= int(n_clusters) <= T:
+            raise VotebenchError(f"n_clusters must be between 1 and the number of criteria ({T}), got {n_clusters}")
+        raw = fcluster(Z, t=int(n_clusters), criterion="maxclust")
+    first: dict[int, int] = {}
+    for c in raw:
+        first.setdefault(int(c), len(first) + 1)
+    return np.array([first[int(c)] for c in raw]), Z
 
 
 def _pearson_matrix(X: np.ndarray) -> np.ndarray:
@@ -1115,18 +1041,9 @@ def criteria_clusters(
     singleton represents itself).  A correlation that is undefined (a constant
     criterion, fewer than two shared systems) counts as 0.
 
-    Parameters
-    ----------
-    X : xarray.DataArray or array_like, shape (T, S)
-        Score tensor (oriented task means) or criteria x systems values.
-    threshold : float, optional
-        Minimum linkage correlation inside a cluster (give this or ``n_clusters``).
-    n_clusters : int, optional
-        Number of clusters.
-    method : str
-        ``scipy.cluster.hierarchy.linkage`` method.
-    absolute : bool
-        Cluster on ``|r|`` (negatively correlated criteria also group).
+    Parameters: ``X`` a score tensor (oriented task means) or criteria x systems values ``(T, S)``;
+    ``threshold`` (minimum linkage correlation inside a cluster) or ``n_clusters``; ``method`` of
+    ``scipy.cluster.hierarchy.linkage``; ``absolute``: cluster on ``|r|``.
 
     Returns
     -------
@@ -1137,9 +1054,6 @@ def criteria_clusters(
         members; ``linkage`` (merge, field) the scipy linkage matrix; attrs
         ``selected``: the representatives' names.
     """
-    from scipy.cluster.hierarchy import fcluster, linkage
-    from scipy.spatial.distance import squareform
-
     if (threshold is None) == (n_clusters is None):
         raise VotebenchError("give exactly one of threshold (a correlation level) or n_clusters")
     Xn, _, tasks, _ = _criteria_matrix(X, True)
@@ -1147,33 +1061,12 @@ def criteria_clusters(
     R = _pearson_matrix(Xn)
     r = np.nan_to_num(np.abs(R) if absolute else R, nan=0.0)
     np.fill_diagonal(r, 1.0)
-    if T == 1:
-        labels = np.array([1])
-        Z = np.zeros((0, 4))
-    else:
-        D = np.clip(1.0 - r, 0.0, 2.0)
-        D = (D + D.T) / 2.0
-        np.fill_diagonal(D, 0.0)
-        try:
-            Z = linkage(squareform(D, checks=False), method=method)
-        except ValueError as exc:
-            raise VotebenchError(f"criteria clustering: {exc}") from None
-        if threshold is not None:
-            raw = fcluster(Z, t=1.0 - float(threshold), criterion="distance")
-        else:
-            if not 1 <= int(n_clusters) <= T:
-                raise VotebenchError(f"n_clusters must be between 1 and the number of criteria ({T}), got {n_clusters}")
-            raw = fcluster(Z, t=int(n_clusters), criterion="maxclust")
-        first = {}
-        for c in raw:
-            first.setdefault(int(c), len(first) + 1)
-        labels = np.array([first[int(c)] for c in raw])
+    labels, Z = _cluster_labels(r, threshold, n_clusters, method)
     within = np.full(T, np.nan)
     representative = np.zeros(T, dtype=bool)
     for c in np.unique(labels):
         members = np.flatnonzero(labels == c)
         if members.size == 1:
-            within[members] = np.nan
             representative[members] = True
             continue
         sub = r[np.ix_(members, members)]
@@ -1193,6 +1086,7 @@ def criteria_clusters(
                 "absolute": int(bool(absolute)), "selected": [tasks[i] for i in np.flatnonzero(representative)]}
     if threshold is not None:
         ds.attrs["threshold"] = float(threshold)
-    else:
+    elif n_clusters is not None:
         ds.attrs["n_clusters"] = int(n_clusters)
     return ds
+

@@ -78,6 +78,13 @@ class Within:
         points: halves, ``grid=2``), sums of judge values times integer counts
         are integers after scaling, computed exactly in float32 while they stay
         below 2**24 (the instance bootstrap uses this).
+    separable : bool
+        A system's task-level value depends on its own scores only (the mean):
+        a candidate resample keeps the full-data task-level matrix.
+    pairwise : bool
+        Every judge value is a row sum of the judge's pairwise matrix
+        (wins + ties / 2: Borda points), so the values among resampled candidates
+        are rows of the per-task pairwise sums times the candidate counts.
     """
 
     name: str
@@ -85,6 +92,8 @@ class Within:
     task: Callable[[np.ndarray, np.ndarray], np.ndarray]
     pool: Callable[[np.ndarray, np.ndarray], np.ndarray]
     grid: int | None = None
+    separable: bool = False
+    pairwise: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,6 +131,11 @@ class Rule:
         A system's score depends on its own scores only, not on which other
         systems compete (mean, median, geometric mean, optimality gap): a candidate resample
         then reuses the full-data scores of the drawn systems.
+    from_candidates : callable, optional
+        ``(wins, pairs, counts) -> (B, S)``: the task-level scores among resampled
+        candidates drawn ``counts`` times, linear in the counts, from the full-data
+        pairwise sums (Borda, Average Rank); a candidate bootstrap is then one
+        matrix product per block (whole-number weights only).
     tie_scale : {"score", "input", "unit"}
         The magnitude of the rule's terms for the tie rule
         (:func:`engine.kernels.exact.snap_ties`): ``"score"``, the largest ``|score|`` of the
@@ -142,6 +156,7 @@ class Rule:
     from_sums: Callable[[dict[str, np.ndarray]], np.ndarray] | None = None
     sums: tuple[str, ...] = ()
     separable: bool = False
+    from_candidates: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
     tie_scale: str = "score"
 
     def magnitude(self, X: np.ndarray) -> np.ndarray | float | None:
@@ -228,8 +243,8 @@ def get_within(name: str) -> Within:
 
 
 # --- within-task statistics -------------------------------------------------------------
-register_within(Within("mean", judge=K.identity_values, task=K.mean_task, pool=K.mean_pool))
-register_within(Within("borda", judge=borda_points, task=K.sum_task, pool=K.sum_pool, grid=2))
+register_within(Within("mean", judge=K.identity_values, task=K.mean_task, pool=K.mean_pool, separable=True))
+register_within(Within("borda", judge=borda_points, task=K.sum_task, pool=K.sum_pool, grid=2, pairwise=True))
 
 # --- rules --------------------------------------------------------------------------------
 register_rule(
@@ -249,15 +264,16 @@ register_rule(
         "Borda count: points = systems beaten + 0.5 x systems tied, summed over judges",
         within="borda",
         ties="tied systems share the points of their positions (0.5 per tie), independent of input order",
-        references=("Colombo et al. 2022, section 3.2-3.3", "Rofin et al. 2023, section 2.2"), resample="weights"
+        references=("Colombo et al. 2022, section 3.2-3.3", "Rofin et al. 2023, section 2.2"), resample="weights",
+        from_candidates=K.borda_from_candidates,
     )
 )
 
 # scoring rules decompose over judges: per-judge positional points, summed
 register_within(
-    Within("plurality", judge=lambda x: V.scoring_points(x, V._plurality_vector), task=K.sum_task, pool=K.sum_pool)
+    Within("plurality", judge=lambda x: V.scoring_points(x, V.plurality_vector), task=K.sum_task, pool=K.sum_pool)
 )
-register_within(Within("dowdall", judge=lambda x: V.scoring_points(x, V._dowdall_vector), task=K.sum_task, pool=K.sum_pool))
+register_within(Within("dowdall", judge=lambda x: V.scoring_points(x, V.dowdall_vector), task=K.sum_task, pool=K.sum_pool))
 
 _VNR = "Rofin et al. 2023 (Vote'n'Rank), section 2.2 and Appendix A.1"
 _SHARED = "tied systems share the mean of the points of the positions they occupy"
@@ -273,7 +289,8 @@ register_rule(Rule("threshold", V.threshold_across,
                    "fewest last places, then fewest in the last two, ... (c = (1,..,1,0), then (1,..,1,0,0), ...)",
                    ties="positions shared equally; systems equal under every vector tie", references=(_VNR,)))
 register_rule(Rule("baldwin", V.baldwin_across, "iterative Borda elimination; score = elimination round",
-                   ties="all systems with the minimum Borda score leave together and tie", references=(_VNR,), resample="weights"))
+                   ties="all systems with the minimum Borda score leave together and tie", references=(_VNR,), resample="weights",
+                   from_sums=V.baldwin_from_sums, sums=("wins", "pairs")))
 register_rule(Rule("condorcet", V.condorcet_across, "1 for the Condorcet winner, 0 for everyone else (all 0: no winner)",
                    ties=_PAIRWISE, missing="pairwise", references=(_VNR,),
                    resample="weights", from_sums=V.condorcet_from_sums, sums=('wins', 'pairs')))
@@ -299,7 +316,8 @@ register_rule(Rule("optimality_gap", B.optimality_gap_across,
                    ties="equal gaps share a rank", references=("Rofin et al. 2023, section 3.1; Agarwal et al. 2021",),
                    separable=True, tie_scale="input"))
 register_rule(Rule("average_rank", B.average_rank_across, "minus the mean per-task rank (ties get the average rank)",
-                   ties="average ranks", references=(_PAVAO,), resample="weights"))
+                   ties="average ranks", references=(_PAVAO,), resample="weights",
+                   from_candidates=B.average_rank_from_candidates))
 register_rule(Rule("success_rate", B.success_rate_across, "mean share of tasks won against each opponent",
                    ties="a tie wins nothing; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
                    resample="weights", from_sums=B.success_rate_from_sums, sums=('wins', 'pairs'), tie_scale="unit"))
@@ -325,3 +343,35 @@ register_rule(Rule("topsis", M.topsis, "TOPSIS relative closeness to the ideal (
                    ties="equal closeness shares a rank", references=(_XLLM,), tie_scale="unit"))
 register_rule(Rule("vikor", M.vikor_score, "VIKOR compromise: -Q with v = 0.5 (option v)",
                    ties="equal Q shares a rank", references=(_XLLM,), tie_scale="unit"))
+
+# --- pairwise battles and leaderboard win rates (engine/kernels/battles.py) ------------------
+from .kernels import battles as BA  # noqa: E402  (appended section: battles and win rates)
+
+_ARENA = "Bradley & Terry 1952; Davidson 1970; Chiang et al. 2024 (Chatbot Arena), FastChat elo_analysis.py"
+_BATTLES = "every task is a judge: one battle per pair of systems it scores (equal scores tie); missing pairs ignored"
+register_rule(Rule("bradley_terry", BA.bradley_terry_across,
+                   "Bradley-Terry maximum likelihood on the battles of every task; options tie_model (half|davidson), "
+                   "scale (logit: log-odds centred at 0 | elo: 1000 + 400 log10 odds)",
+                   ties=_BATTLES + "; a tie is half a win (tie_model=half) or Davidson's tie", missing="pairwise",
+                   references=(_ARENA,), resample="weights", tie_scale="unit"))
+register_rule(Rule("elo", BA.elo_across,
+                   "online Elo over the tasks in canonical (label) order, all pairs of a task at once; option k "
+                   "(default 4); order-dependent",
+                   ties=_BATTLES + "; a tie scores 0.5", missing="pairwise", references=(_ARENA,), resample="index",
+                   tie_scale="unit"))
+register_rule(Rule("win_rate", BA.win_rate_across,
+                   "share of its battles over all tasks a system won, ties counting half",
+                   ties=_BATTLES + "; a tie counts half", missing="pairwise", references=(_ARENA,),
+                   resample="weights", tie_scale="unit"))
+register_rule(Rule("mean_win_rate", BA.mean_win_rate_across,
+                   "HELM mean win rate: per task (worse + (ties - 1)/2)/(n - 1) over the systems present, averaged "
+                   "over tasks (tasks with < 2 systems dropped)",
+                   ties="a tie counts half; a system is averaged over the tasks that score it",
+                   missing="pairwise", references=("Liang et al. 2023 (HELM), summarize.py compute_aggregate_row_win_rates",),
+                   resample="weights", tie_scale="unit"))
+register_rule(Rule("mteb_borda", BA.mteb_borda_across,
+                   "MTEB Borda count: sum over tasks of N - average rank among the systems present (missing = 0 points)",
+                   ties="tied systems share the mean position (0.5 per tie); a missing score earns 0 and every "
+                        "present system one point per absent one", missing="pairwise",
+                   references=("MTEB leaderboard, mteb/leaderboard/table.py _borda_count (embeddings-benchmark/mteb)",),
+                   resample="weights"))

@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .canonical import validate_scores
 from .dims import CANONICAL, INSTANCE, LAYOUT, SYSTEM, TASK
 from .errors import VotebenchError
-from .io import validate_scores
+from .files import make_temp_dir, publish_dir
 
 __all__ = ["CheckedChunks", "default_chunks", "open_store", "store_dataset", "to_zarr"]
 
@@ -84,8 +85,6 @@ def to_zarr(
     path = Path(path)
     if path.exists() and not overwrite:
         raise VotebenchError(f"{path}: already exists (pass overwrite=True to replace it)")
-    from .files import make_temp_dir, publish_dir
-
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = make_temp_dir(path)
     try:

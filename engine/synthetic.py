@@ -54,9 +54,9 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
+from .canonical import scores_from_array
 from .dims import REPLICATE, SYSTEM, TASK
 from .errors import VotebenchError
-from .io import scores_from_array
 from .resample import replicate_generator, replicate_ids
 
 __all__ = [
@@ -112,13 +112,14 @@ def gumbel_noise(
     return out
 
 
-def _corrupt_draws(n_tasks: int, n_instances: int, n_systems: int, seed: int, ids: np.ndarray, *, noise: bool):
+def _corrupt_draws(n_tasks: int, n_instances: int, n_systems: int, seed: int, ids: np.ndarray, *,
+                   noise: bool) -> tuple[np.ndarray, np.ndarray | None]:
     order = np.empty((ids.size, n_tasks), dtype=np.int64)
     values = np.empty((ids.size, n_tasks, n_instances, n_systems)) if noise else None
     for i, b in enumerate(ids):
         rng = replicate_generator(seed, int(b), stream="corrupt")
         order[i] = rng.permutation(n_tasks)
-        if noise:
+        if values is not None:
             values[i] = rng.gumbel(size=(n_tasks, n_instances, n_systems))
     return order, values
 
@@ -150,7 +151,9 @@ def corrupted_noise(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Task permutation ``(B, T)`` and standard Gumbel noise ``(B, T, K, S)`` of the corrupted scores (stream ``"corrupt"``)."""
     _check_sizes(n_systems, n_tasks, n_instances)
-    return _corrupt_draws(int(n_tasks), int(n_instances), int(n_systems), seed, replicate_ids(replicates), noise=True)
+    order, values = _corrupt_draws(int(n_tasks), int(n_instances), int(n_systems), seed, replicate_ids(replicates), noise=True)
+    assert values is not None  # drawn with noise=True
+    return order, values
 
 
 def generate_array(

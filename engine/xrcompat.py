@@ -80,6 +80,6 @@ def defer_dask_import() -> bool:
         return bool(original(x))
 
     is_dask_collection.__doc__ = original.__doc__
-    utils.is_dask_collection = is_dask_collection
+    utils.is_dask_collection = is_dask_collection  # type: ignore[assignment]  # same call, a plain bool
     _installed = True
     return True

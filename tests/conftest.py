@@ -475,6 +475,11 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
+def only_direction_notes(err: str) -> bool:
+    """stderr holds nothing but the note that task directions defaulted to higher-is-better (a file without a sidecar)."""
+    return all(line.startswith("votebench: note: no direction given for ") for line in err.splitlines())
+
+
 def one_line_error(code, out, err, *fragments, prefix: str = "", marker: str = "error"):
     """Exit code 2, nothing on stdout, one stderr line starting with ``prefix`` and holding ``marker`` and ``fragments``."""
     assert code == 2, (code, err)
@@ -636,3 +641,21 @@ class CountStarts(Callback):
 def forbid_compute(*args, **kwargs):
     """A dask scheduler that fails: use it to prove nothing computes before ``.compute()``."""
     raise AssertionError("dask computed something before .compute() was called")
+
+
+# --------------------------------------------------------------------------------------------
+# independent cross-check libraries (the ``test`` extra)
+# --------------------------------------------------------------------------------------------
+def require_module(name: str):
+    """Import a cross-check library of the ``test`` extra (pymcdm, pref_voting); a missing one fails the test.
+
+    The cross-checks must run wherever the suite runs (CI installs the extra), so a missing library is
+    an error with the fix in its message, never a silent skip.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        problem = f"cannot import {name} ({exc}): the cross-checks need the test extra: pip install -e '.[test]'"
+    pytest.fail(problem, pytrace=False)

@@ -15,7 +15,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DATA, TIE_VALUES, bf_average_ranks, bf_borda_across, bf_kendall_w, bf_min_rank, bf_tau_b, one_line_error, run_cli
+from conftest import (
+    DATA,
+    TIE_VALUES,
+    bf_average_ranks,
+    bf_borda_across,
+    bf_kendall_w,
+    bf_min_rank,
+    bf_tau_b,
+    one_line_error,
+    only_direction_notes,
+    run_cli,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,7 +40,7 @@ AUTOML = DATA / "esann_automl.csv"  # 17 systems x 30 tasks, complete
 SUPERGLUE = DATA / "vnr_superglue.csv"  # 24 systems x 14 tasks, 12 missing scores
 TAC08 = DATA / "colombo_tac08.csv.gz"  # 62 systems x 15 tasks x 48 instances
 
-TOP_KEYS = {"rule", "over", "replicates", "seed", "ranking", "stability"}
+TOP_KEYS = {"rule", "over", "replicates", "seed", "interval", "ranking", "stability"}
 ROW_KEYS = {"system", "score", "rank", "rank_low", "rank_high"}
 
 
@@ -70,7 +81,9 @@ def test_json_matches_engine(capsys, case):
     obj = json.loads(out)
     assert set(obj) == TOP_KEYS
     assert (obj["rule"], obj["over"], obj["replicates"], obj["seed"]) == (opts["rule"], over, B, seed)
-    assert set(obj["stability"]) == {"kendall_w", "mean_spearman", "mean_kendall"}
+    assert set(obj["stability"]) == {"kendall_w", "mean_spearman", "mean_kendall", "order_stability"}
+    assert obj["interval"]["kind"] == ("pairwise" if over == "systems" else "percentile")
+    assert obj["interval"]["level"] == 0.95 and obj["interval"]["description"]
     rows = obj["ranking"]
     for row in rows:
         assert ROW_KEYS <= set(row), row
@@ -93,14 +106,28 @@ def test_json_matches_engine(capsys, case):
     systems = [str(s) for s in scores["system"].values]
     by_name = {r["system"]: r for r in rows}
     assert set(by_name) == {s for s, v in zip(systems, ds["score"].values) if not np.isnan(v)}
+    point = ds["score"].values
+    ranked = [j for j, v in enumerate(point) if not np.isnan(v)]
     for j, name in enumerate(systems):
         if name not in by_name:
+            continue
+        if over == "systems":  # a candidate bootstrap: the ranks its sure pairwise orders allow, by plain loops
+            def sure(a, b):
+                both = [row for row in R if not np.isnan(row[a]) and not np.isnan(row[b])]
+                return bool(both) and sum(row[a] > row[b] for row in both) / len(both) >= 0.95
+            low = 1 + sum(sure(i, j) for i in ranked if i != j)
+            high = len(ranked) - sum(sure(j, i) for i in ranked if i != j)
+            assert (by_name[name]["rank_low"], by_name[name]["rank_high"]) == (low, high), name
+            assert low <= by_name[name]["rank"] <= high  # unlike percentiles of the biased replicate ranks
             continue
         present = ranks[~np.isnan(ranks[:, j]), j]
         low, high = np.percentile(present, [2.5, 97.5], method="linear")
         # same interpolation as numpy's "linear" method, up to the last bit of the arithmetic
         assert by_name[name]["rank_low"] == pytest.approx(low, rel=1e-14, abs=0), name
         assert by_name[name]["rank_high"] == pytest.approx(high, rel=1e-14, abs=0), name
+    kept = [P for P in [metrics.prob_above(R)]][0]
+    pairs = [kept[a, b] for a in ranked for b in ranked if point[a] > point[b] and not np.isnan(kept[a, b])]
+    assert obj["stability"]["order_stability"] == pytest.approx(sum(pairs) / len(pairs))
     stab = obj["stability"]
     assert as_float(stab["mean_spearman"]) == pytest.approx(float(metrics.concordance(R, method="spearman")), rel=0,
                                                             abs=0, nan_ok=True)
@@ -119,7 +146,7 @@ def test_interval_level_and_output_file(capsys, tmp_path):
     out_file = tmp_path / "b.json"
     args = ["bootstrap", AUTOML, "--replicates", 15, "--seed", 2, "--interval", 0.5, "--format", "json"]
     code, out, err = cli(capsys, *args, "--output", out_file)
-    assert code == 0 and out == "" and err == ""
+    assert code == 0 and out == "" and only_direction_notes(err)
     code, printed, _ = cli(capsys, *args)
     assert out_file.read_text(encoding="utf-8") == printed
     obj = json.loads(printed)
@@ -234,7 +261,13 @@ def test_borda_bootstrap_against_plain_loops(data, over, seed):
         row = rows[name]
         assert (row["score"], row["rank"]) == (point[s], rank[s])
         col = [ranks[b][s] for b in range(B) if not math.isnan(ranks[b][s])]
-        if col:
+        if over == "systems":  # 1 + systems surely above, S - systems surely below (sure: >= 95% of the replicates with both)
+            def sure(a, b):
+                both = [r for r in R if not math.isnan(r[a]) and not math.isnan(r[b])]
+                return bool(both) and sum(r[a] > r[b] for r in both) / len(both) >= 0.95
+            assert row["rank_low"] == 1 + sum(sure(o, s) for o in range(S) if o != s)
+            assert row["rank_high"] == S - sum(sure(s, o) for o in range(S) if o != s)
+        elif col:
             assert row["rank_low"] == pytest.approx(bf_percentile(col, 2.5), abs=1e-12)
             assert row["rank_high"] == pytest.approx(bf_percentile(col, 97.5), abs=1e-12)
         else:
@@ -296,17 +329,24 @@ def test_table_and_csv_render_the_json(capsys):
     assert code == 0
     lines = table.splitlines()
     assert lines[0] == "# rule borda, bootstrap over tasks: 10 replicates, seed 3"
-    assert lines[1].startswith("# rank interval = 2.5-97.5% percentiles")
-    assert lines[2].split() == ["rank", "system", "score", "interval"]
-    assert set(lines[3]) <= {"-", " "}
-    body = lines[4:-1]
+    assert lines[1] == f"# interval = {obj['interval']['description']}"
+    assert "interpolated between whole ranks" in lines[1]  # why a bound can be fractional
+    assert lines[2].startswith("# * = statistically tied with the leader") and "'=' marks a shared rank" in lines[2]
+    assert lines[3].split() == ["rank", "system", "score", "interval"]
+    assert set(lines[4]) <= {"-", " "}
+    body = lines[5:-1]
     assert len(body) == len(rows)
-    for line, row in zip(body, rows):
-        assert line.lstrip().startswith(f"{row['rank']}{'*' if row['tied_with_leader'] else ' '}")
-        assert row["system"] in line and line.endswith(f"{row['rank_low']:g}-{row['rank_high']:g}")
+    shared = {r["rank"] for r in rows if sum(o["rank"] == r["rank"] for o in rows) > 1}
+    for line, row in zip(body, rows):  # the same '=' tie marks as `votebench rank`
+        mark = "=" if row["rank"] in shared else " "
+        assert line.lstrip().startswith(f"{row['rank']}{mark} {'*' if row['tied_with_leader'] else ' '}"), line
+        iv = f"{row['rank_low']:g}" if row["rank_low"] == row["rank_high"] else f"{row['rank_low']:g}-{row['rank_high']:g}"
+        assert row["system"] in line and line.endswith(iv)
     s = obj["stability"]
     assert lines[-1] == (f"# stability: Kendall W {s['kendall_w']:.3f}, mean Spearman {s['mean_spearman']:.3f}, "
-                         f"mean Kendall tau-b {s['mean_kendall']:.3f}")
+                         f"mean Kendall tau-b {s['mean_kendall']:.3f}, pair orders kept {100 * s['order_stability']:.1f}%")
+    rank_lines = cli(capsys, "rank", SUPERGLUE, "--missing", "listwise")[1].splitlines()[3:]
+    assert [ln.split()[0] for ln in rank_lines] == [ln.split()[0] for ln in body]  # "3=" in both
 
     code, text, _ = cli(capsys, *args, "--format", "csv")
     assert code == 0

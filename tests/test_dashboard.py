@@ -1,5 +1,8 @@
 """Live dashboard (engine.dashboard): snapshot against brute-force references, and the HTTP server end to end.
 
+The snapshot is checked against plain loops and against engine.summarize on the finished store; the server for
+its routes, gzip, stream events, the token, and the caps on streams and connections (300 half-open sockets).
+
 One small sweep (6 systems x 8 tasks; a bootstrap of 2 rules in 4 blocks each,
 task subsets and a parameter grid: 14 blocks) is written in steps by a module
 fixture: frozen copies of the store with 0 and 5 blocks done are checked
@@ -26,11 +29,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import xarray as xr
 import zarr
 from conftest import REPO, bf_average_ranks, bf_kendall_w, bf_min_rank, bf_tau_b
 
 import engine
-from engine.dashboard import dask_dashboard_link, register, snapshot, start_in_background, store_fingerprint
+from engine.dashboard import Limits, LiveStore, dask_dashboard_link, register, snapshot, start_in_background
 from engine.errors import VotebenchError
 from engine.io import open_scores
 from engine.sweep import parse_config, run_sweep
@@ -155,8 +159,11 @@ def reference(cfg, store: Path, rule_index: int, level: float = 0.95) -> dict:
     return ref
 
 
-def by_system(rule_entry: dict) -> dict:
-    return {d["system"]: d for d in rule_entry["systems"]}
+def by_system(group: dict, rule_entry: dict) -> dict:
+    """Per system the rule's numbers (the snapshot holds one array per quantity, in the group's system order)."""
+    keys = ("score", "rank", "rank_low", "rank_high", "mean_rank", "pair_low", "pair_high")
+    return {name: {**{k: rule_entry[k][i] for k in keys}, "leader": i in rule_entry["leader"],
+                   "tied_with_leader": i in rule_entry["tied"]} for i, name in enumerate(group["systems"])}
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,6 +178,7 @@ def test_snapshot_matches_brute_force_on_a_partial_store(sweep):
                                 "fraction": 5 / N_BLOCKS}
     (group,) = [g for g in snap["groups"] if g["kind"] == "bootstrap"]
     assert group["name"] == GROUP and group["blocks_done"] == 5 and group["blocks_total"] == 8
+    assert group["systems"] == SYSTEMS and group["interval"] == "percentile"
     refs = []
     for ri, rule in enumerate(RULES):
         ref = reference(cfg, partial, ri)
@@ -178,20 +186,18 @@ def test_snapshot_matches_brute_force_on_a_partial_store(sweep):
         entry = group["rules"][ri]
         assert entry["rule"] == rule and entry["ranking_source"] == "full data"
         assert entry["replicates_done"] == len(ref["ids"]) == (8 if ri == 0 else 2)
-        rows = by_system(entry)
-        ranks = [rows[s]["rank"] for s in SYSTEMS]
-        assert ranks == pytest.approx(ref["rank"])
+        rows = by_system(group, entry)
+        assert [rows[s]["rank"] for s in SYSTEMS] == pytest.approx(ref["rank"])
         assert [rows[s]["score"] for s in SYSTEMS] == pytest.approx(ref["score"])
-        assert [d["rank"] for d in entry["systems"]] == sorted(ranks)  # listed best first
         assert [rows[s]["rank_low"] for s in SYSTEMS] == pytest.approx(ref["low"])
         assert [rows[s]["rank_high"] for s in SYSTEMS] == pytest.approx(ref["high"])
         leaders = [s for s, r in zip(SYSTEMS, ref["rank"]) if r == 1]
-        assert entry["leader"] == leaders
-        assert entry["tied"] == [s for s, t in zip(SYSTEMS, ref["tied"]) if t and s not in leaders]
-        assert all(rows[s]["leader"] == (s in leaders) for s in SYSTEMS)
-        assert all(rows[s]["tied_with_leader"] == (s in entry["tied"]) for s in SYSTEMS)
+        assert [SYSTEMS[i] for i in entry["leader"]] == leaders
+        assert [SYSTEMS[i] for i in entry["tied"]] == [s for s, t in zip(SYSTEMS, ref["tied"]) if t and s not in leaders]
         assert entry["kendall_w"] == pytest.approx(ref["w"])
         assert entry["mean_spearman"] == pytest.approx(ref["rho"])
+        kept = [row[a] > row[b] for row in ref["R"] for a in range(6) for b in range(6) if ref["score"][a] > ref["score"][b]]
+        assert entry["order_stability"] == pytest.approx(sum(kept) / len(kept))
     agr = group["agreement"]
     assert agr["rules"] == list(RULES)
     assert agr["full_data"][0][1] == agr["full_data"][1][0] == pytest.approx(bf_tau_b(refs[0]["score"], refs[1]["score"]))
@@ -209,7 +215,7 @@ def test_snapshot_before_any_block(sweep):
     for entry in group["rules"]:
         assert entry["replicates_done"] == 0 and entry["tied"] == [] and entry["kendall_w"] is None
         assert entry["mean_spearman"] is None and len(entry["leader"]) >= 1
-        assert all(d["rank_low"] is None and d["rank_high"] is None and d["rank"] is not None for d in entry["systems"])
+        assert all(v is None for v in entry["rank_low"] + entry["rank_high"]) and None not in entry["rank"]
     assert group["agreement"]["replicates"][0][1] is None and group["agreement"]["common_replicates"][0][1] == 0
     subsets = next(g for g in snap["groups"] if g["kind"] == "subsets")
     assert all(v is None for r in subsets["rules"] for v in r["mean_tau"])
@@ -220,7 +226,6 @@ def test_snapshot_before_any_block(sweep):
 def test_snapshot_of_a_missing_or_foreign_store(tmp_path):
     snap = snapshot(tmp_path / "nothing.zarr")
     assert snap["status"] == "waiting" and snap["groups"] == [] and snap["progress"]["blocks_total"] == 0
-    assert store_fingerprint(tmp_path / "nothing.zarr") == "absent"
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / "a.txt").write_text("x")
     with pytest.raises(VotebenchError, match="not a votebench results store"):
@@ -229,26 +234,102 @@ def test_snapshot_of_a_missing_or_foreign_store(tmp_path):
         snapshot(tmp_path / "nothing.zarr", level=1.5)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_without_a_full_data_ranking_orders_by_mean_replicate_rank(seed):
-    from engine.dashboard import _rule_summary
+def test_updates_merge_only_new_blocks_and_a_replaced_store_starts_over(tmp_path):
+    """The live state reads each block's summary once; --overwrite (flags back to not done) resets it."""
+    import engine.summaries as summaries
 
-    rng = np.random.default_rng(seed)
-    R = rng.integers(0, 4, size=(7, 5)).astype(float)  # many ties
-    out = _rule_summary("r", list("abcde"), None, R, level=0.9)
+    cfg = make_config(tmp_path, tmp_path / "s.zarr")
+    run_sweep(cfg, progress=False, max_blocks=3)
+    live = LiveStore(cfg.store, agree_budget=None)
+    read: list[tuple] = []
+    real = summaries.SummaryReader.read
+
+    def counting(self, indices):
+        read.extend((self.kind, *ix) for ix in indices)
+        return real(self, indices)
+
+    summaries.SummaryReader.read = counting
+    try:
+        assert live.update() is True
+        first = len(read)
+        assert first == 3
+        assert live.update() is False and len(read) == first  # nothing new: not even a flag is read
+        run_sweep(cfg, progress=False, max_blocks=2)
+        assert live.update() is True and len(read) == first + 2
+        assert live.snapshot()["progress"]["blocks_done"] == 5
+        run_sweep(cfg, progress=False, max_blocks=1, overwrite=True)
+        assert live.update() is True
+        assert live.snapshot()["progress"]["blocks_done"] == 1
+    finally:
+        summaries.SummaryReader.read = real
+
+
+def test_a_store_without_summaries_is_read_from_its_blocks(sweep, tmp_path):
+    """Stores written before the summaries existed: the server computes them from the blocks, same numbers."""
+    copy = tmp_path / "old.zarr"
+    shutil.copytree(sweep[3], copy)
+    for sub in list(copy.rglob("summary")):
+        shutil.rmtree(sub)
+    old, new = snapshot(copy), snapshot(sweep[3])
+    assert old["groups"] == new["groups"]
+
+
+@pytest.mark.parametrize("over", ["tasks", "systems"])
+def test_finished_store_equals_summarize(tmp_path, over):
+    """Issue 15: the final numbers equal engine.summarize on the finished store (intervals, ties and W bit for bit;
+    mean Spearman from the per-block sums up to rounding, or exactly from the pooled replicates of a candidate bootstrap)."""
+    from engine.sweep import open_results
+
+    cfg = parse_config({
+        "seed": 2, "store": str(tmp_path / "s.zarr"), "input": {"path": str(write_input(tmp_path)), "name": "toy"},
+        "rules": [{"name": "borda"}, {"name": "copeland"}, {"name": "mean"}],
+        "perturbations": [{"kind": "bootstrap", "over": over, "replicates": 30, "block": 7}]})
+    run_sweep(cfg, progress=False)
+    snap = snapshot(cfg.store)
+    assert snap["status"] == "complete"
+    (group,) = snap["groups"]
+    ds = open_results(cfg.store, f"toy/bootstrap-{over}").compute()
+
+    def same(got, want):
+        return got == [None if np.isnan(v) else float(v) for v in want]
+
+    for ri, entry in enumerate(group["rules"]):
+        one = ds.isel(rule=ri)
+        R = one["replicate_score"].values
+        ref = engine.summarize(xr.Dataset({"score": one["score"], "rank": one["rank"], "replicate_score": one["replicate_score"],
+                                           "replicate_rank": (one["replicate_score"].dims, bf_min_rank(R))}))
+        assert same(entry["rank_low"], ref["rank_low"].values) and same(entry["rank_high"], ref["rank_high"].values)
+        assert entry["tied"] == np.flatnonzero(ref["tied_with_leader"].values & (ref["rank"].values != 1)).tolist()
+        w = float(ref["kendall_w"])
+        assert entry["kendall_w"] == (None if np.isnan(w) else w)
+        rho = float(ref["mean_spearman"])
+        if over == "systems":
+            assert entry["mean_spearman"] == (None if np.isnan(rho) else rho)
+            assert entry["spearman_replicates"] == 30 and group["interval"] == "pairwise"
+            lo, hi = engine.metrics.pairwise_rank_bounds(ref["score"].values, ref["prob_above"].values)
+            assert entry["pair_low"] == lo.astype(int).tolist() and entry["pair_high"] == hi.astype(int).tolist()
+        else:
+            assert entry["mean_spearman"] == pytest.approx(rho, abs=1e-12)
+        stab = float(engine.metrics.order_stability(ref["score"].values, ref["prob_above"].values))
+        assert entry["order_stability"] == pytest.approx(stab)
+
+
+def test_without_a_full_data_ranking_orders_by_mean_replicate_rank(sweep, tmp_path):
+    """A bootstrap group without the full-data score and rank (an older store): ranked by mean replicate rank, and said."""
+    copy = tmp_path / "no_point.zarr"
+    shutil.copytree(sweep[3], copy)
+    for var in ("score", "rank"):
+        shutil.rmtree(copy / GROUP / var)
+    snap = snapshot(copy)
+    group = next(g for g in snap["groups"] if g["kind"] == "bootstrap")
+    entry = group["rules"][0]  # borda: 8 replicates done
+    assert entry["ranking_source"] == "mean replicate rank"
+    R = np.asarray(zarr.open_group(str(copy), mode="r")[GROUP]["replicate_score"][0])
     ranks = bf_min_rank(R)
-    mean = [sum(ranks[:, s]) / 7 for s in range(5)]
-    rows = by_system(out)
-    assert out["ranking_source"] == "mean replicate rank"
-    assert [rows[s]["mean_rank"] for s in "abcde"] == pytest.approx(mean)
-    assert [rows[s]["rank"] for s in "abcde"] == [1 + sum(1 for m in mean if m < mean[s] - 1e-12) for s in range(5)]
-    assert [rows[s]["rank_low"] for s in "abcde"] == pytest.approx([bf_percentile(ranks[:, s], 5) for s in range(5)])
-    assert [rows[s]["rank_high"] for s in "abcde"] == pytest.approx([bf_percentile(ranks[:, s], 95) for s in range(5)])
-
-
-def test_fingerprint_follows_done_flags(sweep):
-    assert store_fingerprint(sweep[2]) != store_fingerprint(sweep[3])
-    assert store_fingerprint(sweep[3]) == store_fingerprint(sweep[3])
+    mean = [sum(ranks[:, s]) / len(R) for s in range(len(SYSTEMS))]
+    assert entry["mean_rank"] == pytest.approx(mean)
+    assert entry["rank"] == [1 + sum(1 for m in mean if m < mean[s] - 1e-12) for s in range(len(SYSTEMS))]
+    assert entry["rank_low"] == pytest.approx([bf_percentile(ranks[:, s], 2.5) for s in range(len(SYSTEMS))])
 
 
 # --------------------------------------------------------------------------------------------
@@ -263,15 +344,20 @@ def get(url: str, *, method: str = "GET", headers: dict | None = None) -> tuple[
         return exc.code, dict(exc.headers), exc.read()
 
 
+def host_port(url: str) -> tuple[str, int]:
+    host, port = url.split("//")[1].split("/")[0].split(":")
+    return host, int(port)
+
+
 class EventReader:
     """A minimal server-sent-events client over http.client (events as dicts; comments as {'comment': text})."""
 
-    def __init__(self, url: str) -> None:
-        host, port = url.split("//")[1].strip("/").split(":")
-        self.conn = http.client.HTTPConnection(host, int(port), timeout=20)
-        self.conn.request("GET", "/api/stream")
+    def __init__(self, url: str, path: str = "/api/stream") -> None:
+        host, port = host_port(url)
+        self.conn = http.client.HTTPConnection(host, port, timeout=20)
+        self.conn.request("GET", path)
         self.resp = self.conn.getresponse()
-        assert self.resp.status == 200
+        assert self.resp.status == 200, self.resp.status
         assert self.resp.getheader("Content-Type").startswith("text/event-stream")
 
     def next(self) -> dict:
@@ -290,15 +376,17 @@ class EventReader:
             key, _, value = line.partition(":")
             fields[key] = value[1:] if value.startswith(" ") else value
 
-    def next_snapshot(self, until=lambda s: True, *, seconds: float = 30.0) -> dict:
+    def next_event(self, until=lambda e: True, *, seconds: float = 30.0) -> dict:
+        """The next data event (``version``, ``status``, ``progress``) that satisfies ``until``."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             ev = self.next()
             if "data" in ev:
-                snap = json.loads(ev["data"])
-                if until(snap):
-                    return snap
-        raise AssertionError("no matching snapshot on the stream")
+                data = json.loads(ev["data"])
+                assert set(data) == {"version", "status", "progress", "generated"}
+                if until(data):
+                    return data
+        raise AssertionError("no matching event on the stream")
 
     def close(self) -> None:
         self.conn.close()
@@ -306,6 +394,10 @@ class EventReader:
 
 def blocks_done(snap: dict) -> int:
     return snap["progress"]["blocks_done"]
+
+
+def fetch(url: str) -> dict:
+    return json.loads(get(url + "api/snapshot")[2])
 
 
 def test_snapshot_and_stream_follow_the_store(sweep, server):
@@ -316,42 +408,78 @@ def test_snapshot_and_stream_follow_the_store(sweep, server):
     assert blocks_done(first) == 5 and first["progress"]["replicates_done"] == 10
     stream = EventReader(server)
     try:
-        assert blocks_done(stream.next_snapshot()) == 5  # a late client catches up at once
-        run_sweep(cfg, progress=False, max_blocks=4)  # copeland's last 3 blocks + 1 subsets block
-        snap = stream.next_snapshot(lambda s: blocks_done(s) == 9)
-        assert snap["progress"]["replicates_done"] == 16 and snap["status"] == "partial"
-        assert blocks_done(json.loads(get(server + "api/snapshot")[2])) == 9
+        ev = stream.next_event()  # a late client catches up at once
+        assert blocks_done(ev) == 5 and ev["version"] == first["version"]
+        seen = [5]
+        run_sweep(cfg, progress=False, max_blocks=4, on_block=lambda b: None)  # copeland's last 3 blocks + 1 subsets
+        ev = stream.next_event(lambda e: (seen.append(blocks_done(e)), blocks_done(e) == 9)[1])
+        assert ev["progress"]["replicates_done"] == 16 and ev["status"] == "partial"
+        assert seen == sorted(seen)  # progress only rises
+        snap = fetch(server)
+        assert blocks_done(snap) == 9 and snap["version"] == ev["version"]
         run_sweep(cfg, progress=False)
-        snap = stream.next_snapshot(lambda s: blocks_done(s) == N_BLOCKS)
-        assert snap["status"] == "complete" and snap["progress"]["fraction"] == 1.0
-        # the store no longer changes: the stream keeps the connection alive with comments, no new snapshot
-        ev = stream.next()
-        assert ev == {"comment": "heartbeat"}
+        ev = stream.next_event(lambda e: blocks_done(e) == N_BLOCKS)
+        assert ev["status"] == "complete" and ev["progress"]["fraction"] == 1.0
+        # the store no longer changes: the stream keeps the connection alive with comments, no new event
+        assert stream.next() == {"comment": "heartbeat"}
     finally:
         stream.close()
-    assert json.loads(get(server + "api/snapshot")[2]) == snap
-    # and the complete store still agrees with the references
+    snap = fetch(server)
+    assert snap["status"] == "complete" and snap["version"] == ev["version"]
     group = next(g for g in snap["groups"] if g["kind"] == "bootstrap")
     for ri in range(len(RULES)):
         ref = reference(cfg, live, ri)
         assert len(ref["ids"]) == REPLICATES
-        rows = by_system(group["rules"][ri])
-        assert [rows[s]["rank_high"] for s in SYSTEMS] == pytest.approx(ref["high"])
+        assert group["rules"][ri]["rank_high"] == pytest.approx(ref["high"])
 
 
-def test_page_is_self_contained(server):
+def test_snapshot_is_gzipped_with_an_etag(server):
+    import gzip
+
+    code, headers, body = get(server + "api/snapshot", headers={"Accept-Encoding": "gzip"})
+    assert code == 200 and headers["Content-Encoding"] == "gzip" and "Accept-Encoding" in headers["Vary"]
+    plain = get(server + "api/snapshot")[2]
+    assert json.loads(gzip.decompress(body)) == json.loads(plain)
+    code, _, body = get(server + "api/snapshot", headers={"If-None-Match": headers["Etag"]})
+    assert code == 304 and body == b""
+
+
+def test_per_task_scores_on_demand(sweep, server):
+    csv = (Path(sweep[0].inputs[0]["path"])).read_text().splitlines()
+    tasks = csv[0].split(",")[1:]
+    row = next(r.split(",") for r in csv[1:] if r.startswith("sys-charlie,"))
+    code, _, body = get(server + "api/scores?input=toy&system=sys-charlie")
+    got = json.loads(body)
+    assert code == 200 and got["system"] == "sys-charlie"
+    assert [d["task"] for d in got["tasks"]] == tasks
+    assert [d["score"] for d in got["tasks"]] == pytest.approx([float(v) for v in row[1:]])
+    table = [[float(r.split(",")[1 + t]) for r in csv[1:]] for t in range(len(tasks))]
+    for t, d in enumerate(got["tasks"]):  # rank among the systems on that task, higher is better
+        assert d["rank"] == 1 + sum(1 for v in table[t] if v > float(row[1 + t])) and d["ranked"] == len(SYSTEMS)
+        assert d["higher_is_better"] and d["direction_assumed"]  # the toy input has no sidecar
+    assert get(server + "api/scores?input=toy&system=nobody")[0] == 404
+    assert get(server + "api/scores?input=other&system=sys-charlie")[0] == 404
+
+
+def test_page_and_its_files_are_served_without_outside_resources(server):
     code, headers, body = get(server)
     assert code == 200 and headers["Content-Type"].startswith("text/html")
     page = body.decode()
-    assert "EventSource" in page and "api/snapshot" in page and 'id="progress-text"' in page
-    for external in ("<script src", "<link", "@import", "url("):
-        assert external not in page
-    assert "default-src 'none'" in headers["Content-Security-Policy"]
+    assert '<script src="dashboard.js"' in page and 'href="dashboard.css"' in page
+    csp = headers["Content-Security-Policy"]
+    assert "default-src 'none'" in csp and "script-src 'self'" in csp and "unsafe-inline" not in csp
+    for name, kind in (("dashboard.js", "application/javascript"), ("dashboard.css", "text/css")):
+        code, headers, body = get(server + name)
+        assert code == 200 and headers["Content-Type"].startswith(kind)
+        text = body.decode()
+        for outside in ("http://", "https://", "@import", "fetch(\"http", "//cdn"):
+            assert outside not in text.replace("http://www.w3.org/2000/svg", ""), (name, outside)
+    assert get(server + "dashboard.py")[0] == 404
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"])
 def test_only_get(server, method):
-    for path in ("", "api/snapshot", "api/stream"):
+    for path in ("", "api/snapshot", "api/stream", "api/scores", "dashboard.js"):
         code, headers, _ = get(server + path, method=method)
         assert code == 405, (method, path)
         assert headers.get("Allow") == "GET"
@@ -362,6 +490,126 @@ def test_unknown_path_and_foreign_host(server):
     assert get(server + "api/snapshot", headers={"Host": "attacker.example"})[0] == 403
     port = server.rstrip("/").rsplit(":", 1)[1]
     assert get(server + "api/snapshot", headers={"Host": f"localhost:{port}"})[0] == 200
+
+
+def test_an_idle_stream_waits_without_spinning(sweep, monkeypatch):
+    """Issue 13: a deadline from asyncio's clock passed to tornado's Condition.wait (wall clock) returned at once, so
+    every open stream spun a core.  Count the wake-ups of one idle stream: one per heartbeat, not thousands."""
+    import engine.dashboard as dashboard
+
+    wakes = []
+    real = dashboard._Hub.wait
+
+    async def counting(self, version, timeout, gone):
+        wakes.append(timeout)
+        await real(self, version, timeout, gone)
+
+    monkeypatch.setattr(dashboard._Hub, "wait", counting)
+    url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=0.3)
+    try:
+        stream = EventReader(url)
+        stream.next_event()
+        beats = events = 0
+        while beats < 3:  # (the server may still publish the agreement between rules as it catches up)
+            ev = stream.next()
+            beats += ev == {"comment": "heartbeat"}
+            events += "data" in ev
+        stream.close()
+    finally:
+        stop()
+    assert 3 <= len(wakes) <= 3 + events + 1 and set(wakes) == {0.3}
+
+
+def test_streams_are_capped(sweep):
+    url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0, limits=Limits(max_streams=2))
+    try:
+        first, second = EventReader(url), EventReader(url)
+        code, headers, body = get(url + "api/stream")
+        assert code == 503 and headers["Retry-After"] == "5"
+        assert get(url + "api/snapshot")[0] == 200  # the rest of the server still answers
+        first.close()
+        time.sleep(0.3)
+        third = EventReader(url)  # a slot is free again
+        assert blocks_done(third.next_event()) == 5
+        second.close()
+        third.close()
+    finally:
+        stop()
+
+
+def test_half_open_connections_are_capped_and_timed_out(sweep):
+    """Issue 13: 300 connections that never send a request are not held forever, and do not lock others out for long."""
+    import socket
+
+    url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0,
+                                    limits=Limits(max_connections=50, header_timeout=0.5))
+    host, port = host_port(url)
+    socks = []
+    try:
+        for _ in range(300):
+            s = socket.create_connection((host, port), timeout=10)
+            s.sendall(b"GET /api/snap")  # half a request line, never finished
+            socks.append(s)
+        closed = 0
+        for s in socks:  # every one is closed by the server: at once beyond the cap, after the header timeout within it
+            s.settimeout(10)
+            try:
+                closed += s.recv(1) == b""
+            except ConnectionResetError:
+                closed += 1
+        assert closed == 300
+        assert get(url + "api/snapshot")[0] == 200
+    finally:
+        for s in socks:
+            s.close()
+        stop()
+
+
+def test_a_token_is_checked_on_every_request(sweep):
+    token = "t0k3n-for-the-tests-0123456789"
+    url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0, token=token)
+    try:
+        assert url.endswith(f"/?token={token}")
+        base = url.split("?")[0]
+        for path in ("", "api/snapshot", "api/stream", "dashboard.js", "api/scores?input=toy&system=sys-alpha"):
+            code, _, body = get(base + path)
+            assert code == 401 and b"token" in body, path
+            assert get(base + path, headers={"Cookie": "votebench_token_1=" + token})[0] == 401  # another port's cookie
+        assert get(base + "api/snapshot?token=wrong-token-0123456789")[0] == 401
+        assert get(base + "api/snapshot", headers={"Authorization": f"Bearer {token}"})[0] == 200
+        # the page's address: sets the cookie and drops the token from the address bar
+        req = urllib.request.Request(url)
+        opener = urllib.request.build_opener(NoRedirect)
+        try:
+            opener.open(req, timeout=10)
+            raise AssertionError("expected a redirect")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 302 and exc.headers["Location"] == "/"
+            cookie = exc.headers["Set-Cookie"]
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        jar = cookie.split(";")[0]
+        assert get(base + "api/snapshot", headers={"Cookie": jar})[0] == 200
+        assert get(base, headers={"Cookie": jar})[0] == 200
+    finally:
+        stop()
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def test_beyond_loopback_a_token_is_generated(sweep):
+    url, stop = start_in_background(sweep[3], host="0.0.0.0", port=0, poll=0.1, heartbeat=5.0)
+    try:
+        assert "?token=" in url and len(url.split("?token=")[1]) >= 24
+        base = url.split("?")[0]
+        assert get(base + "api/snapshot")[0] == 401
+        assert get(base + "api/snapshot?token=" + url.split("?token=")[1])[0] == 200
+    finally:
+        stop()
+    with pytest.raises(VotebenchError, match="--token"):
+        start_in_background(sweep[3], port=0, token="short")
 
 
 def listening_addresses(port: int) -> list[str]:
@@ -399,14 +647,15 @@ def test_served_before_the_store_exists(tmp_path):
     cfg = make_config(tmp_path, tmp_path / "later.zarr")
     url, stop = start_in_background(cfg.store, port=0, poll=0.1, heartbeat=5.0)
     try:
-        snap = json.loads(get(url + "api/snapshot")[2])
+        snap = fetch(url)
         assert snap["status"] == "waiting" and snap["groups"] == []
         stream = EventReader(url)
-        assert stream.next_snapshot()["status"] == "waiting"
+        assert stream.next_event()["status"] == "waiting"
         run_sweep(cfg, progress=False, max_blocks=0)  # creates the store, computes nothing
         # the skeletons are written group by group: the stream may show the store half-created first
-        snap = stream.next_snapshot(lambda s: s["progress"]["blocks_total"] == N_BLOCKS)
-        assert snap["status"] == "partial" and blocks_done(snap) == 0 and len(snap["groups"]) == 3
+        ev = stream.next_event(lambda e: e["progress"]["blocks_total"] == N_BLOCKS)
+        assert ev["status"] == "partial" and blocks_done(ev) == 0
+        assert len(fetch(url)["groups"]) == 3
         stream.close()
     finally:
         stop()
@@ -415,7 +664,7 @@ def test_served_before_the_store_exists(tmp_path):
 def test_stop_closes_open_streams(sweep):
     url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0)
     stream = EventReader(url)
-    assert blocks_done(stream.next_snapshot()) == 5
+    assert blocks_done(stream.next_event()) == 5
     stop()
     stop()  # idempotent
     assert stream.resp.readline() == b""  # the stream ended
@@ -435,7 +684,8 @@ def parser() -> argparse.ArgumentParser:
 
 def test_register_defaults_and_errors(tmp_path):
     args = parser().parse_args(["serve", "results.zarr"])
-    assert (args.store, args.host, args.port, args.dask_dashboard) == ("results.zarr", "127.0.0.1", 8050, None)
+    assert (args.store, args.host, args.port, args.dask_dashboard, args.token) == ("results.zarr", "127.0.0.1", 8050, None,
+                                                                                    None)
     args = parser().parse_args(["serve", str(tmp_path / "none.zarr"), "--port", "0"])
     with pytest.raises(VotebenchError, match="no such results store"):
         args.func(args)
@@ -489,25 +739,54 @@ def test_dask_dashboard_link():
     assert dask_dashboard_link(None) is None
 
 
-def test_sweep_dashboard_flag_serves_the_store_while_it_runs(tmp_path, capsys):
-    """`votebench sweep CONFIG --dashboard --port 0`: the page is announced on stderr, the sweep completes, the
-    server is stopped afterwards (its port no longer answers)."""
+def test_sweep_dashboard_exit_when_done(tmp_path, capsys):
+    """`votebench sweep CONFIG --dashboard --exit-when-done --port 0`: the page is announced on stderr, the sweep
+    completes, the page is shown the finished store, then the server stops (its port no longer answers)."""
     from conftest import run_cli
 
     csv = write_input(tmp_path)
     cfg = tmp_path / "sweep.toml"
     cfg.write_text(f'seed = 1\nstore = "{tmp_path / "res.zarr"}"\n[input]\npath = "{csv}"\n[[rules]]\nname = "borda"\n'
                    '[[perturbations]]\nkind = "bootstrap"\nover = "tasks"\nreplicates = 6\nblock = 3\n')
-    code, out, err = run_cli(capsys, "sweep", cfg, "--dashboard", "--port", "0", "--no-progress")
+    code, out, err = run_cli(capsys, "sweep", cfg, "--dashboard", "--exit-when-done", "--port", "0", "--no-progress")
     assert code == 0, err
     line = next(ln for ln in err.splitlines() if "live dashboard at" in ln)
     url = line.split("live dashboard at ")[1].split()[0]
-    assert url.startswith("http://127.0.0.1:")
-    assert "blocks done 2/2" in out
-    snap = snapshot(tmp_path / "res.zarr")
-    assert json.dumps(snap)  # the finished store still reads
+    assert url.startswith("http://127.0.0.1:") and "until the page has the finished store: --exit-when-done" in line
+    assert "blocks done 2/2" in out and "keeps serving" not in err
+    assert json.dumps(snapshot(tmp_path / "res.zarr"))  # the finished store still reads
     with pytest.raises(OSError):
         get(url + "api/snapshot")
+    code, out, err = run_cli(capsys, "sweep", cfg, "--exit-when-done", "--no-progress")
+    assert code == 2 and "--exit-when-done needs --dashboard" in err
+
+
+def test_sweep_dashboard_keeps_serving_until_ctrl_c(tmp_path):
+    """Without --exit-when-done the finished store stays served (status complete) until Ctrl-C, which exits 0."""
+    csv = write_input(tmp_path)
+    cfg = tmp_path / "sweep.toml"
+    cfg.write_text(f'seed = 1\nstore = "{tmp_path / "res.zarr"}"\n[input]\npath = "{csv}"\n[[rules]]\nname = "borda"\n'
+                   '[[perturbations]]\nkind = "bootstrap"\nover = "tasks"\nreplicates = 6\nblock = 3\n')
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "sweep", str(cfg), "--dashboard", "--port", "0",
+                             "--no-progress"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = None
+        for line in proc.stderr:
+            if "live dashboard at" in line:
+                url = line.split("live dashboard at ")[1].split()[0]
+            if "keeps serving" in line:
+                break
+        assert url is not None, "no dashboard line"
+        assert "until Ctrl-C" in line
+        snap = fetch(url)
+        assert snap["status"] == "complete" and blocks_done(snap) == 2
+        assert snap["dask_dashboard"] is None  # the sweep's scheduler is gone: no dead link
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "dashboard stopped" in err and "Traceback" not in err
+    assert "blocks done 2/2" in out
 
 
 def test_sweep_dashboard_bad_port_is_refused_before_anything_is_written(tmp_path, capsys):

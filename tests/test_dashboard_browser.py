@@ -1,4 +1,11 @@
-"""The dashboard page in a real headless browser (Debian's chromium driven by playwright).
+"""The live dashboard in a real headless browser (Debian's chromium driven by playwright), end to end.
+
+A sweep runs on the embedded dask scheduler in a background thread while the
+page is open at 1366 x 768: the page must follow it without reloading
+(progress rising, then "complete"), and its leaderboard (top-k, show all,
+search, sort, per-task scores), overview and bump chart must work.
+Screenshots go to the test's tmp dir (``mid.png``, ``complete.png``,
+``complete_full.png``, ``tasks.png``).
 
 Needs ``/usr/bin/chromium`` (``apt-get install -y chromium``) and the
 ``playwright`` Python package (``pip install playwright``; its own browser
@@ -7,83 +14,201 @@ downloads are never used).  Skipped, saying which is missing, without them.
 
 from __future__ import annotations
 
-import json
-import os
-import urllib.request
+import threading
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
-from test_dashboard import N_BLOCKS, SYSTEMS, make_config
 
 from engine.dashboard import start_in_background
-from engine.sweep import run_sweep
+from engine.sweep import parse_config, run_sweep
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
+N_SYS, N_TASKS = 30, 8
+RULES = ("borda", "copeland", "mean")
 
 if not CHROMIUM.exists():
     pytest.skip("no /usr/bin/chromium (apt-get install -y chromium)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install playwright)")
 
 
-@pytest.fixture(scope="module")
-def live(tmp_path_factory):
-    """A store with 2 of its blocks written, served on a free loopback port: (config, url)."""
-    folder = tmp_path_factory.mktemp("dashboard_browser")
-    cfg = make_config(folder, folder / "live.zarr")
-    run_sweep(cfg, progress=False, max_blocks=2)
-    url, stop = start_in_background(cfg.store, port=0, poll=0.1, heartbeat=2.0)
-    yield cfg, url
-    stop()
+def write_input(folder: Path) -> tuple[Path, np.ndarray]:
+    rng = np.random.default_rng(11)
+    X = np.round(rng.uniform(0, 1, size=(N_SYS, N_TASKS)) + np.linspace(0.6, 0, N_SYS)[:, None], 2)
+    lines = ["system," + ",".join(f"task{j}" for j in range(N_TASKS))]
+    lines += [f"sys-{i:02d}," + ",".join(f"{v:.2f}" for v in row) for i, row in enumerate(X)]
+    path = folder / "thirty.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, X
 
 
 @pytest.fixture(scope="module")
-def page():
+def browser():
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        pg = browser.new_page(viewport={"width": 1280, "height": 900})
-        errors: list[str] = []
-        pg.on("pageerror", lambda exc: errors.append(str(exc)))
-        pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-        pg.errors = errors
-        yield pg
-        browser.close()
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
 
 
-def test_page_renders_and_follows_the_store(live, page, tmp_path):
-    cfg, url = live
-    page.goto(url)
-    progress = page.locator("#progress-text")
-    # (the page's CSP forbids eval, so no string predicates: playwright's expect polls the DOM)
-    sync_api.expect(progress).to_contain_text(f"2 / {N_BLOCKS} blocks", timeout=30_000)
-    for rule in ("borda", "copeland"):  # every system of the ranking is drawn, one row per system
-        labels = page.eval_on_selector_all(f".rule[data-rule='{rule}'] g.sys > text:first-of-type",
-                                           "els => els.map(e => e.textContent)")
-        assert sorted(labels) == sorted(SYSTEMS), (rule, labels)
-        assert page.locator(f".rule[data-rule='{rule}'] svg").is_visible()
-    assert page.inner_text("#status") == "in progress"
-    assert page.locator(".rule").count() == 2
-    assert page.locator(".rule[data-rule='borda'] g.is-leader").count() >= 1
-    assert page.inner_text("#conn") == "live"
-    assert page.inner_text("#progress-text").startswith("4 / 16 replicates")
-    marker = page.evaluate("() => { window.__same_page = 42; return window.__same_page; }")  # playwright's evaluate is CSP-exempt
-
-    run_sweep(cfg, progress=False)  # the rest of the sweep, while the page is open
-    sync_api.expect(progress).to_contain_text(f"{N_BLOCKS} / {N_BLOCKS} blocks", timeout=30_000)
-    assert page.evaluate("() => window.__same_page") == marker  # updated in place, not reloaded
-    assert page.inner_text("#progress-text").startswith("16 / 16 replicates")
-    assert page.inner_text("#status") == "complete"
-    assert page.locator("table.m").count() >= 3  # two agreement matrices and the subsets table
-    shot = os.environ.get("VOTEBENCH_DASHBOARD_SCREENSHOT")
-    if shot:
-        page.screenshot(path=shot, full_page=True)
-    assert page.errors == []
+def new_page(browser):
+    pg = browser.new_page(viewport={"width": 1366, "height": 768})
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    pg.errors = errors
+    return pg
 
 
-def test_late_page_catches_up(live, page):
-    with urllib.request.urlopen(live[1] + "api/snapshot", timeout=20) as r:
-        done = json.loads(r.read())["progress"]["blocks_done"]
-    page.goto(live[1])
-    sync_api.expect(page.locator("#progress-text")).to_contain_text(f"{done} / {N_BLOCKS} blocks", timeout=30_000)
-    assert page.locator(".rule").count() == 2
+def test_the_page_follows_a_running_sweep(browser, tmp_path):
+    csv, X = write_input(tmp_path)
+    cfg = parse_config({
+        "seed": 4, "store": str(tmp_path / "live.zarr"), "input": {"path": str(csv), "name": "thirty"},
+        "rules": [{"name": r} for r in RULES],
+        "perturbations": [{"kind": "bootstrap", "over": "tasks", "replicates": 48, "block": 6},
+                          {"kind": "bootstrap", "over": "systems", "replicates": 20, "block": 10},
+                          {"kind": "subsets", "sizes": [2, 4], "repeats": 4, "block": 2}]})
+    total = 3 * 8 + 3 * 2 + 3 * 2 * 2
+    url, stop = start_in_background(cfg.store, port=0, poll=0.1, heartbeat=2.0)
+    gate = threading.Event()
+    failure: list[BaseException] = []
+
+    def slow(blk):  # hold the sweep after its 6th block until the page has seen it, then let it run (slowly)
+        if slow.n == 6:
+            gate.wait(60)
+        slow.n += 1
+        time.sleep(0.05)
+
+    slow.n = 0
+
+    def sweep():
+        try:
+            run_sweep(cfg, progress=False, on_block=slow)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            failure.append(exc)
+
+    page = new_page(browser)
+    try:
+        worker = threading.Thread(target=sweep, daemon=True)
+        worker.start()
+        page.goto(url)
+        progress = page.locator("#progress-text")
+        sync_api.expect(progress).to_contain_text(f"7 / {total} blocks", timeout=60_000)
+        assert page.inner_text("#status") == "in progress"
+        sync_api.expect(page.locator("#conn")).to_have_text("live", timeout=10_000)
+        marker = page.evaluate("() => { window.__same_page = 42; return window.__same_page; }")  # evaluate is CSP-exempt
+        page.screenshot(path=str(tmp_path / "mid.png"))
+        gate.set()
+        seen = set()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and page.inner_text("#status") != "complete":
+            seen.add(page.inner_text("#progress-text"))
+            time.sleep(0.05)
+        worker.join(timeout=60)
+        assert not failure, failure
+        sync_api.expect(page.locator("#status")).to_have_text("complete", timeout=30_000)
+        assert len(seen) >= 3  # the progress rose in steps on the same page
+        assert page.evaluate("() => window.__same_page") == marker  # updated in place, not reloaded
+        assert page.inner_text("#progress-text").startswith(f"{3 * 48 + 3 * 20} / {3 * 48 + 3 * 20} replicates")
+        page.screenshot(path=str(tmp_path / "complete.png"))
+        page.screenshot(path=str(tmp_path / "complete_full.png"), full_page=True)
+
+        # overview: one row per rule, the leader of every cell named
+        rows = page.locator("#overview table.ov tr")
+        assert rows.count() == 1 + len(RULES)
+        assert page.locator("#overview .chip.lead").count() >= 3 * len(RULES)
+        lead_bg = page.eval_on_selector(".chip.lead", "e => getComputedStyle(e).backgroundColor")
+        tied_bg = page.eval_on_selector(".chip.tied", "e => getComputedStyle(e).backgroundColor")
+        assert lead_bg != tied_bg
+
+        # leaderboard: the task bootstrap by default, top 20 first, then all; best first by borda's rank
+        board = page.locator("#board")
+        assert "bootstrap over tasks" in board.inner_text()
+        body = page.locator("#board table.lb tbody tr.sys")
+        assert body.count() == 20
+        names = body.locator("td.name").all_inner_texts()
+        assert names[0] == "sys-00" or names[0].startswith("sys-0")
+        page.click("#show-all")
+        assert body.count() == N_SYS
+        page.click("#show-all")
+        assert body.count() == 20
+        page.fill("#search", "sys-2")
+        assert sorted(body.locator("td.name").all_inner_texts()) == [f"sys-2{k}" for k in range(10)]
+        page.fill("#search", "")
+        page.click("#board th:has-text('system')")  # sort by name
+        assert body.locator("td.name").all_inner_texts() == [f"sys-{i:02d}" for i in range(20)]
+        page.click("#board th:has-text('system')")  # and back to front
+        assert body.locator("td.name").first.inner_text() == f"sys-{N_SYS - 1:02d}"
+
+        # per-task scores of a system, on demand
+        page.click("#board th:has-text('system')")  # ascending again
+        page.click("#board tr.sys[data-system='sys-05']")
+        tasks = page.locator("#board table.tasks tr")
+        sync_api.expect(tasks).to_have_count(1 + N_TASKS, timeout=20_000)
+        first = tasks.nth(1).locator("td").all_inner_texts()
+        assert first[0] == "task0" and float(first[1]) == pytest.approx(X[5, 0])
+        page.locator("#board tr.detail").scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / "tasks.png"))
+
+        # bump chart: the top 12 of borda, one line each, across the three rules
+        assert page.locator("#bump svg g.sysline").count() == 12
+        assert page.locator("#bump svg .axis text").all_text_contents()[:3] == list(RULES)
+
+        # legible at 1366 x 768: nothing wider than the window
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 1366
+        assert page.evaluate("() => { const w = document.querySelector('#board .tablewrap'); return w.scrollWidth <= w.clientWidth; }")
+        assert page.errors == []
+    finally:
+        gate.set()
+        page.close()
+        stop()
+
+
+def test_a_late_page_catches_up_explains_a_candidate_interval_and_reconnects(browser, tmp_path):
+    csv, _ = write_input(tmp_path)
+    cfg = parse_config({"seed": 1, "store": str(tmp_path / "done.zarr"), "input": {"path": str(csv), "name": "thirty"},
+                        "rules": [{"name": "borda"}],
+                        "perturbations": [{"kind": "bootstrap", "over": "systems", "replicates": 20, "block": 10}]})
+    run_sweep(cfg, progress=False)
+    url, stop = start_in_background(cfg.store, port=0, poll=0.1, heartbeat=2.0)
+    page = new_page(browser)
+    try:
+        page.goto(url)
+        sync_api.expect(page.locator("#status")).to_have_text("complete", timeout=30_000)
+        text = page.inner_text("#board")
+        assert "rank range" in text and "biased toward 1" in text
+        assert page.locator("#bump").is_hidden()  # one rule: no rank changes to draw
+        assert page.errors == []
+        # the server goes away and comes back on the same port: the page says so, then reconnects by itself
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        stop()
+        sync_api.expect(page.locator("#conn")).not_to_have_text("live", timeout=20_000)
+        url, stop = start_in_background(cfg.store, port=port, poll=0.1, heartbeat=2.0)
+        sync_api.expect(page.locator("#conn")).to_have_text("live", timeout=30_000)
+        assert page.inner_text("#status") == "complete"
+    finally:
+        page.close()
+        stop()
+
+
+def test_the_page_works_with_a_token(browser, tmp_path):
+    """Beyond loopback a token is required: the printed URL carries it once, a cookie then serves the page's requests."""
+    csv, _ = write_input(tmp_path)
+    cfg = parse_config({"seed": 1, "store": str(tmp_path / "t.zarr"), "input": {"path": str(csv), "name": "thirty"},
+                        "rules": [{"name": "borda"}, {"name": "mean"}],
+                        "perturbations": [{"kind": "bootstrap", "over": "tasks", "replicates": 6, "block": 3}]})
+    run_sweep(cfg, progress=False)
+    url, stop = start_in_background(cfg.store, port=0, poll=0.1, heartbeat=2.0, token="a-token-for-the-browser-test")
+    page = new_page(browser)
+    try:
+        page.goto(url)
+        assert "token" not in page.url  # dropped from the address bar
+        sync_api.expect(page.locator("#status")).to_have_text("complete", timeout=30_000)
+        sync_api.expect(page.locator("#conn")).to_have_text("live", timeout=10_000)
+        assert page.locator("#board table.lb tbody tr.sys").count() == 20
+        assert page.errors == []
+    finally:
+        page.close()
+        stop()

@@ -47,7 +47,16 @@ def test_sidecar_counts_and_provenance_match_the_file(path):
     assert meta["paper"] and meta["license"]
     rows = _rows(path)
     header, body = rows[0], rows[1:]
-    if meta["level"] == "instance":
+    if meta["level"] == "battles":  # battle records derived from an instance-level set (see its sidecar)
+        assert header == ["model_a", "model_b", "winner", "task", "instance"]
+        assert meta["derived_from"] in {p.name for p in FILES}
+        systems = {r[0] for r in body} | {r[1] for r in body}
+        tasks = {r[3] for r in body}
+        assert len(body) == meta["n_battles"] and meta["n_missing"] == 0
+        assert all(r[2] in ("model_a", "model_b", "tie") and r[0] != r[1] for r in body)
+        assert {k: sum(r[2] == k for r in body) for k in ("model_a", "model_b", "tie")} == meta["outcomes"]
+        assert len({r[4] for r in body}) == meta["n_instances"]
+    elif meta["level"] == "instance":
         assert header == ["system", "task", "instance", "score"]
         systems = {r[0] for r in body}
         tasks = {r[1] for r in body}
@@ -85,7 +94,7 @@ def test_data_readme_lists_every_file_with_its_counts():
         num = lambda s: int(s.split()[0].replace(",", "")) if s.strip() not in ("-", "") else None  # noqa: E731
         assert num(cells[2]) == meta["n_systems"] and num(cells[3]) == meta["n_tasks"], path.name
         assert num(cells[4]) == meta.get("n_instances"), path.name
-        assert num(cells[5]) == meta["n_scores"] and num(cells[6]) == meta["n_missing"], path.name
+        assert num(cells[5]) == meta.get("n_scores", meta.get("n_battles")) and num(cells[6]) == meta["n_missing"], path.name
 
 
 def test_every_sidecar_has_its_data_file():

@@ -252,3 +252,23 @@ def test_dask_compute_local_is_in_process():
     assert ex.dask_compute([dask.delayed(f)(i) for i in range(4)]) == [0, 2, 4, 6]
     assert sorted(calls) == [0, 1, 2, 3]  # ran here, so the side effect is visible
     assert ex.dask_compute([]) == []
+
+
+def test_root_is_found_through_the_package_or_given(monkeypatch, tmp_path, capsys):
+    """The project folder comes from $VOTEBENCH_ROOT, else the installed package; --root names another one."""
+    from conftest import run_cli
+
+    import engine.experiment as ex
+
+    monkeypatch.setenv("VOTEBENCH_ROOT", str(tmp_path))
+    assert ex.find_root() == tmp_path.resolve()
+    monkeypatch.delenv("VOTEBENCH_ROOT")
+    assert (ex.find_root() / "experiments" / "pavao2021" / "run.py").is_file()  # this checkout, from the package
+    code, out, err = run_cli(capsys, "experiment", "--list", "--root", tmp_path)
+    assert code == 2 and "no experiments/ folder" in err
+    (tmp_path / "experiments" / "toy").mkdir(parents=True)
+    (tmp_path / "experiments" / "toy" / "run.py").write_text(
+        "TITLE = 'toy'\nDESCRIPTION = 'x'\ndef run(out, *, smoke=False, scheduler=None):\n    return {}\n")
+    monkeypatch.setattr(ex, "ROOT", ex.ROOT)  # restored after the test
+    code, out, err = run_cli(capsys, "experiment", "--list", "--root", tmp_path)
+    assert code == 0 and out.split() == ["toy", "toy"]

@@ -56,6 +56,11 @@ RULE_CASES: dict[str, list[dict]] = {
     ],
     "topsis": [{}],
     "vikor": [{}],
+    "bradley_terry": [{}, {"tie_model": "davidson"}, {"scale": "elo"}],
+    "elo": [{}, {"k": 16}],
+    "win_rate": [{}],
+    "mean_win_rate": [{}],
+    "mteb_borda": [{}],
 }
 
 CASES = [(name, opts) for name in sorted(RULE_CASES) for opts in RULE_CASES[name]]
@@ -173,3 +178,24 @@ def test_bootstrap_replicates_are_independent_of_order_chunking_and_blocks(rule,
         if base[0] == "ok":
             for a, b, name in zip(base[1], other[1], ("replicate_rank", "replicate_score")):
                 assert np.array_equal(a, b, equal_nan=True), f"{what}: {name} differs\n{a}\n{b}"
+
+
+@settings(max_examples=8)
+@given(data=st.data())
+def test_several_rules_in_one_request_equal_each_rule_alone(data):
+    """``engine.rank_rules`` (shared preparation, task matrix and pairwise win matrix) gives every rule's own bits."""
+    X, systems, tasks, perm, kw = data.draw(requests("borda"))
+    kw.pop("rule")
+    names = [name for name, opts in CASES if not opts or name == "scoring"]
+    opts = {"vector": RULE_CASES["scoring"][0]["vector"], "seed": 3}
+    s = _tensor(X, systems, tasks, perm)
+    many = _outcome(lambda: engine.rank_rules(s, names, options=opts, **kw))
+    for i, name in enumerate(names):
+        one = _outcome(lambda n=name: engine.rank(s, rule=n, options={k: v for k, v in opts.items()
+                                                                         if k in (engine.core.kernel_options(engine.get_rule(n))
+                                                                                  or opts)}, **kw))
+        if many[0] == "error":  # one rule failing fails the request; the others alone may still work
+            continue
+        assert one[0] == "ok", name
+        for var in ("score", "rank"):
+            assert np.array_equal(many[1][var].values[i], one[1][var].values, equal_nan=True), (name, var)

@@ -1,4 +1,4 @@
-"""Loaders for real evaluation outputs (engine/loaders.py, engine.open_scores): lm-evaluation-harness
+"""Readers of real evaluation outputs (engine/readers/, engine.open_scores): lm-evaluation-harness
 per-sample files, HELM per_instance_stats.json and a generic JSONL.
 
 The fixtures are written by the tests, shaped like the files the two harnesses write
@@ -396,7 +396,8 @@ def test_lm_eval_errors(tmp_path):
     # mapping naming an unknown task
     assert "unknown task(s): nope" in error_of(engine.open_scores, root, metric={"nope": "acc"})
     # options that do not apply
-    assert "applies to helm outputs only" in error_of(engine.open_scores, root, split="test")
+    assert "option 'split' applies to helm input only, not to lm-eval input (lm-eval takes metric, filter)" in error_of(
+        engine.open_scores, root, split="test")
     # one sample file alone: one model
     msg = error_of(engine.open_scores, sample_file)
     assert "one model's results" in msg
@@ -591,7 +592,8 @@ def test_helm_errors(tmp_path):
     msg = error_of(engine.open_scores, root, split={MMLU: "train"})
     assert "stat 'exact_match' has no split 'train' (splits: test, valid)" in msg
     assert "split names unknown task(s): nope" in error_of(engine.open_scores, root, split={"nope": "test"})
-    assert "applies to lm-eval outputs only" in error_of(engine.open_scores, root, filter="none")
+    assert "option 'filter' applies to lm-eval input only, not to helm input (helm takes metric, split, perturbation)" in (
+        error_of(engine.open_scores, root, filter="none"))
     # the same model and task twice (two suites)
     write_run(root / "runs" / "v2", "boolq:model=openai_gpt2", "openai/gpt2", [instance("id1", 1.0)])
     msg = error_of(engine.open_scores, root)
@@ -700,7 +702,8 @@ def test_open_scores_dispatch_errors(tmp_path):
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "notes.txt").write_text("x")
     msg = error_of(engine.open_scores, tmp_path / "empty")
-    assert "not a zarr store" in msg and "samples_*.jsonl" in msg and "per_instance_stats.json" in msg
+    assert "unknown kind of directory" in msg and "zarr store" in msg and "samples_*.jsonl" in msg
+    assert "per_instance_stats.json" in msg
     both = tmp_path / "both"
     write_lm_eval(both / "lm", with_old=False)
     write_helm(both / "helm")
@@ -712,7 +715,7 @@ def test_open_scores_dispatch_errors(tmp_path):
     csv = tmp_path / "w.csv"
     csv.write_text("system,t1\na,1\nb,2\n")
     msg = error_of(engine.open_scores, csv, metric="acc")
-    assert "option 'metric' applies to lm-eval and helm outputs only, not to csv input" in msg
+    assert "option 'metric' applies to lm-eval and helm input only, not to csv input (csv takes no options)" in msg
     assert "format 'long' needs the columns" in error_of(engine.open_scores, csv, format="long")
     assert engine.open_scores(csv, format="wide").sizes["system"] == 2
     long_csv = tmp_path / "l.csv"

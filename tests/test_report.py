@@ -372,9 +372,27 @@ def test_default_rules_skip_inapplicable(tmp_path):
             continue
         applicable.add(r)
     assert "scoring" not in applicable and "geometric_mean" not in applicable  # a vector needed; scores of 0
-    assert ranked == applicable
+    degenerate = {"random_judge"}  # a task drawn at random, not an aggregate
+    for r in applicable:  # single-winner rankings: at most two distinct ranks among the four systems
+        if len(set(engine.rank(hand_scores(), rule=r)["rank"].values.tolist())) <= 2:
+            degenerate.add(r)
+    X = hand_scores().values
+    if X.min() < 0 or X.max() > 1:  # the optimality gap needs scores on a 0-1 scale
+        degenerate.add("optimality_gap")
+    assert degenerate >= {"random_judge", "condorcet"}
+    assert ranked == applicable - degenerate
     page = index.read_text(encoding="utf-8")
     assert "Rules left out" in page and "scoring" in page
+    assert "Single-winner and degenerate rules" in page and all(r in page for r in degenerate)
+
+
+def test_degenerate_rules_are_kept_when_asked_for_and_flagged(tmp_path):
+    index = build_report(hand_scores(), tmp_path / "r", rules=["borda", "condorcet", "random_judge"], replicates=0,
+                         repeats=0, formats=("png",))
+    header = next(csv.reader((index.parent / "tables" / "rankings.csv").open()))
+    assert {h for h in header[1:] if not h.endswith("_change")} == {"mean", "borda", "condorcet", "random_judge"}
+    page = index.read_text(encoding="utf-8")
+    assert "Flagged: condorcet: a single-winner rule: winner" in page and "Flagged: random_judge" in page
 
 
 # ---------------------------------------------------------------------------------------------
@@ -519,3 +537,145 @@ def test_store_interval_figure_is_ordered_by_its_rule(store, tmp_path, monkeypat
     assert len(systems) == 4
     assert [full[s] for s in systems] == sorted(full[s] for s in systems) == sorted(full.values())[:4]
     np.testing.assert_array_equal(rank, [full[s] for s in systems])
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 15, item 5: what the report says
+# ---------------------------------------------------------------------------------------------
+def wide_csv(path, X, *, meta=None):
+    names = [f"sys{i:02d}" for i in range(X.shape[1])]
+    lines = ["system," + ",".join(f"t{t}" for t in range(X.shape[0]))]
+    lines += [names[i] + "," + ",".join(repr(float(v)) for v in X[:, i]) for i in range(X.shape[1])]
+    path.write_text("\n".join(lines) + "\n")
+    if meta is not None:
+        path.with_name(path.name.replace(".csv", ".meta.json")).write_text(meta)
+    return path, names
+
+
+def report_text(index) -> str:
+    """The page's text, tags removed."""
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", index.read_text(encoding="utf-8")))
+
+
+def test_many_systems_over_few_tasks_use_wilcoxon_holm_and_say_so(tmp_path):
+    from scipy.stats import wilcoxon
+
+    rng = np.random.default_rng(1)
+    X = np.round(np.linspace(1, 0, 40)[None, :] + rng.normal(0, 1.0, size=(8, 40)), 3)
+    csv_path, names = wide_csv(tmp_path / "many.csv", X)
+    index = build_report(csv_path, tmp_path / "r", rules=["borda"], replicates=0, repeats=0, formats=("png",))
+    page = report_text(index)
+    assert "Post-hoc test: pairwise Wilcoxon signed-rank tests, Holm-corrected" in page
+    assert "covers the whole spread of the average ranks of the 30 systems shown" in page
+    assert "cannot go below p = 0.0078" in page  # 2 / 2^8 with 8 tasks
+    rows = list(csv.DictReader((index.parent / "tables" / "wilcoxon_holm.csv").open()))
+    assert len(rows) == 40 * 39 // 2
+    r = rows[0]
+    i, j = names.index(r["system"]), names.index(r["opponent"])
+    assert float(r["p"]) == pytest.approx(wilcoxon(X[:, i], X[:, j]).pvalue)
+
+
+def test_few_systems_over_many_tasks_use_nemenyi(tmp_path):
+    rng = np.random.default_rng(2)
+    X = np.linspace(1, 0, 5)[None, :] + rng.normal(0, 0.2, size=(40, 5))
+    csv_path, _ = wide_csv(tmp_path / "few.csv", X)
+    index = build_report(csv_path, tmp_path / "r", rules=["borda"], replicates=0, repeats=0, formats=("png",))
+    page = report_text(index)
+    assert "Post-hoc test: Nemenyi" in page and "Critical difference (Friedman and Nemenyi)" in page
+    assert not (index.parent / "tables" / "wilcoxon_holm.csv").exists()
+
+
+def test_states_level_directions_kemeny_fallback_and_stability(tmp_path):
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0, 1, size=(5, 14))
+    csv_path, names = wide_csv(tmp_path / "k.csv", X)
+    index = build_report(csv_path, tmp_path / "r", rules=["borda", "kemeny"], replicates=20, repeats=0, formats=("png",))
+    page = report_text(index)
+    assert "aggregation level" in page and "task: each rule ranks the per-task scores" in page
+    assert "the default for task-level input" in page
+    assert "No direction given for all 5 tasks" in page  # no sidecar, no --lower-is-better
+    assert "kemeny: 14 ranked systems, more than the 12 solved exactly: the ranking is Borda's count" in page
+    stab = {r["rule"]: r for r in csv.DictReader((index.parent / "tables" / "stability.csv").open())}
+    assert set(stab) == {"mean", "borda", "kemeny"}
+    boot = engine.bootstrap(engine.open_scores(csv_path), rule="borda", replicates=20, seed=0)
+    summ = engine.summarize(boot)
+    assert float(stab["borda"]["Kendall W"]) == pytest.approx(float(summ["kendall_w"]))
+    assert float(stab["borda"]["mean Spearman"]) == pytest.approx(float(summ["mean_spearman"]))
+    # a sidecar naming every task, or --lower-is-better, removes the note; the flag flips the direction
+    flipped = build_report(csv_path, tmp_path / "r2", rules=["mean"], replicates=0, repeats=0, formats=("png",),
+                           lower_is_better=[f"t{t}" for t in range(5)])
+    assert "No direction given" not in report_text(flipped)
+    ranks = {r["system"]: int(r["mean"]) for r in csv.DictReader((flipped.parent / "tables" / "rankings.csv").open())}
+    mean = X.mean(axis=0)
+    assert ranks[names[int(np.argmin(mean))]] == 1  # lower is better now
+    with pytest.raises(VotebenchError, match="unknown task"):
+        build_report(csv_path, tmp_path / "r3", rules=["mean"], replicates=0, repeats=0, lower_is_better=["nope"])
+
+
+def test_candidate_bootstrap_intervals_in_the_report_are_pairwise_bounds(tmp_path):
+    rng = np.random.default_rng(5)
+    X = rng.uniform(0, 1, size=(6, 9))
+    csv_path, names = wide_csv(tmp_path / "c.csv", X)
+    index = build_report(csv_path, tmp_path / "r", rules=["borda"], replicates=30, repeats=0, over="systems",
+                         formats=("png",))
+    page = report_text(index)
+    assert "rank range = ranks allowed by the pairwise orders" in page and "biased toward 1" in page
+    boot = engine.bootstrap(engine.open_scores(csv_path), rule="borda", over="systems", replicates=30, seed=0)
+    summ = engine.summarize(boot)
+    low, high = engine.metrics.pairwise_rank_bounds(summ["score"].values, summ["prob_above"].values)
+    rows = {(r["rule"], r["system"]): r for r in csv.DictReader((index.parent / "tables" / "intervals.csv").open())}
+    for i, s in enumerate(names):
+        assert (float(rows[("borda", s)]["rank_low"]), float(rows[("borda", s)]["rank_high"])) == (low[i], high[i])
+
+
+def test_drop_judges_says_which_judges_it_left_out(tmp_path):
+    X = np.arange(12.0).reshape(3, 4)
+    X[1, 2] = np.nan
+    csv_path, _ = wide_csv(tmp_path / "d.csv", X)
+    index = build_report(csv_path, tmp_path / "r", rules=["borda"], missing="drop-judges", replicates=0, repeats=0,
+                         formats=("png",))
+    assert "Missing-score policy 'drop-judges' left out 1 task(s) with a missing score: t1" in report_text(index)
+
+
+def test_win_matrix_caption_matches_the_figure(tmp_path):
+    rng = np.random.default_rng(6)
+    X = rng.uniform(0, 1, size=(4, 35))
+    csv_path, _ = wide_csv(tmp_path / "w.csv", X)
+    small = report_text(build_report(csv_path, tmp_path / "a", rules=["borda"], replicates=0, repeats=0, top_k=10,
+                                     formats=("png",)))
+    assert "numbers in the cells: tasks the row system wins" in small
+    big = report_text(build_report(csv_path, tmp_path / "b", rules=["borda"], replicates=0, repeats=0, top_k=35,
+                                   formats=("png",)))
+    assert "the counts are in the win-count table" in big and "numbers in the cells" not in big
+
+
+def test_win_matrix_prints_the_counts_it_promises():
+    wins = np.array([[0.0, 3.0, 1.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0]])
+    fig = plots.win_matrix_figure(wins, np.zeros((3, 3)), ["a", "b", "c"], annotate=True)
+    texts = sorted(t.get_text() for t in fig.axes[0].texts)
+    assert texts == sorted(f"{v:g}" for i, row in enumerate(wins) for j, v in enumerate(row) if i != j)
+
+
+def test_subset_curves_stay_in_taus_range():
+    sizes = np.array([1, 2, 3])
+    mean = np.array([[0.9, 0.95, 1.0], [-0.8, 0.2, 0.9]])
+    std = np.array([[0.5, 0.3, 0.0], [0.6, 0.4, 0.1]])
+    fig = plots.subset_curve_figure(sizes, mean, std, ["a", "b"])
+    ax = fig.axes[0]
+    lo, hi = ax.get_ylim()
+    assert -1.05 <= lo and hi <= 1.05
+    for poly in ax.collections:  # the +-1 std bands
+        ys = np.concatenate([p.vertices[:, 1] for p in poly.get_paths()])
+        assert ys.min() >= -1.0 - 1e-12 and ys.max() <= 1.0 + 1e-12
+
+
+def test_cd_figure_draws_the_cliques_it_is_given():
+    fig = plots.critical_difference_figure(np.array([1.0, 2.0, 3.0, 4.0]), list("abcd"), cd=None,
+                                           cliques=[(0, 1), (2, 3)])
+    thick = [ln for ln in fig.axes[0].lines if ln.get_linewidth() > 2]
+    assert len(thick) == 2
+    spans = sorted((min(ln.get_xdata()), max(ln.get_xdata())) for ln in thick)
+    assert spans[0][0] < 1.0 and 2.0 < spans[0][1] < 2.5  # a and b
+    assert 2.5 < spans[1][0] < 3.0 and spans[1][1] > 4.0  # c and d

@@ -671,9 +671,9 @@ def synth_direct(kind, **kw):
 @pytest.fixture(scope="module")
 def synth_client():
     """One in-process dask client for the synthetic sweeps (run_sweep leaves a given client open)."""
-    from engine.sweep import _embedded
+    from engine.distributed import embedded_client
 
-    client = _embedded()
+    client = embedded_client()
     yield client
     client.close()
 

@@ -22,6 +22,7 @@ __all__ = [
     "sum_pool",
     "mean_across",
     "borda_across",
+    "borda_from_candidates",
     "task_weights",
     "as_profile",
 ]
@@ -68,18 +69,58 @@ def as_profile(X: np.ndarray, rule: str, *, what: str = "task") -> np.ndarray:
     return X
 
 
-def task_weights(weights: np.ndarray | None, n_tasks: int) -> np.ndarray:
-    """Validated per-task weights (ones when ``weights`` is None), shape ``(..., T)``.
+def task_weights(
+    weights: np.ndarray | None,
+    n_tasks: int,
+    *,
+    rule: str | None = None,
+    batch: tuple[int, ...] | None = None,
+    positive_sum: bool = False,
+    normalise: bool = False,
+) -> np.ndarray:
+    """The one check of per-task weights used by every kernel: shape ``(..., T)``, finite, non-negative.
 
-    Raises ``ValueError`` unless the last axis has ``n_tasks`` finite, non-negative entries.
+    Parameters
+    ----------
+    weights : array_like, shape (T,) or (..., T), optional
+        ``None`` gives ones (``1 / T`` each with ``normalise``).
+    n_tasks : int
+        ``T``, the length the last axis must have.
+    rule : str, optional
+        Prefix of the error messages (the rule or method name).
+    batch : tuple of int, optional
+        Broadcast the weights to ``batch + (T,)`` (the profile's leading axes and
+        task axis; weights may carry more leading axes, e.g. a stack of bootstrap
+        multiplicities for one profile).
+    positive_sum : bool
+        Require a positive sum in every batch element.
+    normalise : bool
+        Return the weights divided by their sum (implies ``positive_sum``).
+
+    Raises
+    ------
+    ValueError
+        Naming the rule and what is wrong.
     """
+    at = f"{rule}: " if rule else ""
     if weights is None:
-        return np.ones(n_tasks)
-    w = np.asarray(weights, dtype=np.float64)
-    if w.ndim == 0 or w.shape[-1] != n_tasks:
-        raise ValueError(f"expected {n_tasks} task weights on the last axis, got shape {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("task weights must be finite and non-negative")
+        w = np.full(n_tasks, 1.0 / n_tasks) if normalise else np.ones(n_tasks)
+    else:
+        w = np.asarray(weights, dtype=np.float64)
+        if w.ndim == 0 or w.shape[-1] != n_tasks:
+            raise ValueError(f"{at}expected {n_tasks} task weights on the last axis (shape (T,) or (..., T)), "
+                             f"got shape {w.shape}")
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError(f"{at}task weights must be finite and non-negative")
+        if (positive_sum or normalise) and not (w.sum(axis=-1) > 0).all():
+            raise ValueError(f"{at}task weights must have a positive sum")
+        if normalise:
+            w = w / w.sum(axis=-1, keepdims=True)
+    if batch is not None:
+        try:
+            w = np.broadcast_to(w, np.broadcast_shapes(tuple(batch), w.shape))
+        except ValueError:
+            raise ValueError(f"{at}weights of shape {w.shape} do not broadcast to {tuple(batch)}") from None
     return w
 
 
@@ -139,3 +180,28 @@ def borda_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndar
     # halves times simple-fraction weights: summed in integers (engine.kernels.exact)
     total = weighted_task_sum(pts, weights, denominator=2)
     return np.where((~np.isnan(pts)).any(axis=-2), total, np.nan)
+
+
+def borda_from_candidates(wins: np.ndarray, pairs: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Task-level Borda points of every system among resampled candidates, from full-data pairwise sums.
+
+    With ``G[s, j] = wins[s, j] + ties[s, j] / 2`` (over the tasks where both are
+    present; ``G[s, s]`` = half the weight ``W_s`` of the tasks where ``s`` is
+    present), a copy of ``s`` among candidates drawn ``counts`` times has Borda
+    points ``(G counts)_s - W_s / 2`` (the copy does not meet itself).
+
+    Parameters
+    ----------
+    wins, pairs : ndarray, shape (S, S)
+        ``wins[i, j]`` = weight of the tasks where ``i`` beats ``j``; ``pairs[i, j]`` = weight of the
+        tasks where both are present (diagonal: where ``i`` is).
+    counts : ndarray, shape (B, S)
+        Candidate multiplicities of every replicate.
+
+    Returns
+    -------
+    ndarray, shape (B, S)
+        Points of one copy of every system (also of systems not drawn; the caller keeps the drawn ones).
+    """
+    W = np.diagonal(pairs)
+    return counts @ (0.5 * (pairs + wins - wins.T)).T - 0.5 * W

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .aggregate import as_profile
+from .aggregate import as_profile, task_weights
 from .exact import TIE_RTOL, exact_weights, ordered_sum, rational_weights, weighted_task_mean, weighted_task_sum
 from .ranking import borda_points
 from .social import pairwise_counts, task_pair_sums
@@ -49,6 +49,7 @@ __all__ = [
     "median_across",
     "optimality_gap_across",
     "average_rank_across",
+    "average_rank_from_candidates",
     "success_rate_across",
     "relative_difference_across",
     "pavao_copeland_across",
@@ -66,26 +67,8 @@ def _scores(X: np.ndarray, rule: str) -> np.ndarray:
 
 
 def _weights(weights: np.ndarray | None, X: np.ndarray, rule: str) -> np.ndarray:
-    """Validated task weights broadcast against ``X.shape[:-1]`` (ones when None).
-
-    Weights may carry more leading axes than ``X`` (many weight vectors for one
-    profile, e.g. bootstrap multiplicities); the result then has their shape.
-    """
-    batch_t = X.shape[:-1]
-    if weights is None:
-        return np.ones(batch_t)
-    w = np.asarray(weights, dtype=np.float64)
-    if w.ndim == 0 or w.shape[-1] != X.shape[-2]:
-        raise ValueError(f"{rule}: expected {X.shape[-2]} task weights (shape (T,) or (..., T)), got shape {w.shape}")
-    try:
-        w = np.broadcast_to(w, np.broadcast_shapes(batch_t, w.shape))
-    except ValueError:
-        raise ValueError(f"{rule}: weights of shape {w.shape} do not broadcast to {batch_t}") from None
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise ValueError(f"{rule}: task weights must be finite and non-negative")
-    if not (w.sum(axis=-1) > 0).all():
-        raise ValueError(f"{rule}: task weights must have a positive sum")
-    return w
+    """Validated task weights broadcast against ``X.shape[:-1]`` (ones when None; positive sum required)."""
+    return task_weights(weights, X.shape[-2], rule=rule, batch=X.shape[:-1], positive_sum=True)
 
 
 def _require_complete(X: np.ndarray, w: np.ndarray, rule: str) -> None:
@@ -314,6 +297,19 @@ def average_rank_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> 
     rank = np.where(np.isnan(rank), 0.0, rank)
     # halves times simple-fraction weights: one exact numerator and one division (equal means are equal)
     return 0.0 - weighted_task_mean(rank, w, denominator=2)
+
+
+def average_rank_from_candidates(wins: np.ndarray, pairs: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Negated Average Rank of every system among resampled candidates, from full-data pairwise sums.
+
+    A copy of ``s`` among candidates drawn ``counts`` times has the weighted rank sum
+    ``W_s / 2 + (L counts)_s`` with ``L[s, j]`` = weight of the tasks where ``j`` beats ``s`` plus half
+    the ties (``L = G^T`` of :func:`engine.kernels.aggregate.borda_from_candidates` off the
+    diagonal); the score is minus that sum over ``W_s``.  Arguments and shapes as there.
+    """
+    W = np.diagonal(pairs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return -(0.5 * W + counts @ (0.5 * (pairs + wins.T - wins)).T) / W
 
 
 # --------------------------------------------------------------------------- Pavao: pairwise

@@ -335,16 +335,44 @@ def weighted_task_sum(values: np.ndarray, weights: np.ndarray | None = None, *,
     """
     v = np.asarray(values, dtype=np.float64)
     v0 = np.where(np.isnan(v), 0.0, v)
-    kw, Lw = exact_weights(weights, v.shape[:-1])
-    if Lw is not None:
-        d = 2 if denominator is None else int(denominator)
-        kv = v0 * d
-        if np.array_equal(kv, np.round(kv)):
-            bound = float(np.abs(kv).max(initial=0.0)) * float(np.abs(kw).sum(axis=-1).max(initial=0.0))
-            if bound < 2.0**52:
-                return _task_loop(kv, kw) / (d * Lw)
+    d = 2 if denominator is None else int(denominator)
+    kv, k, L, ok = _exact_rows(v0, weights, d)
     w = np.ones(v.shape[:-1]) if weights is None else np.asarray(weights, dtype=np.float64)
-    return _task_loop(v0, w)
+    if ok.all():
+        return _task_loop(kv, k) / (d * L)[..., None]
+    if not ok.any():
+        return _task_loop(v0, w)
+    return np.where(ok[..., None], _task_loop(kv, k) / (d * L)[..., None], _task_loop(v0, w))
+
+
+def _exact_rows(v0: np.ndarray, weights: np.ndarray | None, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per ranking (batch row): values times ``d``, whole-number weights ``k = w L``, ``L``, and whether the row's
+    values are whole multiples of ``1 / d``, its weights simple fractions and its sums below 2**52.
+
+    Decided row by row, so a row's result never depends on the rows that share its batch (block).
+    """
+    T = v0.shape[-2]
+    kv = v0 * d
+    grid = (kv == np.round(kv)).all(axis=(-2, -1))
+    k: np.ndarray
+    L: np.ndarray
+    okw: np.ndarray
+    if weights is None:
+        k, L, okw = np.ones(T), np.ones(()), np.ones((), dtype=bool)
+    else:
+        w = np.asarray(weights, dtype=np.float64)
+        w2 = w.reshape(-1, T)
+        if np.array_equal(w2, np.round(w2)):
+            k, L, okw = w, np.ones(w.shape[:-1]), np.abs(w).sum(axis=-1) < 2.0**52
+        else:
+            rows = [rational_weights(r) for r in w2]
+            okw = np.array([r is not None for r in rows]).reshape(w.shape[:-1])
+            k = np.stack([np.zeros(T) if r is None else r[0] for r in rows]).reshape(w.shape)
+            L = np.array([1.0 if r is None else float(r[1]) for r in rows]).reshape(w.shape[:-1])
+    bound = np.abs(kv).max(axis=(-2, -1), initial=0.0) * np.abs(k).sum(axis=-1)
+    batch = np.broadcast_shapes(grid.shape, np.shape(okw), np.shape(bound))
+    ok = np.broadcast_to(grid & okw & (bound < 2.0**52), batch)
+    return kv, k, np.broadcast_to(L, batch), ok
 
 
 def weighted_task_mean(values: np.ndarray, weights: np.ndarray | None = None, *, denominator: int | None = None,
@@ -363,17 +391,20 @@ def weighted_task_mean(values: np.ndarray, weights: np.ndarray | None = None, *,
     """
     v = np.asarray(values, dtype=np.float64)
     v0 = np.where(np.isnan(v), 0.0, v)
-    kw, Lw = exact_weights(weights, v.shape[:-1])
     d = 2 if denominator is None else int(denominator)
-    if Lw is not None and float(extra) == round(float(extra)):
-        kv = v0 * d
-        if np.array_equal(kv, np.round(kv)):
-            wsum = kw.sum(axis=-1)
-            bound = float(np.abs(kv).max(initial=0.0)) * float(np.abs(kw).sum(axis=-1).max(initial=0.0))
-            if bound < 2.0**52 and float(np.abs(wsum).max(initial=0.0)) * d * abs(float(extra)) < 2.0**52:
-                return _task_loop(kv, kw) / (wsum * d * float(extra))[..., None]
     w = np.ones(v.shape[:-1]) if weights is None else np.asarray(weights, dtype=np.float64)
-    return _task_loop(v0, w) / (ordered_sum(w, axis=-1) * float(extra))[..., None]
+    kv, k, L, ok = _exact_rows(v0, weights, d)
+    extra = float(extra)
+    if extra != round(extra):
+        ok = np.zeros_like(ok)
+    else:
+        ok = ok & (np.abs(k).sum(axis=-1) * d * abs(extra) < 2.0**52)
+    if ok.all():
+        return _task_loop(kv, k) / (k.sum(axis=-1) * d * extra)[..., None]
+    approx = _task_loop(v0, w) / (ordered_sum(w, axis=-1) * extra)[..., None]
+    if not ok.any():
+        return approx
+    return np.where(ok[..., None], _task_loop(kv, k) / (k.sum(axis=-1) * d * extra)[..., None], approx)
 
 
 def _task_loop(v: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -530,23 +530,16 @@ def kemeny_consensus(
         Largest number of ranked systems solved exactly (default 12); larger
         profiles use Borda's count (Colombo section 3.2), see Notes.
     method : {"auto", "dp", "milp"}, optional
-        Exact solver: ``"dp"`` dynamic programming over the ``2**n`` prefix
-        sets (vectorised over the batch; time and memory ``O(2**n n)``),
-        ``"milp"`` binary integer programme with transitivity constraints
-        (``scipy.optimize.milp``, one problem per batch element), ``"auto"``
-        DP up to 14 systems and MILP beyond.
+        Exact solver: ``"dp"`` dynamic programming over the ``2**n`` prefix sets (batched, O(2**n n)),
+        ``"milp"`` integer programme with transitivity constraints (``scipy.optimize.milp``),
+        ``"auto"`` DP up to 14 systems and MILP beyond.
     ties : {"blocks", "mean"}, optional
-        Scores when several orders are optimal.  ``"blocks"`` (default): the
-        tied groups of the module notes share the mean of their positions --
-        the scores are consistent with *every* optimal order, but a group may
-        contain two systems that all optimal orders rank the same way (e.g.
-        ``i`` Pareto-dominating ``j`` while a third system floats between
-        them).  ``"mean"``: each system's mean position over *all* optimal
-        orders (exact counts; DP only) -- strictly separates any pair ordered
-        the same way by every optimal order, but the resulting ranking is not
-        always itself an optimal order; always solved by the DP (memory about
-        ``2**n * n * 8`` bytes).  Both equal ``n - 1 - position`` when the
-        optimum is unique.
+        Scores when several orders are optimal.  ``"blocks"`` (default): the tied groups of the
+        module notes share the mean of their positions (consistent with *every* optimal order, but
+        a group may hold two systems all optimal orders rank the same way).  ``"mean"``: each
+        system's mean position over *all* optimal orders (DP only; memory about ``2**n * n * 8``
+        bytes); its ranking is not always an optimal order.  Both equal ``n - 1 - position`` when
+        the optimum is unique.
 
     Returns
     -------
@@ -564,11 +557,8 @@ def kemeny_consensus(
     tournament ``pairwise_preferences(X, weights)`` with the fewest reversed
     preferences, hence Condorcet-consistent.
 
-    When more than ``exact_max`` systems are ranked, the result is Borda's
-    count instead (Colombo section 3.2: rank the weighted sums of per-task
-    Borda points, ties sharing positions), on the same scale; use
-    :func:`kemeny_order` to learn which one was computed.  Batch elements with
-    different sets of absent systems are solved group by group.
+    Beyond ``exact_max`` ranked systems the result is Borda's count (Colombo section 3.2), on the same
+    scale; :func:`kemeny_order` tells which one was computed.
 
     Examples
     --------
@@ -592,26 +582,25 @@ def kemeny_consensus(
     out = np.full((Xf.shape[0], S), np.nan)
     present = ~np.isnan(Xf).all(axis=-2)
     patterns, inverse = np.unique(present, axis=0, return_inverse=True)
-    for p_idx, pat in enumerate(patterns):
+    for p_idx, pat in enumerate(patterns):  # batch elements with the same present systems are solved together
         rows = np.flatnonzero(inverse.reshape(-1) == p_idx)
-        n = int(pat.sum())
-        if n == 0:
-            continue
-        sub = Xf[rows][:, :, pat]
-        ws = wf[rows]
-        if n > exact_max:
-            res = _borda_scores(sub, ws)
-        else:
-            W, E = _pair_counts(sub, ws)
-            P = W + 0.5 * E
-            if _use_dp(method, n, ties):
-                res, _ = _kemeny_dp(P, ties)
-            else:
-                res = np.stack([_kemeny_milp(Pb)[0] for Pb in P])
-        block = out[rows]
-        block[:, pat] = res
-        out[rows] = block
+        if pat.any():
+            block = out[rows]
+            block[:, pat] = _consensus_of(Xf[rows][:, :, pat], wf[rows], exact_max, method, ties)
+            out[rows] = block
     return out.reshape(batch + (S,))
+
+
+def _consensus_of(sub: np.ndarray, ws: np.ndarray, exact_max: int, method: str, ties: str) -> np.ndarray:
+    """Kemeny scores (or Borda's beyond ``exact_max`` systems) of profiles ``(B, T, n)`` with every system present."""
+    n = sub.shape[-1]
+    if n > exact_max:
+        return _borda_scores(sub, ws)
+    W, E = _pair_counts(sub, ws)
+    P = W + 0.5 * E
+    if _use_dp(method, n, ties):
+        return _kemeny_dp(P, ties)[0]
+    return np.stack([_kemeny_milp(Pb)[0] for Pb in P])
 
 
 def kemeny_order(

@@ -97,10 +97,12 @@ All paths agree with the O(T S^2) broadcast definition (:func:`_promethee2_refer
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .aggregate import as_profile
+from .aggregate import as_profile, task_weights
 from .exact import ordered_sum, weighted_task_mean
 from .ranking import min_rank, tie_groups
 
@@ -110,6 +112,8 @@ __all__ = [
     "promethee2",
     "promethee2_net",
     "promethee2_rank",
+    "PrometheeSetup",
+    "promethee_setup",
     "topsis",
     "vikor",
     "vikor_score",
@@ -209,23 +213,7 @@ def _matrix(X: np.ndarray, name: str) -> np.ndarray:
 
 def _weights(weights: np.ndarray | None, X: np.ndarray, name: str) -> np.ndarray:
     """Non-negative weights normalised to sum 1 over the criteria, broadcast to ``X.shape[:-1]``."""
-    T = X.shape[-2]
-    if weights is None:
-        w = np.full(T, 1.0 / T)
-    else:
-        w = np.asarray(weights, dtype=np.float64)
-        if w.ndim == 0 or w.shape[-1] != T:
-            raise ValueError(f"{name}: expected {T} criterion weights (shape (T,) or (..., T)), got shape {w.shape}")
-        if not np.isfinite(w).all() or (w < 0).any():
-            raise ValueError(f"{name}: weights must be finite and non-negative")
-        total = w.sum(axis=-1, keepdims=True)
-        if (total <= 0).any():
-            raise ValueError(f"{name}: the weights of the criteria sum to 0")
-        w = w / total
-    try:
-        return np.broadcast_to(w, np.broadcast_shapes(X.shape[:-1], w.shape))
-    except ValueError:
-        raise ValueError(f"{name}: weights of shape {w.shape} do not broadcast to {X.shape[:-1]}") from None
+    return task_weights(weights, X.shape[-2], rule=name, batch=X.shape[:-1], normalise=True)
 
 
 def _signs(maximize: bool | Sequence[bool] | np.ndarray, T: int, name: str) -> np.ndarray:
@@ -679,6 +667,48 @@ def _row_sums(X2, kind, q, p, s, block):
 # ---------------------------------------------------------------------------------------------
 # PROMETHEE II
 # ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PrometheeSetup:
+    """Validated PROMETHEE II inputs: oriented criteria, normalised weights, preference codes and resolved thresholds.
+
+    ``uses_q``, ``uses_p``, ``uses_s`` and ``vshape`` tell, per criterion, which thresholds its function
+    takes (for callers that vary them, e.g. :func:`engine.robustness.promethee_sensitivity`).
+    """
+
+    X: np.ndarray
+    weights: np.ndarray
+    kinds: np.ndarray
+    q: np.ndarray
+    p: np.ndarray
+    s: np.ndarray
+
+    @property
+    def uses_q(self) -> np.ndarray:
+        return np.isin(self.kinds, [_QUASI, _LEVEL, _LINEAR])
+
+    @property
+    def uses_p(self) -> np.ndarray:
+        return np.isin(self.kinds, [_VSHAPE, _LEVEL, _LINEAR])
+
+    @property
+    def uses_s(self) -> np.ndarray:
+        return self.kinds == _GAUSSIAN
+
+    @property
+    def vshape(self) -> np.ndarray:
+        return self.kinds == _VSHAPE
+
+
+def promethee_setup(X: np.ndarray, *, weights: np.ndarray | None = None, preference: str | Sequence[str] = "usual",
+                    q: Any = None, p: Any = None, s: Any = None, maximize: Any = True) -> PrometheeSetup:
+    """Validate PROMETHEE II inputs as :func:`promethee2` does and resolve the xLLMBench default thresholds.
+
+    Raises ``ValueError`` as :func:`promethee2`.
+    """
+    Xo, w, kinds, kq, kp, ks = _setup(X, weights, preference, q, p, s, maximize)
+    return PrometheeSetup(Xo, w, kinds, kq, kp, ks)
+
+
 def _setup(X, weights, preference, q, p, s, maximize):
     X = _matrix(X, "promethee2")
     w = _weights(weights, X, "promethee2")
@@ -733,9 +763,8 @@ def promethee2(
     Returns
     -------
     phi_plus, phi_minus, phi_net : ndarray, shape (..., S)
-        ``phi+ = 1/(S-1) sum_b pi(a, b)``, ``phi- = 1/(S-1) sum_b pi(b, a)`` and
-        ``phi = phi+ - phi-`` (higher is better; PROMETHEE II ranks by decreasing ``phi``).
-        With a single alternative all flows are 0.
+        ``phi+ = 1/(S-1) sum_b pi(a, b)``, ``phi- = 1/(S-1) sum_b pi(b, a)``, ``phi = phi+ - phi-``
+        (higher is better); all 0 for a single alternative.
 
     Raises
     ------
@@ -745,13 +774,9 @@ def promethee2(
 
     Notes
     -----
-    Systems with equal values on a criterion compare as ``d = 0`` (no preference for any of the
-    standard functions).  The result does not depend on the order of systems or criteria; systems
-    with identical scores on every criterion receive identical flows.  Cost O(T S log S) for the
-    step and linear functions; per Gaussian criterion at most O(U^2) exponentials over its U
-    distinct values, O(U) plus the same-cell pairs with the far-field expansion; the pairwise work
-    arrays never exceed ``block`` values, the other work arrays are O(S) per criterion (batch rows
-    are processed in chunks).
+    Equal values on a criterion compare as ``d = 0``.  Systems with identical scores on every
+    criterion receive identical flows.  Cost O(T S log S) for the step and linear functions; the
+    Gaussian's pairwise work arrays never exceed ``block`` values (module docstring).
 
     Examples
     --------
@@ -780,7 +805,17 @@ def promethee2(
     return phi_plus, phi_minus, weighted_task_mean(Fp - Fm, raw, extra=S - 1)
 
 
-def promethee2_net(X: np.ndarray, *, weights: np.ndarray | None = None, **options) -> np.ndarray:
+def promethee2_net(
+    X: np.ndarray,
+    *,
+    weights: np.ndarray | None = None,
+    preference: str | Sequence[str] = "usual",
+    q: Any = None,
+    p: Any = None,
+    s: Any = None,
+    maximize: Any = True,
+    block: int | None = None,
+) -> np.ndarray:
     """PROMETHEE II net flow ``phi = phi+ - phi-`` (higher is better), for the rule registry.
 
     Parameters
@@ -789,15 +824,15 @@ def promethee2_net(X: np.ndarray, *, weights: np.ndarray | None = None, **option
         Complete scores (criteria x systems).
     weights : array_like, shape (T,) or (..., T), optional
         Criterion weights (normalised to sum 1).
-    **options
-        ``preference``, ``q``, ``p``, ``s``, ``maximize``, ``block`` of :func:`promethee2`.
+    preference, q, p, s, maximize, block
+        As in :func:`promethee2`.
 
     Returns
     -------
     ndarray, shape (..., S)
         The net outranking flow (xLLMBench Eq. 4), in [-1, 1].
     """
-    return promethee2(X, weights=weights, **options)[2]
+    return promethee2(X, weights=weights, preference=preference, q=q, p=p, s=s, maximize=maximize, block=block)[2]
 
 
 def promethee2_rank(X: np.ndarray, *, weights: np.ndarray | None = None, **options) -> np.ndarray:

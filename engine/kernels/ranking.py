@@ -93,14 +93,14 @@ def borda_points(x: np.ndarray, *, dtype: type = np.float64) -> np.ndarray:
     x = np.asarray(x)
     shape = x.shape
     n = shape[-1]
-    out = np.empty(shape, dtype=dtype)
+    out: np.ndarray = np.empty(shape, dtype=dtype)
     if x.size == 0:
         return out
     x2 = x.reshape(-1, n)
     o2 = out.reshape(-1, n)
     rows = x2.shape[0]
     step = max(1, _BLOCK // n)
-    base = np.arange(n, dtype=dtype)
+    base: np.ndarray = np.arange(n, dtype=dtype)
     for r0 in range(0, rows, step):
         xb = x2[r0 : r0 + step]
         nb = xb.shape[0]
@@ -108,7 +108,7 @@ def borda_points(x: np.ndarray, *, dtype: type = np.float64) -> np.ndarray:
         flat += (np.arange(nb, dtype=flat.dtype) * n)[:, None]
         flat = flat.ravel()
         s = xb.ravel()[flat].reshape(nb, n)
-        pts = np.empty((nb, n), dtype=dtype)
+        pts: np.ndarray = np.empty((nb, n), dtype=dtype)
         pts[:] = base
         special = np.isnan(s[:, -1])
         if n > 1:

@@ -29,6 +29,8 @@ __all__ = [
     "task_pair_sums",
     "majority_margin",
     "scoring_points",
+    "plurality_vector",
+    "dowdall_vector",
     "plurality_across",
     "dowdall_across",
     "scoring_vector_across",
@@ -41,6 +43,7 @@ __all__ = [
     "copeland_from_wins",
     "minimax_from_wins",
     "baldwin_from_counts",
+    "baldwin_from_sums",
     "condorcet_from_sums",
     "copeland_from_sums",
     "minimax_from_sums",
@@ -110,31 +113,41 @@ def task_pair_sums(
             else:
                 raise ValueError(f"unknown pairwise sum {k!r}")
             g2 = g.reshape(g.shape[0], n_s * n_s)
-            if k == "reldiff" or r is None:
-                out[k] += _exact_or_ordered(kb, g2, exact=r is not None)
+            if k == "reldiff" or r is None:  # real terms (or real weights): row by row, in true units
+                out[k] += _exact_or_ordered(W2[:, t0 : t0 + step], g2)
             elif total < 2**24:
                 out[k] += kb.astype(np.float32) @ g2.astype(np.float32)
             else:
                 out[k] += kb @ g2.astype(np.float64)
     sums = {k: v.reshape(*W.shape[:-1], n_s, n_s) for k, v in out.items()}
-    if not unscaled and L != 1:
-        for k in kinds:
-            sums[k] /= L
+    if L != 1:  # whole-number sums in units of 1 / L (the real-valued reldiff is in true units already)
+        if unscaled:
+            sums = {k: (v * L if k == "reldiff" else v) for k, v in sums.items()}
+        else:
+            sums = {k: (v if k == "reldiff" else v / L) for k, v in sums.items()}
     return (sums, L) if unscaled else sums
 
 
-def _exact_or_ordered(K: np.ndarray, G: np.ndarray, *, exact: bool) -> np.ndarray:
-    """``K @ G`` for weight rows ``K`` (B, t) and real per-task terms ``G`` (t, N) that does not depend on B.
+def _exact_or_ordered(W: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """``W @ G`` for weight rows ``W`` (B, t) and real per-task terms ``G`` (t, N), each row independent of the others.
 
-    Whole-number ``K``: exactly summed matrix products (:func:`engine.kernels.exact.exact_matmul`);
-    other weights: one task after the other.
+    Rows of simple-fraction weights are scaled to whole numbers by their own denominator and meet
+    ``G`` in exactly summed matrix products (:func:`engine.kernels.exact.exact_matmul`), so a row's
+    result does not depend on which rows share its block; other rows add one task after the other.
     """
-    if exact:
-        return exact_matmul(K, G)
-    acc = np.zeros((K.shape[0], G.shape[1]))
-    for t in range(G.shape[0]):
-        acc += K[:, t, None] * G[t]
-    return acc
+    out = np.empty((W.shape[0], G.shape[1]))
+    scaled = [rational_weights(row) for row in W]
+    exact = np.array([r is not None for r in scaled])
+    if exact.any():
+        K = np.stack([r[0] for r in scaled if r is not None])
+        L = np.array([float(r[1]) for r in scaled if r is not None])
+        out[exact] = exact_matmul(K, G) / L[:, None]
+    for b in np.flatnonzero(~exact):
+        acc = np.zeros(G.shape[1])
+        for t in range(G.shape[0]):
+            acc += W[b, t] * G[t]
+        out[b] = acc
+    return out
 
 
 def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -271,13 +284,15 @@ def _weighted_task_sum(points: np.ndarray, weights: np.ndarray | None, *, exact:
     return np.where(present.any(axis=-2), total, np.nan)
 
 
-def _plurality_vector(n: int) -> np.ndarray:
+def plurality_vector(n: int) -> np.ndarray:
+    """Plurality's scoring vector for ``n`` systems: (1, 0, ..., 0)."""
     c = np.zeros(n)
     c[0] = 1.0
     return c
 
 
-def _dowdall_vector(n: int) -> np.ndarray:
+def dowdall_vector(n: int) -> np.ndarray:
+    """Dowdall's scoring vector for ``n`` systems: (1, 1/2, ..., 1/n)."""
     return 1.0 / np.arange(1, n + 1)
 
 
@@ -286,12 +301,12 @@ def plurality_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.
 
     ``k`` systems tied for first share the point (1/k each).
     """
-    return _weighted_task_sum(scoring_points(X, _plurality_vector), weights)
+    return _weighted_task_sum(scoring_points(X, plurality_vector), weights)
 
 
 def dowdall_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
     """Dowdall: scoring vector c = (1, 1/2, ..., 1/|M|); tied systems share the mean of their positions' points."""
-    return _weighted_task_sum(scoring_points(X, _dowdall_vector), weights, exact=False)
+    return _weighted_task_sum(scoring_points(X, dowdall_vector), weights, exact=False)
 
 
 def scoring_vector_across(
@@ -411,6 +426,8 @@ def baldwin_from_counts(wins: np.ndarray, ties: np.ndarray, present: np.ndarray)
     # Borda totals are updated incrementally (exact for simple-fraction weights); scores within the
     # tie tolerance of the minimum count as tied (engine.kernels.exact)
     tol = TIE_RTOL * max(1.0, float(np.abs(pts).sum(axis=-1).max(initial=0.0)))
+    if pts.ndim == 2:
+        return _baldwin_one(pts, np.asarray(present, dtype=bool), tol)
     alive = np.broadcast_to(present, pts.shape[:-1]).copy()  # one row per batch element (weight stacks too)
     score = np.where(alive, 0.0, np.nan)
     n_s = pts.shape[-1]
@@ -429,14 +446,37 @@ def baldwin_from_counts(wins: np.ndarray, ties: np.ndarray, present: np.ndarray)
             borda -= pts[:, out].sum(axis=-1)
         else:
             borda -= np.einsum("...ij,...j->...i", pts, out.astype(np.float64))
-    return np.where(alive, float(n_s), score)
+    return np.where(alive, present.sum(axis=-1, keepdims=True).astype(np.float64), score)  # survivors: the number ranked
+
+
+def _baldwin_one(pts: np.ndarray, present: np.ndarray, tol: float) -> np.ndarray:
+    """:func:`baldwin_from_counts` of one ranking (no batch axes): a loop over the alive systems only."""
+    alive = present.copy()
+    score = np.where(alive, 0.0, np.nan)
+    borda = pts[:, alive].sum(axis=1)
+    rnd = 0
+    while True:
+        idx = np.flatnonzero(alive)
+        if idx.size <= 1:
+            break
+        b = borda[idx]
+        mn = b.min()
+        if b.max() <= mn + tol:
+            break
+        gone = idx[b <= mn + tol]
+        score[gone] = float(rnd)
+        alive[gone] = False
+        borda -= pts[:, gone].sum(axis=1)
+        rnd += 1
+    score[alive] = float(present.sum())  # survivors: the number ranked
+    return score
 
 
 # --------------------------------------------------------------------------------------------
 # majority-relation rules
 # --------------------------------------------------------------------------------------------
 def _present(X: np.ndarray) -> np.ndarray:
-    return ~np.isnan(np.asarray(X, dtype=np.float64)).all(axis=-2)
+    return np.asarray(~np.isnan(np.asarray(X, dtype=np.float64)).all(axis=-2))
 
 
 def condorcet_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
@@ -466,6 +506,15 @@ def minimax_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
 
 def _present_from_pairs(pairs: np.ndarray) -> np.ndarray:
     return np.diagonal(pairs, axis1=-2, axis2=-1) > 0
+
+
+def baldwin_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
+    """Baldwin rounds from summed ``wins`` and ``pairs`` matrices (ties = pairs - wins - wins^T off the diagonal)."""
+    wins, pairs = sums["wins"], sums["pairs"]
+    ties = pairs - wins - np.swapaxes(wins, -1, -2)
+    idx = np.arange(wins.shape[-1])
+    ties[..., idx, idx] = 0.0
+    return baldwin_from_counts(wins, np.maximum(ties, 0.0), _present_from_pairs(pairs))
 
 
 def condorcet_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:

@@ -1,0 +1,29 @@
+"""The distributed layer: what a task reads, how it runs on a dask cluster, and one-off cluster runs.
+
+- :mod:`engine.distributed.source` -- the input a task reads (:class:`Source`:
+  path or URL, loader options, checksums of the input and its sidecar);
+- :mod:`engine.distributed.cache` -- the per-process LRU cache of inputs
+  (:func:`load_source`: each worker reads an input once and checks it);
+- :mod:`engine.distributed.client` -- connecting to a scheduler
+  (:func:`connect`, :func:`check_address`), the embedded in-process cluster
+  (:func:`embedded_client`), and the wrapper every engine task runs in
+  (:func:`run_task`: single-threaded dask inside, a
+  :class:`~engine.errors.VotebenchError` carried back as a value);
+- :mod:`engine.distributed.runs` -- rankings and bootstraps of an input read
+  by path: the task functions and :func:`cluster_rank` /
+  :func:`cluster_bootstrap` for ``votebench rank``/``bootstrap --scheduler``.
+
+Used by :mod:`engine.sweep` and by the CLI; ``distributed`` itself is imported
+only when a client is made.
+"""
+
+from .cache import IN_MEMORY_BYTES, cached_sources, clear_cache, load_source
+from .client import TaskFailed, check_address, connect, embedded_client, run_task, single_threaded, task_result
+from .runs import bootstrap_source, cluster_bootstrap, cluster_rank, rank_scores, rank_source
+from .source import LOADER_KEYS, Source, input_checksum, loader_keys, make_source, open_source, sidecar_of
+
+__all__ = [
+    "IN_MEMORY_BYTES", "LOADER_KEYS", "Source", "loader_keys", "TaskFailed", "bootstrap_source", "cached_sources", "check_address",
+    "clear_cache", "cluster_bootstrap", "cluster_rank", "connect", "embedded_client", "input_checksum", "load_source",
+    "make_source", "open_source", "rank_scores", "rank_source", "run_task", "sidecar_of", "single_threaded", "task_result",
+]

@@ -1,0 +1,144 @@
+"""The dask client: connecting to a scheduler, the embedded in-process cluster, and how engine tasks run on it.
+
+Engine tasks run through :func:`run_task`: dask collections computed inside a
+task run single-threaded in it (:func:`single_threaded`), and a
+:class:`~engine.errors.VotebenchError` raised in the task comes back as a value
+(:class:`TaskFailed`) that :func:`task_result` raises again on the client -- a
+one-line message, never a worker traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import VotebenchError
+
+__all__ = ["TaskFailed", "check_address", "connect", "embedded_client", "run_task", "single_threaded", "task_result"]
+
+
+def connect(scheduler: str | None) -> Any | None:
+    """A client of the scheduler at ``scheduler`` (else ``DASK_SCHEDULER_ADDRESS``); ``None`` when neither is set.
+
+    Raises
+    ------
+    VotebenchError
+        When no scheduler answers within ``distributed.comm.timeouts.connect``.
+    """
+    address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
+    if not address:
+        return None  # decided before importing distributed (a local command need not load it)
+    import dask
+    from distributed import Client
+
+    check_address(address)
+    try:  # the connection timeout is dask's own setting (distributed.comm.timeouts.connect, 30 s by default)
+        return Client(address, timeout=dask.config.get("distributed.comm.timeouts.connect"), set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        why = str(exc).splitlines()[0] if str(exc) else repr(exc)
+        raise VotebenchError(f"cannot connect to dask scheduler {address!r} ({why})") from None
+
+
+def check_address(address: str) -> None:
+    """Refuse, at once, a scheduler address that cannot work: no port, an unknown scheme, a host name that does not resolve.
+
+    (A ``distributed.Client`` given such an address fails only after its
+    connection timeout and then leaves a half-made client behind.)
+
+    Raises
+    ------
+    VotebenchError
+        Naming the address and what is wrong with it.
+    """
+    import socket
+
+    from distributed.comm import parse_address
+    from distributed.comm.addressing import parse_host_port
+    from distributed.comm.registry import get_backend
+
+    def bad(why: str) -> VotebenchError:
+        return VotebenchError(f"cannot connect to dask scheduler {address!r} ({why}); give an address like tcp://HOST:8786")
+
+    try:
+        scheme, loc = parse_address(address)
+        get_backend(scheme)
+    except (ValueError, TypeError, ImportError) as exc:
+        raise bad(str(exc).splitlines()[0] if str(exc) else "malformed address") from None
+    if scheme in ("tcp", "tls", "ws", "wss"):
+        try:
+            host, port = parse_host_port(loc)
+        except ValueError as exc:
+            raise bad(str(exc)) from None
+        try:
+            socket.getaddrinfo(host, port)
+        except (socket.gaierror, UnicodeError) as exc:
+            raise bad(f"host {host!r} not found: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+
+
+def embedded_client() -> Any:
+    """An in-process local cluster (threads), the default when no scheduler is given; the caller closes it."""
+    from distributed import Client
+
+    return Client(processes=False, dashboard_address=":0", set_as_default=False)  # any free port: no clash
+
+
+class _Synchronous:
+    """Reference count of the tasks of this process inside :func:`single_threaded`, and the setting they replaced."""
+
+    lock = threading.Lock()
+    users = 0
+    saved: Any = None
+
+
+@contextmanager
+def single_threaded() -> Iterator[None]:
+    """Dask collections computed inside engine tasks run single-threaded in the task, never through the cluster.
+
+    Without this, a ``.compute()`` inside a task on a worker (opening a store
+    reads its coordinates; a large input stays lazy) would go through the
+    worker's client to the scheduler and could deadlock a worker whose
+    threads all wait.  Reference-counted, so concurrent tasks in one process
+    restore the previous setting only when the last one finishes.
+    """
+    import dask
+
+    state = _Synchronous
+    with state.lock:
+        if state.users == 0:
+            state.saved = dask.config.set(scheduler="synchronous")
+        state.users += 1
+    try:
+        yield
+    finally:
+        with state.lock:
+            state.users -= 1
+            if state.users == 0:
+                state.saved.__exit__(None, None, None)
+                state.saved = None
+
+
+@dataclass(frozen=True)
+class TaskFailed:
+    """What :func:`run_task` returns for a task that raised a :class:`VotebenchError`: its message."""
+
+    message: str
+
+
+def run_task(fn: Callable[..., Any], *args: Any) -> Any:
+    """Run an engine task (single-threaded dask inside); a :class:`VotebenchError` comes back as a :class:`TaskFailed`."""
+    try:
+        with single_threaded():
+            return fn(*args)
+    except VotebenchError as exc:
+        return TaskFailed(str(exc))
+
+
+def task_result(value: Any, prefix: str = "") -> Any:
+    """The value of a task run by :func:`run_task`, or its :class:`VotebenchError` raised again (message after ``prefix``)."""
+    if isinstance(value, TaskFailed):  # a user-facing error inside the task: one line, no worker traceback
+        raise VotebenchError(prefix + value.message)
+    return value

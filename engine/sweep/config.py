@@ -1,0 +1,220 @@
+"""A sweep file (TOML or YAML) read and validated into a :class:`SweepConfig`; see :mod:`engine.sweep` for its keys."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..distributed import loader_keys
+from ..errors import VotebenchError
+from .kinds import KINDS, SpecCheck
+
+__all__ = ["SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "SweepConfig", "check_weights", "load_config", "parse_config"]
+
+_TOP_KEYS = ("seed", "store", "input", "inputs", "rules", "perturbations")
+_INPUT_KEYS = {"name", "path", "meta", "level", "missing", "weights", "groups", "within", "across", "lower_is_better"}
+_RULE_KEYS = {"name", "label", "options", "level", "within", "across"}
+#: the built-in perturbations on Colombo's synthetic benchmarks (kinds that read no input)
+SYNTHETIC_KINDS = ("manipulation", "rescaling")
+#: the root group holding the perturbations of the kinds that read no input: ``synthetic/<name>``
+SYNTHETIC_GROUP = "synthetic"
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """A validated sweep declaration (see :mod:`engine.sweep`)."""
+
+    inputs: list[dict[str, Any]]
+    rules: list[dict[str, Any]]
+    perturbations: list[dict[str, Any]]
+    seed: int
+    store: str
+    raw: dict[str, Any] = field(default_factory=dict)
+    base: Path = Path(".")
+
+
+def _fail(where: str, msg: str) -> VotebenchError:
+    return VotebenchError(f"{where}: {msg}")
+
+
+def _read(path: Path) -> Any:
+    """The mapping of a TOML (``.toml``) or YAML (``.yaml``/``.yml``) file; one-line errors naming it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VotebenchError(f"{path}: cannot read sweep file ({getattr(exc, 'strerror', None) or exc})") from None
+    if path.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise VotebenchError(f"{path}: malformed YAML ({str(exc).splitlines()[0]})") from None
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise VotebenchError(f"{path}: malformed TOML ({exc})") from None
+
+
+def load_config(path: str | os.PathLike[str], *, store: str | None = None) -> SweepConfig:
+    """Read a TOML (``.toml``) or YAML (``.yaml``/``.yml``) sweep file.
+
+    A relative input path is looked up from the working directory first, then
+    from the sweep file's folder; a relative store path is relative to the
+    working directory.
+    """
+    p = Path(path)
+    raw = _read(p)
+    if not isinstance(raw, dict):
+        raise VotebenchError(f"{path}: a sweep file must be a table/mapping")
+    if store is not None:
+        raw = {**raw, "store": store}
+    return parse_config(raw, where=str(path), base=p.parent)
+
+
+def _kind_of(item: Any) -> Any:
+    """The registered kind of a perturbation entry, or None."""
+    name = item.get("kind") if isinstance(item, Mapping) else None
+    return KINDS.get(name) if isinstance(name, str) else None
+
+
+def _without_input(item: Any) -> bool:
+    kind = _kind_of(item)
+    return kind is not None and not kind.needs_input
+
+
+def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os.PathLike[str] = ".",
+                 stored: bool = False) -> SweepConfig:
+    """Validate a sweep declaration given as a mapping.
+
+    ``stored``: the config of an existing results store read back (report,
+    dashboard): perturbations of a kind this process has not registered are
+    left out of :attr:`SweepConfig.perturbations` (their groups are in the
+    store all the same) instead of refused.
+    """
+    raw = dict(raw)
+    unknown = sorted(set(raw) - set(_TOP_KEYS))
+    if unknown:
+        raise _fail(where, f"unknown key(s) {', '.join(unknown)}; known: input(s), rules, perturbations, seed, store")
+    if "input" in raw and "inputs" in raw:
+        raise _fail(where, "give either 'input' or 'inputs', not both")
+    inputs = raw.get("inputs", [raw["input"]] if "input" in raw else None)
+    if isinstance(inputs, (str, dict)):
+        inputs = [inputs]
+    perts = raw.get("perturbations") or []
+    if stored:
+        perts = [p for p in perts if _kind_of(p) is not None]
+    if not inputs and not stored and not (perts and all(_without_input(p) for p in perts)):
+        raise _fail(where, "no input: add [input] path = ...")
+    ins = _inputs(where, inputs or [])
+    if SYNTHETIC_GROUP in [s["name"] for s in ins] and any(_without_input(p) for p in perts):
+        raise _fail(where, f"input name {SYNTHETIC_GROUP!r} is the store group of the synthetic perturbations; rename the input")
+    rs = _labelled(where, "rule", raw.get("rules") or [{"name": "borda"}], _rule)
+    labels = [r["label"] for r in rs]
+    if len(set(labels)) != len(labels):
+        raise _fail(where, f"rule labels must be unique (add label = ...), got {labels}")
+    ps = [_perturbation(where, i, item) for i, item in enumerate(perts)]
+    if not ps and not stored:
+        raise _fail(where, "no perturbations: add [[perturbations]] kind = \"bootstrap\" ...")
+    pnames = [p["name"] for p in ps]
+    if len(set(pnames)) != len(pnames):
+        raise _fail(where, f"perturbation names must be unique (add name = ...), got {pnames}")
+    seed = raw.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise _fail(where, f"seed must be a non-negative integer, got {seed!r}")
+    if "store" not in raw:
+        raise _fail(where, "no output store: add store = \"results/NAME.zarr\" (or pass --store)")
+    return SweepConfig(inputs=ins, rules=rs, perturbations=ps, seed=seed, store=str(raw["store"]), raw=raw, base=Path(base))
+
+
+def _labelled(where: str, what: str, items: list[Any], finish: Callable[[str, int, dict[str, Any]], dict[str, Any]]
+              ) -> list[dict[str, Any]]:
+    """Entries given as a string (``{key: string}``) or a table, finished by ``finish(where, i, spec)``."""
+    key = "path" if what == "input" else "name"
+    return [finish(where, i, {key: item} if isinstance(item, str) else dict(item)) for i, item in enumerate(items)]
+
+
+def _keys(where: str, at: str, spec: Mapping[str, Any], known: set[str], required: str) -> None:
+    bad = sorted(set(spec) - known)
+    if bad or required not in spec:
+        raise _fail(where, f"{at}: " + (f"unknown key(s) {', '.join(bad)}" if bad else f"missing '{required}'"))
+
+
+def _inputs(where: str, inputs: list[Any]) -> list[dict[str, Any]]:
+    ins = _labelled(where, "input", inputs, _input)
+    names = [s["name"] for s in ins]
+    if len(set(names)) != len(names):
+        raise _fail(where, f"input names must be unique, got {names}")
+    return ins
+
+
+def _input(where: str, i: int, spec: dict[str, Any]) -> dict[str, Any]:
+    _keys(where, f"input {i + 1}", spec, _INPUT_KEYS | set(loader_keys()), "path")
+    spec.setdefault("name", Path(str(spec["path"])).name.split(".")[0])
+    lower = spec.get("lower_is_better")
+    if isinstance(lower, str):  # "a,b" as on the command line
+        spec["lower_is_better"] = [t.strip() for t in lower.split(",") if t.strip()]
+    _check_input(where, i, spec)
+    return spec
+
+
+def _rule(where: str, i: int, spec: dict[str, Any]) -> dict[str, Any]:
+    from ..rules import get_rule
+
+    _keys(where, f"rule {i + 1}", spec, _RULE_KEYS, "name")
+    get_rule(spec["name"])
+    spec.setdefault("label", spec["name"])
+    spec.setdefault("options", {})
+    return spec
+
+
+def _perturbation(where: str, i: int, item: Mapping[str, Any]) -> dict[str, Any]:
+    spec = dict(item)
+    kind = _kind_of(spec)
+    if kind is None:
+        raise _fail(where, f"perturbation {i + 1}: unknown kind {spec.get('kind')!r}; choose one of {', '.join(KINDS)}")
+    bad = sorted(set(spec) - {"kind", "name"} - kind.keys)
+    if bad:
+        raise _fail(where, f"perturbation {i + 1} ({kind.name}): unknown key(s) {', '.join(bad)}")
+    return kind.validate(spec, SpecCheck(where, i + 1, kind.name))
+
+
+def _check_input(where: str, i: int, spec: Mapping[str, Any]) -> None:
+    """Types of an input's weights and lower_is_better (the values reach the engine only on the workers)."""
+    at = f"input {i + 1}"
+    w = spec.get("weights")
+    if w is not None and w != "groups":
+        if not isinstance(w, Mapping):
+            raise _fail(where, f"{at}: weights must be 'groups' or a table {{task = weight}} of numbers, got {w!r}")
+        check_weights(w, f"{where}: {at}: weights")
+    low = spec.get("lower_is_better")
+    if low is not None and (not isinstance(low, list) or not all(isinstance(t, str) for t in low)):
+        raise _fail(where, f"{at}: lower_is_better must be a list of task names, got {low!r}")
+
+
+def check_weights(weights: Mapping[Any, Any], where: str) -> dict[str, float]:
+    """Task weights given as a mapping: every value a finite non-negative number (not a string, not a bool).
+
+    Returns
+    -------
+    dict
+        ``{task: float(weight)}``.
+
+    Raises
+    ------
+    VotebenchError
+        Naming the first bad entry.
+    """
+    out = {}
+    for task, v in weights.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
+            raise VotebenchError(f"{where}: weight of task {str(task)!r} must be a finite non-negative number, got {v!r}")
+        out[str(task)] = float(v)
+    return out

@@ -1,0 +1,30 @@
+"""Perturbation kinds of a sweep, one module each, registered in :data:`KINDS`.
+
+=================  ==========================================  =====================================
+kind               what a block computes                       module
+=================  ==========================================  =====================================
+``bootstrap``      replicate scores of one rule                :mod:`engine.sweep.kinds.bootstrap`
+``subsets``        taus of random task subsets of one size     :mod:`engine.sweep.kinds.subsets`
+``grid``           the ranking at one point of an option grid  :mod:`engine.sweep.kinds.grid`
+``manipulation``   Colombo's synthetic curves (no input)       :mod:`engine.sweep.kinds.synthetic`
+``rescaling``      (same module)                               :mod:`engine.sweep.kinds.synthetic`
+=================  ==========================================  =====================================
+
+A new kind is one module defining a :class:`~engine.sweep.kinds.base.Kind`
+(its keys and validation, plan, block task, store writing and chunks, memory
+estimate, dashboard summary and state, report section) and one line::
+
+    register_kind(MY_KIND)
+"""
+
+from .base import KINDS, TASK_BYTES, Block, Kind, PlanContext, SpecCheck, aggregate_options, get_kind, register_kind
+from .bootstrap import BOOTSTRAP
+from .grid import GRID
+from .subsets import SUBSETS
+from .synthetic import MANIPULATION, RESCALING
+
+for _kind in (BOOTSTRAP, SUBSETS, GRID, MANIPULATION, RESCALING):
+    register_kind(_kind)
+
+__all__ = ["KINDS", "TASK_BYTES", "Block", "Kind", "PlanContext", "SpecCheck", "aggregate_options", "get_kind",
+           "register_kind"]

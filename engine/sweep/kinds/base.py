@@ -1,0 +1,226 @@
+"""The perturbation-kind registry: what a kind declares (:class:`Kind`), and :data:`KINDS` / :func:`register_kind`.
+
+A kind is one record of hooks; the sweep, the results store, the live
+dashboard and the report look a store group's kind up here and call its hooks
+(none of them tests a kind's name).  Adding a kind is one module defining a
+:class:`Kind` and one line ``register_kind(MY_KIND)``; see
+:mod:`engine.sweep.kinds` for the built-in kinds and ``tests/test_sweep_kinds.py``
+for a worked example.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ...errors import VotebenchError
+from ...summaries import SummaryCodec
+
+__all__ = ["KINDS", "TASK_BYTES", "Block", "Kind", "PlanContext", "SpecCheck", "aggregate_options", "get_kind", "is_number",
+           "register_kind", "replicate_blocks"]
+
+
+#: memory of one planned block (its :class:`Block` and dask task objects), roughly, for :attr:`Kind.memory`
+TASK_BYTES = 1024.0
+
+
+@dataclass(frozen=True)
+class Block:
+    """One unit of work: a small picklable function computing values for a region of one store variable.
+
+    ``compute`` holds the input's :class:`~engine.distributed.Source` (path, options, checksum),
+    never the scores: the worker that runs it opens the input itself.
+    """
+
+    group: str
+    var: str
+    region: tuple[Any, ...]
+    done_index: tuple[int, ...]
+    compute: Callable[[], np.ndarray]
+
+
+@dataclass(frozen=True)
+class SpecCheck:
+    """Where a ``[[perturbations]]`` entry is (file, position, kind), for one-line errors naming it.
+
+    ``fail("msg")`` gives ``"<file>: perturbation <i>: msg"``, ``fail("msg", kind=True)``
+    ``"<file>: perturbation <i> (<kind>): msg"``.
+    """
+
+    where: str
+    index: int
+    kind: str
+
+    def fail(self, message: str, *, kind: bool = False) -> VotebenchError:
+        at = f"perturbation {self.index}" + (f" ({self.kind})" if kind else "")
+        return VotebenchError(f"{self.where}: {at}: {message}")
+
+    def positive(self, spec: Mapping[str, Any], *keys: str) -> None:
+        """Every ``spec[key]`` a positive integer (not a bool)."""
+        for k in keys:
+            v = spec[k]
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise self.fail(f"{k} must be a positive integer, got {v!r}")
+
+
+def is_number(v: Any) -> bool:
+    """A finite int or float (not a bool)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v))
+
+
+def aggregate_options(inp: Mapping[str, Any], rule: Mapping[str, Any]) -> dict[str, Any]:
+    """The :func:`engine.rank` options of a sweep rule on a sweep input (the rule's level/within/across win)."""
+    opts = {k: inp[k] for k in ("level", "missing", "weights", "groups", "within", "across") if k in inp}
+    opts.update({k: rule[k] for k in ("level", "within", "across") if k in rule})
+    opts["rule"] = rule["name"]
+    opts["options"] = dict(rule.get("options", {}))
+    return opts
+
+
+@dataclass
+class PlanContext:
+    """What a kind's :attr:`Kind.plan` hook gets for one store group.
+
+    Attributes
+    ----------
+    group : str
+        The store group (``<input>/<name>``, or ``synthetic/<name>`` for a kind without input).
+    spec : mapping
+        The perturbation, as :attr:`Kind.validate` returned it.
+    rules : list of mapping
+        The sweep's rules (``name``, ``label``, ``options``, ...).
+    seed : int
+        The sweep's seed.
+    input : mapping or None
+        The sweep input (None for a kind without input).
+    source : engine.distributed.Source or None
+        Where the workers read the input (checksum filled in).
+    systems : numpy.ndarray or None
+        The input's systems (object array).
+    tasks : list of str or None
+        The input's tasks.
+    points : dict
+        Full-data ``(score, rank)`` of every rule label on the input.
+    """
+
+    group: str
+    spec: Mapping[str, Any]
+    rules: Sequence[Mapping[str, Any]]
+    seed: int
+    run_block: Callable[..., np.ndarray]
+    input: Mapping[str, Any] | None = None
+    source: Any = None
+    systems: np.ndarray | None = None
+    tasks: Sequence[str] | None = None
+    points: Mapping[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+    @property
+    def labels(self) -> list[str]:
+        """The rule labels (the ``rule`` coordinate of a group that has one)."""
+        return [str(r["label"]) for r in self.rules]
+
+    @property
+    def n_systems(self) -> int:
+        """The input's number of systems (0 without input)."""
+        return 0 if self.systems is None else int(self.systems.size)
+
+    @property
+    def n_tasks(self) -> int:
+        """The input's number of tasks (0 without input)."""
+        return len(self.tasks or ())
+
+    def options(self, rule: Mapping[str, Any]) -> dict[str, Any]:
+        """:func:`aggregate_options` of ``rule`` on this group's input."""
+        return aggregate_options(self.input or {}, rule)
+
+    def block(self, var: str, region: tuple[Any, ...], done_index: tuple[int, ...], *args: Any) -> Block:
+        """A :class:`Block` of this group whose task is ``kind.run_block(*args)``."""
+        return Block(self.group, var, region, done_index, partial(self.run_block, *args))
+
+
+def replicate_blocks(n: int, block: int) -> list[np.ndarray]:
+    """Replicate indices ``0 .. n-1`` cut into consecutive blocks of ``block`` (the last may be shorter)."""
+    return [np.arange(i, min(n, i + block)) for i in range(0, n, block)]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A perturbation kind of a sweep: its configuration, planning, block task, store layout and presentation.
+
+    Attributes
+    ----------
+    name : str
+        The ``kind`` of a ``[[perturbations]]`` entry and the ``kind`` attribute of its store groups.
+    keys : frozenset of str
+        The keys an entry may have besides ``kind`` and ``name``.
+    validate : callable
+        ``validate(spec, check) -> spec``: fill in defaults (including ``name``) and check the values;
+        errors through ``check.fail(...)`` (:class:`SpecCheck`).
+    plan : callable
+        ``plan(ctx) -> (skeleton, blocks)``: the store group's Dataset (``done`` flags, NaN results,
+        ``kind`` among its attrs) and its blocks (``ctx.block(...)``, see :class:`PlanContext`).
+    run_block : callable
+        The function a block runs on a worker (picklable arguments only: a
+        :class:`~engine.distributed.Source`, options, replicate indices, the seed); returns the block's values.
+    needs_input : bool
+        False for a kind that reads no input: it gets one group ``synthetic/<name>`` per sweep.
+    check : callable, optional
+        ``check(scores, spec, options)``, run on the input for every rule before any block is planned.
+    memory : callable, optional
+        ``memory(spec, n_rules, n_systems) -> (bytes, what, fix)``: the in-memory size of the group's
+        variables, refused (before anything is read or allocated) when it cannot fit.
+    chunks : callable, optional
+        ``chunks(skeleton) -> {variable: chunk shape}``: one block per chunk (``done`` gets one flag per chunk).
+    write : callable, optional
+        ``write(grp, block, values)``: store a finished block (default ``grp[block.var][block.region] = values``).
+    summary : engine.summaries.SummaryCodec, optional
+        The block's mergeable summary for the live dashboard (None: no summary).
+    dashboard : callable, optional
+        ``dashboard(name, grp, level=, pool=, agree_budget=)``: the live state of a store group, an
+        :class:`engine.sweep.live.GroupState` whose ``to_json()`` is the group in the page's snapshot.
+    report : callable, optional
+        ``report(section, group_name, ds) -> (title, html)``: the group's section of ``votebench report``
+        (``section``: :class:`engine.report.StoreSection`).
+    """
+
+    name: str
+    keys: frozenset[str]
+    validate: Callable[[dict[str, Any], SpecCheck], dict[str, Any]]
+    plan: Callable[[PlanContext], tuple[xr.Dataset, list[Block]]]
+    run_block: Callable[..., np.ndarray]
+    needs_input: bool = True
+    check: Callable[[xr.DataArray, Mapping[str, Any], Mapping[str, Any]], None] | None = None
+    memory: Callable[[Mapping[str, Any], int, int], tuple[float, str, str]] | None = None
+    chunks: Callable[[xr.Dataset], dict[str, tuple[int, ...]]] | None = None
+    write: Callable[[Any, Block, np.ndarray], None] | None = None
+    summary: SummaryCodec | None = None
+    dashboard: Callable[..., Any] | None = None
+    report: Callable[[Any, str, xr.Dataset], tuple[str, str]] | None = None
+
+
+#: the registered perturbation kinds, by name, in registration order
+KINDS: dict[str, Kind] = {}
+
+
+def register_kind(kind: Kind, *, replace: bool = False) -> Kind:
+    """Add ``kind`` to :data:`KINDS` (``replace``: overwrite a kind of the same name); returns it.
+
+    Raises
+    ------
+    VotebenchError
+        A kind of that name is registered already (and not ``replace``).
+    """
+    if kind.name in KINDS and not replace and KINDS[kind.name] is not kind:
+        raise VotebenchError(f"a perturbation kind {kind.name!r} is registered already")
+    KINDS[kind.name] = kind
+    return kind
+
+
+def get_kind(name: str) -> Kind | None:
+    """The registered kind ``name``, or None (e.g. a store group written with a kind this process does not know)."""
+    return KINDS.get(name)

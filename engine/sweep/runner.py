@@ -1,0 +1,250 @@
+"""Planning a sweep (the store groups and their blocks, from the kinds) and running its blocks on a dask cluster."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ..distributed import (
+    Source,
+    connect,
+    embedded_client,
+    load_source,
+    loader_keys,
+    make_source,
+    rank_scores,
+    run_task,
+    task_result,
+)
+from ..errors import VotebenchError
+from .config import SYNTHETIC_GROUP, SweepConfig
+from .kinds import Block, Kind, PlanContext, aggregate_options, get_kind
+from .results import open_for_writing, pending_blocks, resolve_store, write_block
+
+__all__ = ["check_memory", "plan_sweep", "run_sweep"]
+
+log = logging.getLogger("engine")
+
+
+def _kind(name: str) -> Kind:
+    kind = get_kind(name)
+    if kind is None:  # a config parsed while the kind was registered
+        raise VotebenchError(f"perturbation kind {name!r} is not registered in this process")
+    return kind
+
+
+# ------------------------------------------------------------------------------------ inputs
+def inspect_input(src: Source, rules: Sequence[tuple[str, Mapping[str, Any]]],
+                  checks: Sequence[tuple[Callable[..., None], Mapping[str, Any], Mapping[str, Any]]]) -> dict[str, Any]:
+    """Open an input, fill in its checksum, rank it by every rule and run every kind's check on it (a task)."""
+    scores, src = load_source(src)
+    points = {label: rank_scores(scores, opts)[:2] for label, opts in rules}
+    for check, pert, opts in checks:
+        check(scores, pert, opts)  # fail before any store is written
+    return {"source": src, "systems": [str(s) for s in scores["system"].values], "tasks": [str(t) for t in scores["task"].values],
+            "points": points}
+
+
+def _inspect_all(cfg: SweepConfig, client: Any | None) -> list[dict[str, Any]]:
+    """Inspect every input: on the cluster's workers when a client is given, else in this process."""
+    calls = []
+    for inp in cfg.inputs:
+        src = make_source(inp["path"], base=cfg.base, meta=inp.get("meta"), loader={k: inp.get(k) for k in loader_keys()},
+                          lower_is_better=inp.get("lower_is_better", ()))
+        rules = [(r["label"], aggregate_options(inp, r)) for r in cfg.rules]
+        kinds = [(_kind(p["kind"]), p) for p in cfg.perturbations]
+        checks = [(kind.check, p, aggregate_options(inp, r)) for kind, p in kinds if kind.needs_input and kind.check is not None
+                  for r in cfg.rules]
+        calls.append((src, rules, checks))
+    if client is None:
+        return [task_result(run_task(inspect_input, *c)) for c in calls]
+    futures = [client.submit(run_task, inspect_input, *c, pure=False) for c in calls]
+    return [task_result(f.result()) for f in futures]
+
+
+# ------------------------------------------------------------------------------------ plan
+def _planned(kind: Kind, ctx: PlanContext) -> tuple[xr.Dataset, list[Block]]:
+    skeleton, blocks = kind.plan(ctx)
+    if skeleton.attrs.get("kind") != kind.name:  # the store, the dashboard and the report find the kind by this attribute
+        skeleton.attrs = {"kind": kind.name, **skeleton.attrs}
+    return skeleton, blocks
+
+
+def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str, xr.Dataset], list[Block], dict[str, Any]]:
+    """Skeleton datasets per store group, the blocks to compute, and the provenance attributes.
+
+    Every input is first opened once (on a worker of ``client`` when given,
+    else in this process): its checksum, systems and full-data rankings
+    (``score``/``rank``, small) are computed there, which also validates every
+    rule on every input (and runs every kind's check) before any block runs.
+    The blocks refer to the inputs by path or URL (:class:`~engine.distributed.Source`).
+    """
+    from .. import __version__
+
+    check_sizes(cfg, None)  # absurd sizes fail before any input is read
+    skeletons: dict[str, xr.Dataset] = {}
+    blocks: list[Block] = []
+    checksums, sidecars, paths = {}, {}, {}
+    for inp, info in zip(cfg.inputs, _inspect_all(cfg, client)):
+        src: Source = info["source"]
+        checksums[inp["name"]], sidecars[inp["name"]], paths[inp["name"]] = src.checksum, src.meta_checksum, src.path
+        systems = np.array(info["systems"], dtype=object)
+        check_sizes(cfg, systems.size)
+        for pert in cfg.perturbations:
+            kind = _kind(pert["kind"])
+            if kind.needs_input:
+                group = f"{inp['name']}/{pert['name']}"
+                ctx = PlanContext(group, pert, cfg.rules, cfg.seed, kind.run_block, input=inp, source=src, systems=systems,
+                                  tasks=info["tasks"], points=info["points"])
+                skeletons[group], more = _planned(kind, ctx)
+                blocks += more
+    for pert in cfg.perturbations:
+        kind = _kind(pert["kind"])
+        if not kind.needs_input:
+            group = f"{SYNTHETIC_GROUP}/{pert['name']}"
+            skeletons[group], more = _planned(kind, PlanContext(group, pert, cfg.rules, cfg.seed, kind.run_block))
+            blocks += more
+    attrs = {
+        "engine_version": __version__,
+        "config": json.dumps(cfg.raw, sort_keys=True, default=str),
+        "seed": cfg.seed,
+        "inputs": json.dumps(checksums, sort_keys=True),
+        "sidecars": json.dumps(sidecars, sort_keys=True),
+        "input_paths": json.dumps(paths, sort_keys=True),  # where the inputs were read (report, dashboard)
+    }
+    return skeletons, blocks, attrs
+
+
+def check_memory(nbytes: float, what: str, fix: str) -> None:
+    """Refuse (before allocating) an array of ``nbytes`` that cannot fit in this machine's available memory.
+
+    Raises
+    ------
+    VotebenchError
+        ``"<what> need(s) about <size> of memory, more than the <size> available; <fix>"``.
+    """
+    import psutil
+    from dask.utils import format_bytes
+
+    available = psutil.virtual_memory().available
+    if nbytes > available:
+        raise VotebenchError(f"{what} need about {format_bytes(int(nbytes))} of memory, more than the "
+                             f"{format_bytes(int(available))} available; {fix}")
+
+
+def check_sizes(cfg: SweepConfig, n_systems: int | None) -> None:
+    """The in-memory size of every perturbation's store variables (``n_systems`` None: at least 2 systems)."""
+    S = 2 if n_systems is None else n_systems
+    for pert in cfg.perturbations:
+        kind = _kind(pert["kind"])
+        if kind.memory is not None:
+            need, what, fix = kind.memory(pert, len(cfg.rules), S)
+            check_memory(need, f"perturbation {pert['name']!r}: {what}", fix)
+
+
+# ------------------------------------------------------------------------------------ run
+def run_sweep(
+    cfg: SweepConfig,
+    *,
+    scheduler: str | None = None,
+    client: Any | None = None,
+    overwrite: bool = False,
+    progress: bool = True,
+    max_blocks: int | None = None,
+    on_block: Callable[[Block], None] | None = None,
+) -> Path:
+    """Run a sweep: compute every block not yet done and write it to the store as it finishes.
+
+    The inputs are opened by the workers from their paths or URLs (the
+    client sends each task the :class:`~engine.distributed.Source`, never the scores) and results
+    are written by this process as blocks finish, so a killed worker only
+    costs its running blocks (the scheduler reruns them elsewhere) and a
+    killed client only the blocks not yet written (a re-run resumes).
+
+    Parameters
+    ----------
+    cfg : SweepConfig
+    scheduler : str, optional
+        Address of a dask scheduler (default: ``DASK_SCHEDULER_ADDRESS``, else
+        an in-process local cluster).
+    client : distributed.Client, optional
+        An already connected client to use instead (left open).
+    overwrite : bool
+        Start from an empty store.
+    progress : bool
+        Show a progress bar of completed blocks (stderr).
+    max_blocks : int, optional
+        Stop after writing this many blocks (for tests of resumption).
+    on_block : callable, optional
+        Called after each block is written.
+
+    Returns
+    -------
+    pathlib.Path
+        The store.
+    """
+    from ..files import WriterLock
+
+    own = client is None
+    if own:
+        client = connect(scheduler)
+    try:
+        skeletons, blocks, attrs = plan_sweep(cfg, client=client)
+        path = resolve_store(cfg.store)
+        with WriterLock(path, "results store"):  # a second writer stops here with a one-line message
+            root = open_for_writing(path, attrs, skeletons, overwrite)
+            todo = pending_blocks(root, blocks)
+            already = len(blocks) - len(todo)
+            if max_blocks is not None:
+                todo = todo[:max_blocks]
+            log.info("sweep: %d of %d blocks to compute", len(todo), len(blocks))
+            if not todo:
+                return path
+            if client is None:
+                client = embedded_client()
+            kinds = {g: _kind(ds.attrs["kind"]) for g, ds in skeletons.items()}
+            _compute(client, root, todo, kinds, _progress(len(blocks), already, enabled=progress), on_block)
+    finally:
+        if own and client is not None:
+            client.close()
+    return path
+
+
+def _compute(client: Any, root: Any, todo: Sequence[Block], kinds: Mapping[str, Kind], bar: Any,
+             on_block: Callable[[Block], None] | None) -> None:
+    """Submit the blocks ``todo`` and write each as it finishes (:func:`~engine.sweep.results.write_block`)."""
+    from distributed import as_completed
+
+    try:
+        futures = {client.submit(run_task, b.compute, pure=False): b for b in todo}
+        for fut in as_completed(futures, loop=client.loop):
+            blk = futures.pop(fut)
+            value = task_result(fut.result(), f"{blk.group}: ")
+            write_block(root, blk, value, kinds[blk.group])
+            bar.update(1)
+            if on_block is not None:
+                on_block(blk)
+    finally:
+        bar.close()
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, done: int, *, enabled: bool) -> Any:
+    if not enabled:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=done, unit="block", desc="sweep", leave=False)
