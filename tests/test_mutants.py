@@ -15,6 +15,9 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
+from engine.kernels import battles as B
+from engine.kernels import social as V
+from engine.kernels.battles import A_WINS, B_WINS, TIE
 from engine.kernels.exact import (
     anchor,
     digit_sums,
@@ -104,6 +107,22 @@ def test_exact_matmul_with_large_whole_numbers_stays_exact():
     K = rng.integers(0, 2**31 // 7, size=(3, 7)).astype(float)
     G = rng.normal(size=(7, 4)) * 2.0**30
     np.testing.assert_array_equal(exact_matmul(K, G), _matmul_reference(K, G))
+
+
+def test_exact_matmul_decides_by_the_row_sums_of_k():
+    """One row of 64 whole numbers in [2**20, 2**21): row sum near 2**26 (> 2**21), every column sum < 2**21.
+
+    Digit products summed over the row reach 2**56, beyond float64's 53 bits (a float matrix product is
+    16 units in the last place off for this seed): the integer path must be chosen from the row sums of
+    ``K`` (the terms of one result), not from its column sums.
+    """
+    rng = np.random.default_rng(22)
+    K = rng.integers(2**20, 2**21, size=(1, 64)).astype(float)
+    G = rng.normal(size=(64, 3)) * 2.0**30
+    got = exact_matmul(K, G)[0]
+    for n in range(3):  # documented: within one unit in the last place of the exact total
+        exact = sum((F(int(K[0, t])) * F(float(G[t, n])) for t in range(64)), F(0))
+        assert abs(F(float(got[n])) - exact) <= F(math.ulp(float(exact)))
 
 
 def test_exact_matmul_of_no_rows_or_no_terms():
@@ -232,3 +251,187 @@ def test_weighted_task_sum_outside_the_exact_range():
     exact = [fsum_exact(wf[t] * F(float(v[t, s])) for t in range(3)) for s in range(8)]
     fallback = _task_order_sum(v, w)
     assert all(g in (e, f) for g, e, f in zip(got, exact, fallback)), (got, exact, fallback)
+
+
+# ------------------------------------------------------------------------------------------ battles
+def _elo_judges(X, w, k):
+    """Elo over the judges of a (T, S) table, written from the definition: each judge plays all its pairs at once."""
+    T, S = X.shape
+    R = [1000.0] * S
+    played = [False] * S
+    for t in range(T):
+        new = list(R)
+        for i in range(S):
+            for j in range(S):
+                if i != j and not math.isnan(X[t, i]) and not math.isnan(X[t, j]):
+                    s = 1.0 if X[t, i] > X[t, j] else 0.5 if X[t, i] == X[t, j] else 0.0
+                    new[i] += k * w[t] * (s - 1 / (1 + 10 ** ((R[j] - R[i]) / 400)))
+                    played[i] = played[i] or w[t] > 0
+        R = new
+    return [r if p else math.nan for r, p in zip(R, played)]
+
+
+def test_elo_rule_on_stacks_of_tables_and_weight_rows_with_the_default_k():
+    """(2, T, S) tables with (2, T) weight rows (one stack row each), FastChat's default k = 4.
+
+    System 3 plays only on the weight-0 task and system 4 on no task: both have no rating (NaN).
+    """
+    X = np.array([[[3.0, 1.0, np.nan, 2.0, np.nan], [1.0, 1.0, 2.0, 0.0, np.nan], [0.0, 2.0, 1.0, np.nan, np.nan]],
+                  [[1.0, 2.0, 3.0, np.nan, np.nan], [2.0, 2.0, np.nan, 5.0, np.nan], [0.0, np.nan, 1.0, np.nan, np.nan]]])
+    w = np.array([[1.0, 2.0, 0.5], [1.0, 0.0, 3.0]])
+    got = B.elo_across(X, weights=w)
+    assert got.shape == (2, 5)
+    for r in range(2):
+        np.testing.assert_allclose(got[r], _elo_judges(X[r], w[r], 4.0), atol=1e-9, rtol=0)
+    assert np.isnan(got[:, 4]).all() and np.isnan(got[1, 3])
+    # one table, several weight rows: the table is broadcast against the rows
+    both = B.elo_across(X[0], weights=w)
+    for r in range(2):
+        np.testing.assert_allclose(both[r], _elo_judges(X[0], w[r], 4.0), atol=1e-9, rtol=0, equal_nan=True)
+    # a k below 1 is a valid step size
+    np.testing.assert_allclose(B.elo_across(X[0], weights=w[0], k=0.5), _elo_judges(X[0], w[0], 0.5), atol=1e-9, rtol=0)
+
+
+@pytest.mark.parametrize("k", [0.0, -1.0, math.inf, math.nan])
+def test_elo_rule_refuses_a_step_that_is_not_positive(k):
+    with pytest.raises(ValueError, match="^elo: k must be a positive number"):
+        B.elo_across(np.ones((2, 3)), k=k)
+
+
+def test_rules_over_judges_name_themselves_in_bad_input_errors():
+    for f, name in ((B.elo_across, "elo"), (B.mean_win_rate_across, "mean_win_rate"), (B.judge_counts, "judge_counts"),
+                    (B.battles_from_scores, "battles_from_scores")):
+        with pytest.raises(ValueError, match=f"^{name}: X must have shape"):
+            f(np.ones(3))
+    for f in (B.judge_counts, B.battles_from_scores):
+        with pytest.raises(ValueError, match="has no judge "):
+            f(np.ones((0, 3)))
+    with pytest.raises(ValueError, match="^battles_from_scores takes one .T, S. table"):
+        B.battles_from_scores(np.ones((2, 2, 3)))
+
+
+def _helm_rates(X, w):
+    """HELM's mean win rate of one table as a plain loop with Fractions: per task (won + tied/2) / (n - 1), weighted mean."""
+    T, S = X.shape
+    out = []
+    for s in range(S):
+        num = den = F(0)
+        for t in range(T):
+            present = [j for j in range(S) if not math.isnan(X[t, j])]
+            if math.isnan(X[t, s]) or len(present) < 2 or w[t] == 0:
+                continue
+            won = sum(F(1) if X[t, s] > X[t, j] else F(1, 2) if X[t, s] == X[t, j] else F(0) for j in present if j != s)
+            wt = F(float(w[t])).limit_denominator(1000)  # the engine reads 1/3 as the simple fraction it stands for
+            num += wt * won / (len(present) - 1)
+            den += wt
+        out.append(float(num / den) if den else math.nan)
+    return out
+
+
+def test_mean_win_rate_on_stacks_of_tables_and_weight_rows():
+    rng = np.random.default_rng(31)
+    X = rng.integers(0, 3, size=(3, 4, 5)).astype(float)
+    X[rng.random(X.shape) < 0.25] = np.nan
+    w = np.array([[1.0, 0.5, 2.0, 1.0], [1.0, 1.0, 1.0, 1.0], [0.0, 1 / 3, 1.0, 2.0]])
+    got = B.mean_win_rate_across(X, weights=w)
+    assert got.shape == (3, 5)
+    for r in range(3):
+        np.testing.assert_array_equal(got[r], _helm_rates(X[r], w[r]))
+    got = B.mean_win_rate_across(X[0], weights=w)
+    for r in range(3):
+        np.testing.assert_array_equal(got[r], _helm_rates(X[0], w[r]))
+
+
+def test_judge_counts_with_half_weights_and_ties():
+    """Weights in halves (integer units of 1/2): wins and ties are divided back, both, into the weights' units."""
+    X = np.array([[1.0, 1.0, 0.0], [2.0, 1.0, 2.0], [0.0, 0.0, np.nan]])
+    w = [F(1, 2), F(3, 2), F(1)]
+    W = [[F(0)] * 3 for _ in range(3)]
+    Tt = [[F(0)] * 3 for _ in range(3)]
+    for t in range(3):
+        for i in range(3):
+            for j in range(3):
+                if i != j and not (math.isnan(X[t, i]) or math.isnan(X[t, j])):
+                    W[i][j] += w[t] * (X[t, i] > X[t, j])
+                    Tt[i][j] += w[t] * (X[t, i] == X[t, j])
+    got_w, got_t = B.judge_counts(X, np.array([float(x) for x in w]))
+    assert got_w.tolist() == [[float(x) for x in row] for row in W]
+    assert got_t.tolist() == [[float(x) for x in row] for row in Tt]
+
+
+def test_battles_from_scores_gives_integer_judge_codes():
+    X = np.array([[1.0, np.nan, 0.0], [2.0, 2.0, 3.0]])
+    a, b, o, judge = B.battles_from_scores(X)
+    assert a.tolist() == [0, 0, 0, 1] and b.tolist() == [2, 1, 2, 2]
+    assert o.tolist() == [A_WINS, TIE, B_WINS, B_WINS] and judge.tolist() == [0, 1, 1, 1]
+    assert judge.dtype == np.int32
+
+
+def test_battles_counts_keep_models_without_battles_and_the_weights():
+    bt = B.Battles(models=("x", "y", "z"), a=np.array([0, 1, 0], dtype=np.int32), b=np.array([1, 0, 1], dtype=np.int32),
+                   outcome=np.array([A_WINS, A_WINS, TIE], dtype=np.int8), weights=np.array([2.0, 0.5, 1.0]))
+    c = bt.counts()
+    assert c.wins.tolist() == [[0.0, 2.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    assert c.ties.tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+
+
+def _elo_loop(a, b, o, S, k=4.0, w=None):
+    R = [1000.0] * S
+    for n, (x, y, r) in enumerate(zip(a, b, o)):
+        e = 1 / (1 + 10 ** ((R[y] - R[x]) / 400))
+        d = k * (1.0 if w is None else w[n]) * ({A_WINS: 1.0, B_WINS: 0.0, TIE: 0.5}[r] - e)
+        R[x], R[y] = R[x] + d, R[y] - d
+    return R
+
+
+def test_online_elo_with_battle_weights_and_models_without_battles():
+    a, b, o, w = [0, 1, 0, 2], [1, 2, 2, 0], [A_WINS, TIE, B_WINS, A_WINS], [2.0, 0.5, 1.0, 3.0]
+    got = B.elo(np.array(a), np.array(b), np.array(o), weights=np.array(w), n_models=5)
+    np.testing.assert_allclose(got, _elo_loop(a, b, o, 5, w=w), atol=1e-9, rtol=0)
+    assert got[3] == got[4] == 1000.0
+    assert B.elo(np.array([], dtype=int), np.array([], dtype=int), np.array([], dtype=int)).tolist() == []
+    np.testing.assert_allclose(B.elo(np.array([1]), np.array([0]), np.array([B_WINS])), _elo_loop([1], [0], [B_WINS], 2),
+                               atol=1e-9, rtol=0)
+
+
+@pytest.mark.parametrize(("args", "kw", "match"), [
+    (([0, 1], [1, 2], [0, 0]), {"n_models": 2}, r"^model codes must lie in 0\.\.1$"),
+    (([0, -1], [1, 0], [0, 0]), {}, r"^model codes must lie in 0\.\.1$"),
+    (([0], [1], [3]), {}, r"^outcomes must be 0 \(model_a wins\), 1 \(model_b wins\) or 2 \(tie\)$"),
+    (([0], [1], [-1]), {}, "^outcomes must be 0"),
+    (([0], [1], [0]), {"k": 0.0}, r"^elo needs k > 0, scale > 0 and base > 1$"),
+    (([0], [1], [0]), {"k": math.inf}, "^elo needs k > 0"),
+    (([0], [1], [0]), {"scale": 0.0}, "^elo needs k > 0"),
+    (([0], [1], [0]), {"scale": math.nan}, "^elo needs k > 0"),
+    (([0], [1], [0]), {"base": 1.0}, "^elo needs k > 0"),
+    (([0], [1], [0]), {"base": math.inf}, "^elo needs k > 0"),
+    (([0], [1], [0]), {"weights": [1.0, 2.0]}, r"^expected 1 battle weights, got shape \(2,\)$"),
+    (([[0]], [1], [0]), {}, r"^model_a codes must be one-dimensional"),
+    (([0], [1.0], [0]), {}, r"^model_b codes must hold integer codes"),
+    (([0], [1], [0.0]), {}, r"^outcomes must hold integer codes"),
+])
+def test_online_elo_refuses_bad_records_naming_the_problem(args, kw, match):
+    with pytest.raises(ValueError, match=match):
+        B.elo(*(np.array(x) for x in args), **kw)
+
+
+def test_online_elo_accepts_small_positive_steps_and_scales():
+    """k = 0.5, scale = 0.5 and base = 1.5 are valid (only k, scale <= 0 and base <= 1 are refused)."""
+    a, b, o = np.array([0, 1]), np.array([1, 0]), np.array([A_WINS, TIE])
+    R = [1000.0, 1000.0]
+    for x, y, s in ((0, 1, 1.0), (1, 0, 0.5)):
+        e = 1 / (1 + 1.5 ** ((R[y] - R[x]) / 0.5))
+        R[x], R[y] = R[x] + 0.5 * (s - e), R[y] - 0.5 * (s - e)
+    np.testing.assert_allclose(B.elo(a, b, o, k=0.5, scale=0.5, base=1.5), R, atol=1e-12, rtol=0)
+
+
+# ------------------------------------------------------------------------------------------ count rules
+@pytest.mark.parametrize(("weights", "match"), [
+    ([1.0, -1.0, 1.0], "task weights must be finite and non-negative"),
+    ([1.0, np.nan, 1.0], "task weights must be finite and non-negative"),
+    ([1.0, 1.0], r"expected 3 task weights on the last axis"),
+])
+def test_threshold_rule_refuses_bad_task_weights(weights, match):
+    X = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0], [2.0, 1.0, 3.0]])
+    with pytest.raises(ValueError, match=match):
+        V.threshold_across(X, weights=np.array(weights))
