@@ -288,6 +288,12 @@ def test_elo_rule_on_stacks_of_tables_and_weight_rows_with_the_default_k():
     both = B.elo_across(X[0], weights=w)
     for r in range(2):
         np.testing.assert_allclose(both[r], _elo_judges(X[0], w[r], 4.0), atol=1e-9, rtol=0, equal_nan=True)
+    # a stack of tables with one weight row, or none: every table gets it
+    for wr in (w[0], None):
+        got = B.elo_across(X, weights=wr)
+        for r in range(2):
+            ref = _elo_judges(X[r], np.ones(3) if wr is None else wr, 4.0)
+            np.testing.assert_allclose(got[r], ref, atol=1e-9, rtol=0, equal_nan=True)
     # a k below 1 is a valid step size
     np.testing.assert_allclose(B.elo_across(X[0], weights=w[0], k=0.5), _elo_judges(X[0], w[0], 0.5), atol=1e-9, rtol=0)
 
@@ -340,6 +346,10 @@ def test_mean_win_rate_on_stacks_of_tables_and_weight_rows():
     got = B.mean_win_rate_across(X[0], weights=w)
     for r in range(3):
         np.testing.assert_array_equal(got[r], _helm_rates(X[0], w[r]))
+    for wr in (w[2], None):  # one weight row, or none, for the whole stack
+        got = B.mean_win_rate_across(X, weights=wr)
+        for r in range(3):
+            np.testing.assert_array_equal(got[r], _helm_rates(X[r], np.ones(4) if wr is None else wr))
 
 
 def test_judge_counts_with_half_weights_and_ties():
@@ -435,3 +445,48 @@ def test_threshold_rule_refuses_bad_task_weights(weights, match):
     X = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0], [2.0, 1.0, 3.0]])
     with pytest.raises(ValueError, match=match):
         V.threshold_across(X, weights=np.array(weights))
+
+
+def _threshold_fractions(X, w=None):
+    """Threshold rule from its definition, in Fractions: share of each bottom position, lexicographic comparison.
+
+    In each task the present systems fill positions 0, 1, ... from the bottom; a tie group filling positions
+    f..l gives each member 1/(l - f + 1) of each of those positions.  A system's key is its (weighted) share
+    of position 0, then 1, ... up to S - 2; fewer is better; the score is the number of systems it beats.
+    """
+    T, S = X.shape
+    w = [F(1)] * T if w is None else [F(float(x)) for x in w]
+    H = [[F(0)] * S for _ in range(S)]
+    for t in range(T):
+        present = sorted((X[t, m], m) for m in range(S) if not math.isnan(X[t, m]))
+        vals = [v for v, _ in present]
+        for v, m in present:
+            f, l = vals.index(v), len(vals) - 1 - vals[::-1].index(v)
+            for q in range(f, l + 1):
+                H[m][q] += w[t] / (l - f + 1)
+    keys = [tuple(-H[m][q] for q in range(max(S - 1, 1))) for m in range(S)]
+    return [float(sum(keys[m] > keys[j] for j in range(S))) for m in range(S)]
+
+
+@pytest.mark.parametrize("X", [
+    [[1, 0, 2, 2, 2, 0, 2, 1, 0], [2, 0, 1, 0, 0, 1, 1, 1, 0], [0, 0, 2, 0, 2, 0, 0, 1, 1], [1, 1, 1, 2, 2, 0, 0, 0, 0]],
+    [[1, 0, 0, 1, 2, 1, 0, 2], [2, 2, 0, 2, 0, 2, 1, 2], [1, 2, 1, 2, 1, 1, 1, 1], [1, 2, 2, 0, 0, 1, 1, 0]],
+    [[1, 1, 1, 1, 0, 1, 0, 0], [1, 1, 2, 1, 0, 0, 0, 1], [0, 2, 0, 2, 0, 1, 2, 0], [2, 0, 2, 1, 2, 2, 0, 0]],
+])
+def test_threshold_rule_keeps_exact_ties_of_shared_bottom_positions(X):
+    """Ties of 2, 3, 4 and 5 systems share positions in thirds, quarters, fifths: equal shares must tie exactly.
+
+    (Summed as floats, 1/3 + 1/5 - 1/3 is not 1/5, and such residues split systems whose shares are equal.)
+    """
+    X = np.array(X, dtype=float)
+    assert V.threshold_across(X).tolist() == _threshold_fractions(X)
+
+
+def test_threshold_rule_with_weights_that_are_not_simple_fractions():
+    X = np.array([[1.0, 0.0, 2.0, 2.0], [2.0, 0.0, 1.0, np.nan], [0.0, 0.0, 2.0, 1.0]])
+    w = np.array([1 / math.pi, math.e, math.sqrt(2)])
+    assert V.threshold_across(X, weights=w).tolist() == _threshold_fractions(X, w)
+
+
+def test_threshold_rule_of_a_profile_without_scores():
+    assert np.isnan(V.threshold_across(np.full((2, 3), np.nan))).all()
