@@ -490,3 +490,29 @@ def test_threshold_rule_with_weights_that_are_not_simple_fractions():
 
 def test_threshold_rule_of_a_profile_without_scores():
     assert np.isnan(V.threshold_across(np.full((2, 3), np.nan))).all()
+
+
+def test_mean_win_rate_ignores_weight_zero_tasks_for_its_common_denominator():
+    """Tasks of weight 0 with 14..32 systems would push lcm(n_t - 1) past 2**30 (the float fallback).
+
+    They carry no weight, so the exact path must still be taken: the rates equal the Fraction means exactly.
+    """
+    rng = np.random.default_rng(0)
+    S, rows, w = 34, [], []
+    for n, weight in [(30, 0), (32, 0), (24, 0), (20, 0), (18, 0), (14, 0)] + [(4, 1), (6, 1), (8, 1)] * 2:
+        x = np.full(S, np.nan)
+        idx = rng.choice(S, n, replace=False)
+        x[idx] = rng.integers(0, 5 if weight == 0 else 3, n)
+        rows.append(x)
+        w.append(float(weight if weight == 0 else rng.integers(1, 4)))
+    X, w = np.array(rows), np.array(w)
+    np.testing.assert_array_equal(B.mean_win_rate_across(X, weights=w), _helm_rates(X, w))
+
+
+def test_mean_win_rate_of_a_stack_whose_first_row_weighs_nothing():
+    X = np.array([[3.0, 1.0, 3.0], [1.0, 2.0, np.nan]])
+    w = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    got = B.mean_win_rate_across(X, weights=w)
+    assert np.isnan(got[0]).all()
+    for r in (1, 2):
+        np.testing.assert_array_equal(got[r], _helm_rates(X, w[r]))
