@@ -516,3 +516,23 @@ def test_mean_win_rate_of_a_stack_whose_first_row_weighs_nothing():
     assert np.isnan(got[0]).all()
     for r in (1, 2):
         np.testing.assert_array_equal(got[r], _helm_rates(X, w[r]))
+
+
+def test_pairwise_counts_of_one_table_under_many_weight_rows():
+    """One (T, S) table and a (R, T) stack of weight rows (bootstrap multiplicities): one count matrix per row."""
+    X = np.array([[2.0, 1.0, 1.0, np.nan], [0.0, 3.0, 1.0, 1.0], [1.0, 1.0, np.nan, 0.0], [2.0, 0.0, 2.0, 1.0]])
+    w = np.array([[1.0, 2.0, 0.5, 1 / 3], [0.0, 1.0, 1.0, 1.0], [3.0, 0.0, 0.0, 2.0]])
+    wins, ties = V.pairwise_counts(X, weights=w)
+    assert wins.shape == ties.shape == (3, 4, 4)
+    for r in range(3):
+        wf = [F(float(x)).limit_denominator(1000) for x in w[r]]  # 1/3 read as the simple fraction it stands for
+        W = [[F(0)] * 4 for _ in range(4)]
+        Tt = [[F(0)] * 4 for _ in range(4)]
+        for t in range(4):
+            for i in range(4):
+                for j in range(4):
+                    if i != j and not (math.isnan(X[t, i]) or math.isnan(X[t, j])):
+                        W[i][j] += wf[t] * (X[t, i] > X[t, j])
+                        Tt[i][j] += wf[t] * (X[t, i] == X[t, j])
+        assert wins[r].tolist() == [[float(x) for x in row] for row in W]
+        assert ties[r].tolist() == [[float(x) for x in row] for row in Tt]
