@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from engine.kernels import battles as B
+from engine.kernels import paired as PT
 from engine.kernels import social as V
 from engine.kernels.battles import A_WINS, B_WINS, TIE
 from engine.kernels.exact import (
@@ -536,3 +537,87 @@ def test_pairwise_counts_of_one_table_under_many_weight_rows():
                         Tt[i][j] += wf[t] * (X[t, i] == X[t, j])
         assert wins[r].tolist() == [[float(x) for x in row] for row in W]
         assert ties[r].tolist() == [[float(x) for x in row] for row in Tt]
+
+
+# ------------------------------------------------------------------------------------------ paired tests
+def test_paired_tests_name_bad_systems_pairs_and_corrections():
+    with pytest.raises(ValueError, match="^paired tests need at least two systems, got 1$"):
+        PT.system_pairs(1)
+    with pytest.raises(ValueError, match=r"^baseline index 3 is not a system index \(0\.\.2\)$"):
+        PT.system_pairs(3, baseline=3)
+    with pytest.raises(ValueError, match=r"^unknown correction 'bonferroni'; choose holm, bh, none$"):
+        PT.adjust(np.array([0.1, 0.2]), "bonferroni")
+    Y = np.zeros((2, 1, 4))
+    with pytest.raises(ValueError, match=r"^unknown correction 'x'; choose holm, bh, none$"):
+        PT.compare_systems(Y, correction="x")
+
+
+def test_paired_bootstrap_of_constant_differences_with_explicit_pairs():
+    """Differences that are constant within each task: every replicate mean is that constant.
+
+    Task 0: system 0 is 1 above system 1 and 2 above system 2 on every instance; task 1: 1 below and 3 below.
+    Three explicit pairs come back in the order given, with intervals that collapse to the task's difference.
+    """
+    base = np.array([[0.0, 1.0, 2.0, 3.0, 4.0], [5.0, 1.0, 7.0, 2.0, 0.0]])
+    Y = np.stack([base, base - np.array([[1.0], [-1.0]]), base - np.array([[2.0], [-3.0]])])
+    res = PT.paired_bootstrap(Y, pairs=[(0, 1), (1, 2), (0, 2)], replicates=50, seed=3)
+    expected = np.array([[1.0, -1.0], [1.0, -2.0], [2.0, -3.0]])  # d[p, t] = Y[i, t] - Y[j, t]
+    assert res.pairs.tolist() == [[0, 1], [1, 2], [0, 2]]
+    np.testing.assert_allclose(res.low_task, expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res.high_task, expected, rtol=0, atol=1e-12)
+    assert res.exact_task.dtype == bool and res.exact_overall.dtype == bool and not res.exact_overall.any()
+
+
+def test_paired_permutation_with_one_instance_per_task_is_exact_and_says_nothing_about_resamples():
+    """Differences 1, 2, 4 on three tasks with one instance each: 8 sign patterns, |+-1 +-2 +-4| >= 7 for 2 of them.
+
+    The overall p-value is the exact 2/8 (each task has a single shared instance, which is enough), and the
+    comparison adds no note about too few resamples: the 8 patterns were enumerated.
+    """
+    Y = np.array([[[1.0], [2.0], [4.0]], [[0.0], [0.0], [0.0]]])
+    res = PT.paired_permutation(Y, resamples=8)
+    assert res.exact_overall.all() and res.p_overall.tolist() == [0.25]
+    assert res.p_task.tolist() == [[1.0, 1.0, 1.0]]  # one instance: both signs give the same |statistic|
+    assert PT.compare_systems(Y, test="permutation", resamples=8).note == ""
+
+
+def test_paired_permutation_monte_carlo_floor_is_one_over_resamples_plus_one():
+    """20 equal positive differences: only the all-equal sign patterns (2 of 2**20) reach |t|, 99 random flips miss them.
+
+    The Monte Carlo p-value is then (1 + 0) / (1 + 99).  With 19 resamples and three pairs the floor, 1/(R + 1) for
+    the permutation test and 2/(R + 1) for the bootstrap, stays above alpha after Holm: the note names it.
+    """
+    Y = np.stack([np.ones((1, 20)), np.zeros((1, 20))])
+    res = PT.paired_permutation(Y, resamples=99, seed=1)
+    assert not res.exact_task.any() and res.p_task.tolist() == [[1 / 100]]
+    Y3 = np.stack([np.full((1, 20), 2.0), np.ones((1, 20)), np.zeros((1, 20))])
+    assert "with 19 resamples no p-value is below 0.05," in PT.compare_systems(Y3, test="permutation", resamples=19).note
+    assert "with 19 resamples no p-value is below 0.1," in PT.compare_systems(Y3, test="bootstrap", resamples=19).note
+
+
+def test_paired_wilcoxon_drops_zero_differences_from_the_ranks():
+    """Differences 3, -1, 0, 2, 5: ranks of |d| among the non-zero ones 3, 1, 2, 4; observed sum 3 - 1 + 2 + 4 = 8.
+
+    Exact p-value by enumerating the 2**5 sign patterns (the zero entry adds nothing whatever its sign).
+    """
+    import itertools
+
+    d = [3.0, -1.0, 0.0, 2.0, 5.0]
+    ranks = {3.0: 3, 1.0: 1, 2.0: 2, 5.0: 4}
+    a = [ranks[abs(x)] if x else 0 for x in d]
+    obs = sum(math.copysign(r, x) for r, x in zip(a, d) if x)
+    hits = sum(abs(sum(s * r for s, r in zip(signs, a))) >= abs(obs) for signs in itertools.product((1, -1), repeat=5))
+    Y = np.stack([np.array([d]), np.zeros((1, 5))])
+    res = PT.paired_permutation(Y, statistic="wilcoxon", resamples=64)
+    assert res.exact_task.all() and res.p_task.tolist() == [[hits / 32]] and res.p_overall.tolist() == [hits / 32]
+
+
+def test_paired_bootstrap_does_not_depend_on_its_replicate_blocks(monkeypatch):
+    """Replicate b always draws from its own stream: blocks of 3 replicates give the result of one block of all."""
+    rng = np.random.default_rng(5)
+    Y = rng.integers(0, 2, size=(3, 2, 6)).astype(float)
+    whole = PT.paired_bootstrap(Y, replicates=40, seed=2)
+    monkeypatch.setattr(PT, "_BLOCK", 3 * 3 * 2 * 6)  # 3 pairs x 2 tasks x 6 instances per replicate: 3 per block
+    blocked = PT.paired_bootstrap(Y, replicates=40, seed=2)
+    for field in ("low_task", "high_task", "low", "high", "p_task", "p_overall"):
+        np.testing.assert_array_equal(getattr(blocked, field), getattr(whole, field))
