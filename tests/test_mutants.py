@@ -621,3 +621,14 @@ def test_paired_bootstrap_does_not_depend_on_its_replicate_blocks(monkeypatch):
     blocked = PT.paired_bootstrap(Y, replicates=40, seed=2)
     for field in ("low_task", "high_task", "low", "high", "p_task", "p_overall"):
         np.testing.assert_array_equal(getattr(blocked, field), getattr(whole, field))
+
+
+def test_weighted_task_mean_mixes_exact_and_task_order_rows():
+    """Two weight rows: simple fractions (the exact mean) and reals (the task-order fallback), with ``extra = 3``."""
+    v = np.array([[1.0, 0.5, 2.5], [0.0, 1.5, 1.0], [2.0, 0.5, 0.0]])
+    w = np.array([[1 / 3, 1 / 3, 2 / 3], [1 / math.pi, math.e, math.sqrt(2)]])
+    got = weighted_task_mean(v, w, extra=3.0)
+    wf = [F(1, 3), F(1, 3), F(2, 3)]
+    exact = [float(sum((wf[t] * F(float(v[t, s])) for t in range(3)), F(0)) / (sum(wf) * 3)) for s in range(3)]
+    assert got[0].tolist() == exact
+    assert got[1].tolist() == _task_order_mean(v, w[1], 3.0)
