@@ -632,3 +632,34 @@ def test_weighted_task_mean_mixes_exact_and_task_order_rows():
     exact = [float(sum((wf[t] * F(float(v[t, s])) for t in range(3)), F(0)) / (sum(wf) * 3)) for s in range(3)]
     assert got[0].tolist() == exact
     assert got[1].tolist() == _task_order_mean(v, w[1], 3.0)
+
+
+def test_weighted_task_sum_mixes_exact_and_task_order_rows():
+    rng = np.random.default_rng(14)
+    k = rng.integers(-(2**40), 2**40, size=(3, 4))
+    w = np.array([[1 / 3, 2 / 3, 1 / 3], [1 / math.pi, math.e, math.sqrt(2)]])
+    got = weighted_task_sum(k / 2.0, w)
+    wf = [F(1, 3), F(2, 3), F(1, 3)]
+    assert got[0].tolist() == [fsum_exact(wf[t] * F(int(k[t, s]), 2) for t in range(3)) for s in range(4)]
+    assert got[1].tolist() == _task_order_sum(k / 2.0, w[1])
+
+
+def test_task_pair_sums_under_real_and_simple_weight_rows():
+    """Pairwise sums of one table under weight rows 1/3-multiples (exact) and reals (task order), against loops."""
+    X = np.array([[2.0, 1.0, np.nan, 1.0], [0.0, 3.0, np.nan, 1.0], [1.0, 1.0, np.nan, 0.0]])
+    W = np.array([[1 / 3, 2.0, 1.0], [1 / math.pi, math.e, math.sqrt(2)]])
+    sums = V.task_pair_sums(X, W, ("wins", "pairs"))
+    for b, wf in enumerate(([F(1, 3), F(2), F(1)], [F(float(x)) for x in W[1]])):
+        for i in range(4):
+            for j in range(4):
+                ok = [t for t in range(3) if not (math.isnan(X[t, i]) or math.isnan(X[t, j]))]
+                wins = [wf[t] * (X[t, i] > X[t, j]) for t in ok]
+                pairs = [wf[t] for t in ok]
+                if b == 0:  # exact
+                    assert sums["wins"][b, i, j] == fsum_exact(wins) and sums["pairs"][b, i, j] == fsum_exact(pairs)
+                else:  # real weights: added one task after the other
+                    assert sums["wins"][b, i, j] == sum(float(x) for x in wins)
+                    assert sums["pairs"][b, i, j] == sum(float(x) for x in pairs)
+    # rules read from these sums: system 2 has no score, so no Copeland score either
+    cop = V.copeland_from_sums({k: v[0] for k, v in sums.items()})
+    assert np.isnan(cop[2]) and np.array_equal(cop[[0, 1, 3]], V.copeland_across(X, weights=np.array([1 / 3, 2.0, 1.0]))[[0, 1, 3]])
