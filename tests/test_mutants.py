@@ -663,3 +663,14 @@ def test_task_pair_sums_under_real_and_simple_weight_rows():
     # rules read from these sums: system 2 has no score, so no Copeland score either
     cop = V.copeland_from_sums({k: v[0] for k, v in sums.items()})
     assert np.isnan(cop[2]) and np.array_equal(cop[[0, 1, 3]], V.copeland_across(X, weights=np.array([1 / 3, 2.0, 1.0]))[[0, 1, 3]])
+
+
+def test_task_pair_sums_of_relative_differences_under_fraction_weights():
+    """``reldiff[i, j] = sum_t w_t (X_ti - X_tj) / (X_ti + X_tj)`` in true units (not in units of 1/L) for weights in thirds."""
+    X = np.array([[2.0, 1.0, 4.0], [0.5, 3.0, 1.0], [1.0, 1.0, 2.0]])
+    W = np.array([[1 / 3, 2 / 3, 1.0], [1.0, 1.0, 1.0]])
+    got = V.task_pair_sums(X, W, ("wins", "reldiff"))["reldiff"]
+    for b, wf in enumerate(([F(1, 3), F(2, 3), F(1)], [F(1)] * 3)):
+        ref = [[float(sum((wf[t] * (F(X[t, i]) - F(X[t, j])) / (F(X[t, i]) + F(X[t, j])) for t in range(3)), F(0)))
+                for j in range(3)] for i in range(3)]
+        np.testing.assert_allclose(got[b], ref, rtol=1e-15, atol=1e-15)
