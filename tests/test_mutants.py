@@ -674,3 +674,12 @@ def test_task_pair_sums_of_relative_differences_under_fraction_weights():
         ref = [[float(sum((wf[t] * (F(X[t, i]) - F(X[t, j])) / (F(X[t, i]) + F(X[t, j])) for t in range(3)), F(0)))
                 for j in range(3)] for i in range(3)]
         np.testing.assert_allclose(got[b], ref, rtol=1e-15, atol=1e-15)
+
+
+def test_task_pair_sums_names_bad_input():
+    with pytest.raises(ValueError, match=r"^task_pair_sums takes one \(T, S\) profile, got shape \(2, 2, 3\)$"):
+        V.task_pair_sums(np.ones((2, 2, 3)), np.ones((1, 2)))
+    with pytest.raises(ValueError, match=r"^expected 2 task weights on the last axis, got shape \(1, 3\)$"):
+        V.task_pair_sums(np.ones((2, 3)), np.ones((1, 3)))
+    with pytest.raises(ValueError, match="^unknown pairwise sum 'losses'$"):
+        V.task_pair_sums(np.ones((2, 3)), np.ones((1, 2)), ("losses",))
