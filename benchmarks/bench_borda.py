@@ -354,7 +354,17 @@ def bench_real(repeats: int, pattern: str) -> dict[str, Any]:
         tot[f"{level}_s"] = sum(r[level]["best"] for r in rows)
         tot[f"{level}_first_s"] = sum(r[level]["first"] for r in rows)
     tot["both_levels_s"] = tot["one_s"] + tot["two_s"]
-    return {"pattern": pattern, "rows": rows, "total": tot}
+    return {"pattern": _shown_pattern(pattern), "rows": rows, "total": tot}
+
+
+def _shown_pattern(pattern: str) -> str:
+    """The pattern as the results name it: relative to the repository, else only its file-name part (no machine path)."""
+    if not os.path.isabs(pattern):
+        return pattern
+    try:
+        return str(Path(pattern).relative_to(REPO))
+    except ValueError:
+        return Path(pattern).name
 
 
 def bench_inmem(sizes: list[int], repeats: int, oracle_repeats: int) -> list[dict[str, Any]]:

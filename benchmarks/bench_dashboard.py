@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 from _machine import machine_info  # the script's own folder is on sys.path
 
-import engine.dashboard as dashboard  # noqa: E402
+import engine.app.dashboard as dashboard  # noqa: E402
 from engine.sweep import parse_config, run_sweep  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")

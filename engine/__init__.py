@@ -26,10 +26,13 @@ from typing import TYPE_CHECKING, Any
 from .errors import VotebenchError
 
 if TYPE_CHECKING:  # pragma: no cover - static analysers see the eager imports
+    from .agreement import agreement
+    from .battles import bootstrap_battles, rank_battles
     from .bootstrap import bootstrap, summarize
     from .canonical import scores_from_array, validate_scores
     from .core import aggregate, aggregate_rules, missing_report, orient, rank, rank_rules, tied_groups
-    from .readers import READERS, Reader, get_reader, open_scores, reader_names, register_reader
+    from .paired_tests import compact_letters, compare_scores
+    from .readers import READERS, BattleInput, Reader, get_reader, open_battles, open_scores, reader_names, register_reader
     from .rules import LEVELS, RULES, Rule, get_rule, register_rule, rule_names
     from .store import to_zarr
 
@@ -59,6 +62,13 @@ _LAZY = {
     "register_rule": "rules",
     "rule_names": "rules",
     "to_zarr": "store",
+    "open_battles": "readers",
+    "BattleInput": "readers",
+    "rank_battles": "battles",
+    "bootstrap_battles": "battles",
+    "compare_scores": "paired_tests",
+    "compact_letters": "paired_tests",
+    "agreement": "agreement",
 }
 
 
@@ -125,6 +135,7 @@ sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [
+    "BattleInput",
     "LEVELS",
     "READERS",
     "RULES",
@@ -133,13 +144,19 @@ __all__ = [
     "VotebenchError",
     "aggregate",
     "aggregate_rules",
+    "agreement",
     "bootstrap",
+    "bootstrap_battles",
+    "compact_letters",
+    "compare_scores",
     "get_reader",
     "get_rule",
     "missing_report",
+    "open_battles",
     "open_scores",
     "orient",
     "rank",
+    "rank_battles",
     "rank_rules",
     "reader_names",
     "register_reader",

@@ -38,7 +38,7 @@ from .xrcompat import defer_dask_import
 defer_dask_import()  # an in-memory table never needs dask: do not let xarray import it (see engine.xrcompat)
 
 __all__ = ["apply_sidecar", "check_sidecar", "defaulted_directions", "directions_note", "first_duplicate", "is_url",
-           "left_out_judges", "read_sidecar", "scores_from_array", "sidecar_path", "validate_scores"]
+           "left_out_judges", "read_sidecar", "scores_from_array", "sidecar_path", "validate_scores", "with_lower_is_better"]
 
 #: data-file suffixes that ``<name>.meta.json`` replaces (others are kept: ``x.tsv`` -> ``x.tsv.meta.json``)
 _SUFFIXES = (".csv.gz", ".csv", ".parquet", ".pq", ".zarr", ".jsonl.gz", ".jsonl", ".json")
@@ -348,6 +348,25 @@ def apply_sidecar(scores: xr.DataArray, meta: Mapping[str, Any], source: str, *,
         keep["task_groups"] = json.dumps(meta["task_groups"], sort_keys=True)
     scores.attrs.update(keep)
     return scores
+
+
+def with_lower_is_better(scores: xr.DataArray, lower_is_better: Sequence[str]) -> xr.DataArray:
+    """``scores`` with the tasks ``lower_is_better`` made lower-is-better (``--lower-is-better``: it overrides the sidecar).
+
+    Raises
+    ------
+    VotebenchError
+        When a task named is not in ``scores``.
+    """
+    lower = [str(t) for t in lower_is_better]
+    if not lower:
+        return scores
+    tasks = [str(t) for t in scores[TASK].values]
+    unknown = [t for t in lower if t not in tasks]
+    if unknown:
+        raise VotebenchError(f"--lower-is-better names unknown task(s): {', '.join(unknown)}")
+    hib = np.array([t not in lower for t in tasks]) & np.asarray(scores["higher_is_better"].values, dtype=bool)
+    return scores.assign_coords(higher_is_better=(TASK, hib))
 
 
 # --------------------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ __all__ = [
     "rank", "ranking", "resolve_level", "tied_groups", "task_scores", "label_order", "canonical_order", "exact_instance_sums",
     "apply_missing_policy", "call_kernel", "check_options", "describe_missing", "finalize", "group_labels", "is_dask",
     "kernel_options", "weights_vector", "within_step", "within_array", "instance_sums", "task_values",
-    "aggregate_rules", "rank_rules",
+    "aggregate_rules", "rank_rules", "rule_label",
 ]
 
 #: policies for missing scores of rules that need one
@@ -459,6 +459,13 @@ def exact_instance_sums(values: xr.DataArray) -> xr.DataArray:
     return xr.DataArray(out, dims=dims, coords=coords)
 
 
+def rule_label(rule: str = "borda", *, within: str | None = None, across: str | None = None) -> str:
+    """The label of a rule request (:attr:`Plan.rule_label`, the ``rule`` attribute of a ranking): the rule's
+    registered name, or ``"within>across"`` for a two-step request with two different rules."""
+    w, a = get_rule(within or rule).name, get_rule(across or rule).name
+    return a if w == a else f"{w}>{a}"
+
+
 @dataclass(frozen=True)
 class Plan:
     """A validated aggregation request and its lazily prepared inputs (see :func:`prepare`).
@@ -508,7 +515,7 @@ class Plan:
 
     @property
     def rule_label(self) -> str:
-        return self.across.name if self.within.name == self.across.name else f"{self.within.name}>{self.across.name}"
+        return rule_label(self.across.name, within=self.within.name)
 
     def finalize_kwargs(self, **changes: Any) -> dict[str, Any]:
         """Keyword arguments of :func:`finalize` for this plan (``changes`` override them)."""
@@ -603,11 +610,8 @@ def _prepare_in_memory(scores: xr.DataArray, missing: str, perms: Mapping[str, n
         v = v.copy()
     coords = {}
     for name, c in scores.coords.variables.items():  # Variables: no DataArray per coordinate
-        cv = np.asarray(c.values)
-        if perms is not None:
-            for ax, d in enumerate(c.dims):
-                cv = np.take(cv, perms[d], axis=ax)
-        coords[name] = xr.Variable(c.dims, cv, c.attrs)
+        # indexing a Variable keeps its data as it is (no new conversion of object labels)
+        coords[name] = c.isel({d: perms[d] for d in c.dims}) if perms is not None else c.copy(deep=False)
     if "higher_is_better" in coords:
         hib = np.asarray(coords["higher_is_better"].values, dtype=bool)
         v[:, ~hib, :] *= -1.0

@@ -14,8 +14,9 @@ file path (the folder is not a package) and must define
     ``scheduler`` is the address of a dask scheduler the experiment may use.
 
 :func:`run_experiment` times the run and adds ``seconds`` and ``out`` to the
-summary; :func:`register` adds ``votebench experiment NAME|--list [--smoke]
-[--out DIR] [--scheduler ADDR]`` to the command line.  :func:`load_config`,
+summary; ``votebench experiment NAME|--list [--smoke] [--out DIR] [--scheduler ADDR]
+[--root DIR]`` (:mod:`engine.app.commands.experiment`) calls them; :func:`use_root` sets the
+project folder it was given.  :func:`load_config`,
 :func:`write_json`, :func:`markdown_table`, :func:`format_value`,
 :class:`ComparisonLog`, :func:`scheduler_context` and :func:`dask_compute` are
 small helpers the ``run.py`` files may use (config with a ``[smoke]`` override
@@ -25,9 +26,9 @@ README, dask work on a given scheduler).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib.util
+import os
 import re
 import sys
 import time
@@ -40,7 +41,7 @@ from .errors import VotebenchError
 
 __all__ = ["ROOT", "find_root", "data_path",
            "experiments_dir", "experiment_names", "load_experiment", "list_experiments", "run_experiment",
-           "default_out", "register", "load_config", "json_safe", "write_json", "markdown_table", "format_value",
+           "default_out", "use_root", "load_config", "json_safe", "write_json", "markdown_table", "format_value",
            "ComparisonLog", "STATUSES", "scheduler_context", "dask_compute"]
 
 def find_root() -> Path:
@@ -383,59 +384,11 @@ def dask_compute(tasks: list[Any], *, scheduler: str | None = None) -> list[Any]
     return list(dask.compute(*tasks, scheduler="sync"))
 
 
-# --------------------------------------------------------------------------------------------- CLI
-def _one_line(text: Any) -> str:
-    return " ".join(str(text).split())
-
-
-def _cmd_experiment(args: argparse.Namespace) -> int:
+def use_root(root: str | os.PathLike[str]) -> Path:
+    """Make ``root`` the project folder (``votebench experiment --root DIR``); it must hold ``experiments/``."""
     global ROOT
-    if args.root is not None:  # an explicit project folder (experiments/ and data/ inside)
-        root = Path(args.root).resolve()
-        if not (root / "experiments").is_dir():
-            raise VotebenchError(f"--root {args.root}: no experiments/ folder there")
-        ROOT = root
-    if args.list:
-        if args.name is not None:
-            raise VotebenchError("give either an experiment name or --list, not both")
-        names = experiment_names()
-        if not names:
-            print(f"no experiments in {experiments_dir()}")
-            return 0
-        width = max(len(n) for n in names)
-        for name in names:
-            try:
-                title = _one_line(load_experiment(name).TITLE)
-            except VotebenchError as exc:
-                title = f"(cannot be loaded: {exc})"
-            print(f"{name:<{width}}  {title}")
-        return 0
-    if args.name is None:
-        raise VotebenchError("give an experiment name (votebench experiment --list shows them)")
-    result = run_experiment(args.name, out=args.out, smoke=args.smoke, scheduler=args.scheduler)
-    size = "smoke size" if args.smoke else "full size"
-    print(f"experiment {args.name} ({size}) finished in {result['seconds']:.1f} s")
-    print(f"results: {result['out']} (README.md, results.json, figures/)")
-    return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``experiment`` sub-command to the ``votebench`` parser's sub-parsers."""
-    p = sub.add_parser(
-        "experiment",
-        help="reproduce a paper's tables and figures (experiments/<name>/run.py)",
-        description="Run one of the paper reproductions in experiments/: it writes results.json, a README.md that puts "
-        "the paper's numbers beside ours, and figures/ into the output folder.",
-        epilog="Examples: votebench experiment --list; votebench experiment pavao2021 --smoke",
-    )
-    p.add_argument("name", nargs="?", default=None, metavar="NAME", help="experiment to run (see --list)")
-    p.add_argument("--list", action="store_true", help="list the experiments and exit")
-    p.add_argument("--smoke", action="store_true", help="reduced size (a few seconds; what CI runs)")
-    p.add_argument("--out", default=None, metavar="DIR",
-                   help="output folder (default: results/experiments/NAME in the repository)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="dask scheduler address for the experiment's parallel work (default: local, in-process)")
-    p.add_argument("--root", default=None, metavar="DIR",
-                   help="project folder holding experiments/ and data/ (default: found through the installed package, "
-                   "or $VOTEBENCH_ROOT)")
-    p.set_defaults(func=_cmd_experiment)
+    path = Path(root).resolve()
+    if not (path / "experiments").is_dir():
+        raise VotebenchError(f"--root {root}: no experiments/ folder there")
+    ROOT = path
+    return path

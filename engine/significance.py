@@ -202,17 +202,14 @@ def holm(pvalues: np.ndarray) -> np.ndarray:
     [0.03, 0.06, 0.06]
     """
     p = np.asarray(pvalues, dtype=np.float64)
+    family = ~np.isnan(p)
+    values = p[family]  # the family, in C order
+    by_size = np.argsort(values, kind="stable")
+    stepped = np.empty(values.size)
+    stepped[by_size] = np.minimum(np.maximum.accumulate(values[by_size] * (values.size - np.arange(values.size))), 1.0)
     out = np.full(p.shape, np.nan)
-    flat = p.ravel()
-    ok = np.flatnonzero(~np.isnan(flat))
-    m = ok.size
-    if m == 0:
-        return out
-    order = ok[np.argsort(flat[ok], kind="stable")]
-    adj = np.maximum.accumulate(flat[order] * (m - np.arange(m)))
-    res = out.ravel()
-    res[order] = np.minimum(adj, 1.0)
-    return res.reshape(p.shape)
+    out[family] = stepped
+    return out
 
 
 def wilcoxon_holm(X: np.ndarray, alpha: float = 0.05) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -304,6 +301,8 @@ def cliques(avg_ranks: np.ndarray, different: np.ndarray) -> list[tuple[int, ...
 @dataclass(frozen=True)
 class PostHoc:
     """Which systems differ significantly, by the test :func:`compare` chose.
+
+    The report draws it as a critical-difference diagram (its cliques: :func:`cliques`).
 
     Attributes
     ----------

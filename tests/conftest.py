@@ -464,8 +464,8 @@ MALFORMED_SIDECARS = [
 # command line
 # --------------------------------------------------------------------------------------------
 def run_cli(capsys, *argv):
-    """Run ``engine.cli.main(argv)``; returns (exit code, stdout, stderr).  argparse errors exit via SystemExit."""
-    from engine.cli import main
+    """Run ``engine.app.cli.main(argv)``; returns (exit code, stdout, stderr).  argparse errors exit via SystemExit."""
+    from engine.app.cli import main
 
     try:
         code = main([str(a) for a in argv])

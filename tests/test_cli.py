@@ -29,9 +29,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
-import engine.cli
+import engine.app.cli
 import engine.files
-from engine.cli import main
+from engine.app.cli import main
 
 # ties on purpose: Borda totals d=6, a=3, b=3, c=0 (a and b share rank 2, c is 4th)
 TIES = "system,t1,t2\nb,1,2\na,2,1\nc,0,0\nd,3,3\n"

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 import engine
 from engine import metrics
-from engine.cli import main
+from engine.app.cli import main
 from engine.resample import resample_indices
 from engine.sweep import open_results
 

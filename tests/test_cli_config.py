@@ -15,7 +15,8 @@ def ranking(out: str) -> list[tuple[str, float]]:
 
 
 def test_every_subcommand_takes_a_config_file():
-    from engine.cli import _subparsers, build_parser
+    from engine.app.cli import build_parser
+    from engine.app.cli import subparsers as _subparsers
 
     for name, sp in _subparsers(build_parser()).items():
         assert any("--config" in a.option_strings for a in sp._actions), name

@@ -1,4 +1,4 @@
-"""Live dashboard (engine.dashboard): snapshot against brute-force references, and the HTTP server end to end.
+"""Live dashboard (engine.app.dashboard): snapshot against brute-force references, and the HTTP server end to end.
 
 The snapshot is checked against plain loops and against engine.summarize on the finished store; the server for
 its routes, gzip, stream events, the token, and the caps on streams and connections (300 half-open sockets).
@@ -34,7 +34,9 @@ import zarr
 from conftest import REPO, bf_average_ranks, bf_kendall_w, bf_min_rank, bf_tau_b
 
 import engine
-from engine.dashboard import Limits, LiveStore, dask_dashboard_link, register, snapshot, start_in_background
+from engine.app.cli import build_parser
+from engine.app.commands import serve
+from engine.app.dashboard import Limits, LiveStore, dask_dashboard_link, snapshot, start_in_background
 from engine.errors import VotebenchError
 from engine.io import open_scores
 from engine.sweep import parse_config, run_sweep
@@ -495,7 +497,7 @@ def test_unknown_path_and_foreign_host(server):
 def test_an_idle_stream_waits_without_spinning(sweep, monkeypatch):
     """Issue 13: a deadline from asyncio's clock passed to tornado's Condition.wait (wall clock) returned at once, so
     every open stream spun a core.  Count the wake-ups of one idle stream: one per heartbeat, not thousands."""
-    import engine.dashboard as dashboard
+    import engine.app.dashboard as dashboard
 
     wakes = []
     real = dashboard._Hub.wait
@@ -677,9 +679,7 @@ def test_stop_closes_open_streams(sweep):
 # command line
 # --------------------------------------------------------------------------------------------
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="votebench")
-    register(p.add_subparsers(dest="command"))
-    return p
+    return build_parser((serve,))
 
 
 def test_register_defaults_and_errors(tmp_path):
@@ -699,11 +699,10 @@ def test_register_defaults_and_errors(tmp_path):
 
 
 SERVE_SCRIPT = """
-import argparse, sys
-from engine.dashboard import register
-p = argparse.ArgumentParser(prog="votebench")
-register(p.add_subparsers(dest="command"))
-args = p.parse_args(sys.argv[1:])
+import sys
+from engine.app.cli import build_parser
+from engine.app.commands import serve
+args = build_parser((serve,)).parse_args(sys.argv[1:])
 sys.exit(args.func(args))
 """
 
@@ -767,7 +766,7 @@ def test_sweep_dashboard_keeps_serving_until_ctrl_c(tmp_path):
     cfg = tmp_path / "sweep.toml"
     cfg.write_text(f'seed = 1\nstore = "{tmp_path / "res.zarr"}"\n[input]\npath = "{csv}"\n[[rules]]\nname = "borda"\n'
                    '[[perturbations]]\nkind = "bootstrap"\nover = "tasks"\nreplicates = 6\nblock = 3\n')
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "sweep", str(cfg), "--dashboard", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "sweep", str(cfg), "--dashboard", "--port", "0",
                              "--no-progress"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         url = None

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.dashboard import start_in_background
+from engine.app.dashboard import start_in_background
 from engine.sweep import parse_config, run_sweep
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -212,3 +212,80 @@ def test_the_page_works_with_a_token(browser, tmp_path):
     finally:
         page.close()
         stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# worked example of the dashboard-panel extension point (ARCHITECTURE.md)
+# ---------------------------------------------------------------------------------------------
+#: the panel a new kind needs: a function from its group's state (GroupState.to_json) to a card ...
+LEAVE_ONE_OUT_CARD = """
+  function leaveOneOutCard(g) {
+    const c = el("section", {class: "card", "data-group": g.name});
+    c.append(head(g, "leave one task out", `${g.blocks_done} / ${g.blocks_total} blocks`));
+    const t = el("table", {class: "m loo"}, el("tr", {}, el("th", {}, "rule \\\\ left out"), ...g.left_out.map(x => el("th", {}, x))));
+    g.rules.forEach(r => t.append(el("tr", {}, el("th", {}, r.rule), ...r.leaders.map(l => el("td", {}, l ? l.join(", ") : "…")))));
+    c.append(t);
+    return c;
+  }
+"""
+#: ... and the one line that shows it: an entry in CARDS
+LEAVE_ONE_OUT_ENTRY = "    leave_one_out: leaveOneOutCard,\n"
+
+
+def with_panel(js: str) -> str:
+    """engine/app/web/dashboard.js with the worked example's card function and its CARDS entry added."""
+    at = js.index("  const CARDS = {\n")
+    assert js.count("  const CARDS = {\n") == 1
+    js = js[:at] + LEAVE_ONE_OUT_CARD + js[at:]
+    entry = js.index("  const CARDS = {\n") + len("  const CARDS = {\n")
+    return js[:entry] + LEAVE_ONE_OUT_ENTRY + js[entry:]
+
+
+def test_a_dashboard_panel_is_one_card_function_and_one_cards_entry(browser, tmp_path):
+    """A kind the page has no view of shows its progress; with one card function and one CARDS line it gets its panel.
+
+    The leave-one-task-out kind of tests/test_sweep_kinds.py runs through a sweep; the page is served as
+    shipped, then with dashboard.js carrying the panel (served in its place, as the edited file would be),
+    whose cells must be the leaders computed by plain loops.
+    """
+    from importlib.resources import files
+
+    from test_sweep_kinds import LEAVE_ONE_OUT, TASKS, config, leaders, loop_scores, scores_matrix
+
+    from engine.distributed import embedded_client
+    from engine.sweep import KINDS, register_kind
+
+    X = scores_matrix()
+    register_kind(LEAVE_ONE_OUT)
+    client = embedded_client()
+    try:
+        cfg = config(tmp_path, X)
+        run_sweep(cfg, client=client, progress=False)
+        url, stop = start_in_background(cfg.store, port=0, poll=0.1, heartbeat=2.0)
+        page = new_page(browser)
+        try:
+            page.goto(url)
+            sync_api.expect(page.locator("#status")).to_have_text("complete", timeout=30_000)
+            card = page.locator('section[data-group="tiny/leave-one-out"]')
+            sync_api.expect(card).to_contain_text("this page has no view of kind leave_one_out")
+            js = files("engine.app").joinpath("web", "dashboard.js").read_text(encoding="utf-8")
+            page.route("**/dashboard.js", lambda route: route.fulfill(status=200, body=with_panel(js),
+                                                                     content_type="application/javascript; charset=utf-8"))
+            page.reload()
+            sync_api.expect(page.locator("#status")).to_have_text("complete", timeout=30_000)
+            rows = page.locator("table.loo tr")
+            sync_api.expect(rows).to_have_count(3)
+            assert rows.nth(0).locator("th").all_inner_texts() == ["rule \\ left out", *TASKS]
+            for i, rule in enumerate(("mean", "borda"), start=1):
+                assert rows.nth(i).locator("th").inner_text() == rule
+                assert rows.nth(i).locator("td").all_inner_texts() == [", ".join(leaders(loop_scores(X, rule, t)))
+                                                                       for t in range(len(TASKS))]
+            assert "no view of kind" not in card.inner_text()
+            page.screenshot(path=str(tmp_path / "panel.png"), full_page=True)
+            assert page.errors == []
+        finally:
+            page.close()
+            stop()
+    finally:
+        client.close()
+        del KINDS[LEAVE_ONE_OUT.name]

@@ -54,10 +54,10 @@ def fake_root(tmp_path, monkeypatch):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="votebench")
-    sub = p.add_subparsers(dest="command")
-    ex.register(sub)
-    return p
+    from engine.app.cli import build_parser
+    from engine.app.commands import experiment
+
+    return build_parser((experiment,))
 
 
 # ------------------------------------------------------------------------------------------- discovery
@@ -186,13 +186,13 @@ def test_cli_usage_errors(fake_root):
 
 
 def test_cli_main_when_wired(fake_root, capsys):
-    import engine.cli
+    import engine.app.cli
 
-    parser = engine.cli.build_parser()
+    parser = engine.app.cli.build_parser()
     choices = next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     if "experiment" not in choices:
-        pytest.skip("votebench experiment is not wired into engine.cli yet")
-    assert engine.cli.main(["experiment", "missing"]) == 2
+        pytest.skip("votebench experiment is not wired into engine.app.cli yet")
+    assert engine.app.cli.main(["experiment", "missing"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("votebench: error: unknown experiment 'missing'") and err.count("\n") == 1
 

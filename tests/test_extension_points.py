@@ -1,12 +1,15 @@
-"""Worked examples of the extension points named in ARCHITECTURE.md: a rule and a bootstrap strategy.
+"""Worked examples of the extension points named in ARCHITECTURE.md: a rule, a bootstrap strategy, a sub-command.
 
 Each example adds its piece with the one line ARCHITECTURE.md gives, checks it against a plain loop,
 and removes it again (fixtures), so the other test modules see only the built-in registries.
-(Readers: tests/test_readers.py; perturbation kinds: tests/test_sweep_kinds.py; experiments:
-tests/test_experiment_framework.py.)
+(Readers: tests/test_readers.py; perturbation kinds: tests/test_sweep_kinds.py; dashboard panels:
+tests/test_dashboard_browser.py; experiments: tests/test_experiment_framework.py.)
 """
 
 from __future__ import annotations
+
+import argparse
+import types
 
 import numpy as np
 import pytest
@@ -81,3 +84,63 @@ def test_a_new_bootstrap_strategy_is_one_table_entry(tasks_won_rule, counting_st
         STRATEGIES.insert(0, entry)
     assert ref.attrs["method"] == "task weights"
     np.testing.assert_array_equal(ds["replicate_score"].values, ref["replicate_score"].values)
+
+
+# ---------------------------------------------------------------------------------------------
+# a sub-command: one module (NAME, HELP, add_arguments, run) and one entry in engine.app.cli.COMMANDS
+# ---------------------------------------------------------------------------------------------
+def leaders_command() -> types.ModuleType:
+    """What ``engine/app/commands/leaders.py`` would hold: ``votebench leaders INPUT`` prints each task's best systems."""
+    from engine.app.options import add_direction_options, load_scores
+    from engine.app.output import write_output
+
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("input", metavar="INPUT", help="score file")
+        add_direction_options(parser)
+        parser.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
+
+    def run(args: argparse.Namespace) -> int:
+        from engine.core import task_scores
+
+        X = task_scores(load_scores(args))
+        systems = [str(s) for s in X["system"].values]
+        lines = []
+        for task, row in zip(X["task"].values, np.asarray(X.values, dtype=float)):
+            lines.append(f"{task}: " + ", ".join(s for s, v in zip(systems, row) if v == np.nanmax(row)))
+        write_output("\n".join(lines) + "\n", args.output)
+        return 0
+
+    mod = types.ModuleType("leaders")
+    mod.NAME, mod.HELP, mod.add_arguments, mod.run = "leaders", "the best systems of every task", add_arguments, run
+    return mod
+
+
+def test_a_new_sub_command_is_one_module_and_one_commands_entry(tmp_path, capsys):
+    from engine.app.cli import COMMANDS, build_parser, main, subparsers
+
+    leaders = leaders_command()
+    commands = (*COMMANDS, leaders)  # the one line: the module appended to COMMANDS
+    help_text = build_parser(commands).format_help()
+    assert "leaders" in help_text and "the best systems of every task" in help_text
+    assert list(subparsers(build_parser(commands))) == [m.NAME for m in COMMANDS] + ["leaders"]
+    assert "leaders" not in subparsers(build_parser())  # the built-in parser does not have it
+
+    rows = {"a": [0.9, 3.0, 0.2], "b": [0.9, 1.0, 0.7], "c": [0.5, 2.0, 0.1]}
+    src = tmp_path / "three.csv"
+    src.write_text("system,x,y,z\n" + "".join(f"{k},{','.join(map(str, v))}\n" for k, v in rows.items()))
+    code = main(["leaders", str(src), "--lower-is-better", "y"], commands=commands)
+    out, err = capsys.readouterr()
+    assert code == 0
+    want = []  # plain loop: the highest score, the lowest for the lower-is-better task y
+    for t, task in enumerate("xyz"):
+        vals = {k: (-v[t] if task == "y" else v[t]) for k, v in rows.items()}
+        want.append(f"{task}: " + ", ".join(k for k, v in vals.items() if v == max(vals.values())))
+    assert out.splitlines() == want == ["x: a, b", "y: b", "z: b"]
+    # the conventions come with it: --config, one-line errors with exit code 2
+    cfg = tmp_path / "leaders.toml"
+    cfg.write_text(f'lower-is-better = "y"\noutput = "{(tmp_path / "out.txt").as_posix()}"\n')
+    assert main(["leaders", str(src), "--config", str(cfg)], commands=commands) == 0
+    assert (tmp_path / "out.txt").read_text().splitlines() == want
+    assert main(["leaders", str(src), "--lower-is-better", "nope"], commands=commands) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines() == ["votebench: error: --lower-is-better names unknown task(s): nope"]

@@ -131,7 +131,7 @@ def test_declared_options_are_the_openers_keyword_parameters():
 
 
 def test_option_union_and_loader_keys_match_the_sweep_and_the_cli(capsys):
-    from engine.cli import build_parser
+    from engine.app.cli import build_parser
     from engine.sweep import LOADER_KEYS
 
     assert reader_options() == ("metric", "filter", "split", "perturbation")

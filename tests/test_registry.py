@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine.cli import main
+from engine.app.cli import main
 
 # Vote'n'Rank Appendix A.1, Table 6: per-task ranks of m_A..m_D; score = 5 - rank
 RANKS = {"A": [1, 1, 4, 4, 4], "B": [2, 4, 1, 2, 2], "C": [3, 2, 3, 1, 3], "D": [4, 3, 2, 3, 1]}

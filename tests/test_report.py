@@ -1,4 +1,4 @@
-"""Tests of :mod:`engine.report` and :mod:`engine.plots`: statistics against brute force and published tables, the report.
+"""Tests of :mod:`engine.app.report` and :mod:`engine.app.plots`: statistics against brute force and published tables, the report.
 
 * Friedman statistic: plain-loop ranks and tie counts, and scipy's ``friedmanchisquare``;
 * Nemenyi ``q_alpha``: Demsar (2006), Table 5(a); the critical difference of Demsar's worked example;
@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import argparse
 import csv
 import html
 import math
@@ -26,20 +25,14 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import engine
-from engine import plots
+from engine.app import plots
+from engine.app.cli import build_parser
+from engine.app.commands import report
+from engine.app.report import build_report, format_change, select_systems
+from engine.comparison import promethee_flows, rank_changes
 from engine.errors import VotebenchError
 from engine.kernels.mcdm import promethee2_net
-from engine.report import (
-    build_report,
-    format_change,
-    friedman_test,
-    nemenyi_cd,
-    nemenyi_q,
-    promethee_flows,
-    rank_changes,
-    register,
-    select_systems,
-)
+from engine.significance import friedman_test, nemenyi_cd, nemenyi_q
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FIGURES = ("rankings", "rank_heatmap", "critical_difference", "promethee_flows", "win_matrix", "intervals", "subset_curves")
@@ -448,10 +441,7 @@ def test_out_dir_replacement(tmp_path):
 
 
 def _parser():
-    p = argparse.ArgumentParser(prog="votebench")
-    sub = p.add_subparsers(dest="command")
-    register(sub)
-    return p
+    return build_parser((report,))
 
 
 def test_cli_subcommand(tmp_path, capsys):

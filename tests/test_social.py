@@ -204,6 +204,25 @@ def test_pairwise_counts_match_brute_force(X, data):
         assert ties[a, b] == pytest.approx(expect_tie)
 
 
+@settings(max_examples=100, deadline=None)
+@given(profiles, st.data())
+def test_task_pair_sums_match_fraction_loops_on_both_paths(X, data):
+    """``task_pair_sums`` counts task by task for one or two weight rows and by matrix product for more:
+    both must equal exact Fraction sums of the definition, for whole-number and simple-fraction weights."""
+    from fractions import Fraction
+
+    n_rows = data.draw(st.sampled_from([1, 2, 3, 5]))
+    W = np.stack([_weights_for(X, data) for _ in range(n_rows)])
+    sums = V.task_pair_sums(X, W, ("wins", "pairs"))
+    T, S = X.shape
+    for b, a, c in itertools.product(range(n_rows), range(S), range(S)):
+        both = [t for t in range(T) if not (np.isnan(X[t, a]) or np.isnan(X[t, c]))]
+        wins = sum((Fraction(W[b, t]).limit_denominator(1000) for t in both if X[t, a] > X[t, c]), Fraction(0))
+        pairs = sum((Fraction(W[b, t]).limit_denominator(1000) for t in both), Fraction(0))
+        assert sums["wins"][b, a, c] == float(wins), (b, a, c)
+        assert sums["pairs"][b, a, c] == float(pairs), (b, a, c)
+
+
 @settings(max_examples=150, deadline=None)
 @given(profiles, st.data())
 def test_scoring_rules_match_brute_force(X, data):

@@ -30,7 +30,7 @@ def _run(code: str) -> dict:
 def test_small_rank_imports_no_dask_distributed_matplotlib_tornado():
     out = _run(f"""
         import contextlib, io, json, sys
-        from engine.cli import main
+        from engine.app.cli import main
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
             code = main(["rank", "data/esann_automl.csv", "--format", "json"])
@@ -51,7 +51,7 @@ def test_small_rank_imports_no_dask_distributed_matplotlib_tornado():
 def test_several_inputs_and_table_output_import_no_heavy_module():
     out = _run(f"""
         import contextlib, io, json, sys
-        from engine.cli import main
+        from engine.app.cli import main
         with contextlib.redirect_stdout(io.StringIO()):
             code = main(["rank", "data/vnr_value.csv", "data/esann_statlog.csv", "--missing", "listwise"])
         print(json.dumps({{"code": code, "heavy": sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))}}))

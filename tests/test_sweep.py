@@ -924,8 +924,8 @@ def test_synthetic_config_errors(capsys, tmp_path, raw, fragment):
 
 
 def test_synthetic_store_in_dashboard_and_report(synth_full, tmp_path):
-    from engine.dashboard import snapshot
-    from engine.report import build_report
+    from engine.app.dashboard import snapshot
+    from engine.app.report import build_report
 
     _, path, res, _ = synth_full
     snap = snapshot(path)

@@ -19,7 +19,7 @@ import pytest
 import xarray as xr
 from conftest import bf_borda_across
 
-from engine.dashboard import LiveStore, snapshot
+from engine.app.dashboard import LiveStore, snapshot
 from engine.distributed import embedded_client, load_source, rank_scores
 from engine.errors import VotebenchError
 from engine.sweep import KINDS, Kind, PlanContext, SpecCheck, open_results, parse_config, plan_sweep, register_kind, run_sweep
@@ -158,7 +158,7 @@ def config(folder: Path, X: np.ndarray, **extra: Any):
 # the worked example, end to end
 # ---------------------------------------------------------------------------------------------
 def test_a_kind_added_with_one_line_runs_through_sweep_dashboard_and_report(leave_one_out, tmp_path, client):
-    from engine.report import build_report
+    from engine.app.report import build_report
 
     X = scores_matrix()
     cfg = config(tmp_path, X)
@@ -196,7 +196,7 @@ def test_a_kind_added_with_one_line_runs_through_sweep_dashboard_and_report(leav
 
 
 def test_a_store_of_an_unregistered_kind_is_skipped_by_the_dashboard_and_noted_by_the_report(tmp_path, client):
-    from engine.report import build_report
+    from engine.app.report import build_report
 
     X = scores_matrix()
     register_kind(LEAVE_ONE_OUT)

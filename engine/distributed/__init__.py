@@ -10,8 +10,9 @@
   (:func:`run_task`: single-threaded dask inside, a
   :class:`~engine.errors.VotebenchError` carried back as a value);
 - :mod:`engine.distributed.runs` -- rankings and bootstraps of an input read
-  by path: the task functions and :func:`cluster_rank` /
-  :func:`cluster_bootstrap` for ``votebench rank``/``bootstrap --scheduler``.
+  by path: the task functions, :func:`cluster_rank` /
+  :func:`cluster_bootstrap` for ``votebench rank``/``bootstrap --scheduler``, and
+  :func:`rank_input` (rank an input on a worker or here, whichever reads it).
 
 Used by :mod:`engine.sweep` and by the CLI; ``distributed`` itself is imported
 only when a client is made.
@@ -19,11 +20,12 @@ only when a client is made.
 
 from .cache import IN_MEMORY_BYTES, cached_sources, clear_cache, load_source
 from .client import TaskFailed, check_address, connect, embedded_client, run_task, single_threaded, task_result
-from .runs import bootstrap_source, cluster_bootstrap, cluster_rank, rank_scores, rank_source
-from .source import LOADER_KEYS, Source, input_checksum, loader_keys, make_source, open_source, sidecar_of
+from .runs import bootstrap_source, cluster_bootstrap, cluster_rank, compute, is_store, rank_input, rank_scores, rank_source
+from .source import LOADER_KEYS, Source, input_checksum, loader_keys, make_source, open_input, open_source, sidecar_of
 
 __all__ = [
-    "IN_MEMORY_BYTES", "LOADER_KEYS", "Source", "loader_keys", "TaskFailed", "bootstrap_source", "cached_sources", "check_address",
-    "clear_cache", "cluster_bootstrap", "cluster_rank", "connect", "embedded_client", "input_checksum", "load_source",
-    "make_source", "open_source", "rank_scores", "rank_source", "run_task", "sidecar_of", "single_threaded", "task_result",
+    "IN_MEMORY_BYTES", "LOADER_KEYS", "Source", "loader_keys", "TaskFailed", "bootstrap_source", "cached_sources",
+    "check_address", "clear_cache", "cluster_bootstrap", "cluster_rank", "compute", "connect", "embedded_client",
+    "input_checksum", "is_store", "load_source", "make_source", "open_input", "open_source", "rank_input", "rank_scores",
+    "rank_source", "run_task", "sidecar_of", "single_threaded", "task_result",
 ]

@@ -3,12 +3,16 @@
 ``votebench rank`` / ``bootstrap`` with ``--scheduler`` on a table send the
 :class:`~engine.distributed.source.Source` to the workers (:func:`cluster_rank`,
 :func:`cluster_bootstrap`); the sweep's kinds use the same task functions
-(:func:`rank_source`, :func:`bootstrap_source`).
+(:func:`rank_source`, :func:`bootstrap_source`).  :func:`rank_input` ranks an
+input wherever it is best read: on a worker (a table, with a client), or here
+(a store is opened lazily and its chunks computed on the cluster or by local threads).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,9 +21,10 @@ import xarray as xr
 from ..dims import REPLICATE, SYSTEM
 from .cache import load_source
 from .client import run_task, task_result
-from .source import Source
+from .source import Source, make_source, open_input
 
-__all__ = ["bootstrap_source", "cluster_bootstrap", "cluster_rank", "rank_scores", "rank_source"]
+__all__ = ["bootstrap_source", "cluster_bootstrap", "cluster_rank", "compute", "is_store", "rank_input", "rank_scores",
+           "rank_source"]
 
 
 def rank_scores(scores: xr.DataArray, opts: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
@@ -85,3 +90,47 @@ def cluster_bootstrap(client: Any, source: Source, *, over: str, replicates: int
                     coords={SYSTEM: np.array(systems, dtype=object), REPLICATE: np.arange(replicates)})
     ds.attrs = {"rule": attrs["rule"], "over": over, "replicates": replicates, "seed": seed}
     return ds
+
+
+def is_store(path: str | os.PathLike[str]) -> bool:
+    """A zarr store (a local folder or a URL): opened lazily, its chunks read by whoever computes."""
+    from ..canonical import is_url
+
+    return is_url(path) or Path(path).is_dir()
+
+
+def compute(ds: xr.Dataset, client: Any | None = None) -> xr.Dataset:
+    """``ds`` computed: on ``client``'s cluster (its workers read the store's chunks), else with local threads."""
+    if all(isinstance(v.data, np.ndarray) for v in ds.data_vars.values()):
+        return ds
+    if client is not None:
+        return ds.compute(scheduler=client)
+    import dask
+
+    with dask.config.set(scheduler="threads"):
+        return ds.compute()
+
+
+def rank_input(path: str | os.PathLike[str], *, client: Any | None = None, meta: str | os.PathLike[str] | None = None,
+               lower_is_better: Sequence[str] = (), loader: Mapping[str, Any] | None = None,
+               **options: Any) -> tuple[xr.Dataset, xr.DataArray | None]:
+    """:func:`engine.rank` of the input at ``path``, computed where it is best read.
+
+    With a ``client`` a table is read and ranked by one of its workers (:func:`cluster_rank`: only the
+    ranking comes back); otherwise the input is opened here (:func:`~engine.distributed.source.open_input`;
+    a store lazily, its chunks computed on the cluster or by local threads).
+
+    Returns
+    -------
+    ranking : xarray.Dataset
+        Computed ``score`` and ``rank`` per system (attrs ``rule``, ``level``, ``missing``).
+    scores : xarray.DataArray or None
+        The scores when this process read them (for the notes on what was assumed or left out), else ``None``.
+    """
+    if client is not None and not is_store(path):
+        src = make_source(path, meta=meta, lower_is_better=lower_is_better, loader=loader)
+        return cluster_rank(client, src, **options), None
+    from ..core import rank
+
+    scores = open_input(path, meta=meta, lower_is_better=lower_is_better, loader=loader)
+    return compute(rank(scores, **options), client), scores

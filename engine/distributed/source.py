@@ -16,13 +16,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import xarray as xr
 
 from ..errors import VotebenchError
 from ..io import is_url
 
-__all__ = ["LOADER_KEYS", "loader_keys", "Source", "input_checksum", "make_source", "open_source", "sidecar_of"]
+__all__ = ["LOADER_KEYS", "loader_keys", "Source", "input_checksum", "make_source", "open_input", "open_source", "sidecar_of"]
 
 #: options of :func:`engine.open_scores` for evaluation outputs (lm-evaluation-harness, HELM, JSONL)
 def loader_keys() -> tuple[str, ...]:
@@ -149,7 +148,8 @@ def sidecar_of(src: Source) -> str | None:
 
 def open_source(src: Source) -> xr.DataArray:
     """Open ``src`` (no cache, no checksum): :func:`engine.open_scores` for a local path, the zarr store for a URL."""
-    from ..io import apply_sidecar, open_scores, read_sidecar
+    from ..canonical import apply_sidecar, read_sidecar, with_lower_is_better
+    from ..readers import open_scores
 
     if is_url(src.path):
         from ..store import open_store
@@ -160,11 +160,21 @@ def open_source(src: Source) -> xr.DataArray:
         scores.attrs["source_file"] = src.path
     else:
         scores = open_scores(src.path, meta=src.meta, **src.loader_options())
-    if src.lower_is_better:
-        tasks = [str(t) for t in scores["task"].values]
-        unknown = [t for t in src.lower_is_better if t not in tasks]
-        if unknown:
-            raise VotebenchError(f"--lower-is-better names unknown task(s): {', '.join(unknown)}")
-        hib = np.array([t not in src.lower_is_better for t in tasks]) & np.asarray(scores["higher_is_better"].values, dtype=bool)
-        scores = scores.assign_coords(higher_is_better=("task", hib))
-    return scores
+    return with_lower_is_better(scores, src.lower_is_better)
+
+
+def open_input(path: str | os.PathLike[str], *, meta: str | os.PathLike[str] | None = None,
+               lower_is_better: Sequence[str] = (), loader: Mapping[str, Any] | None = None) -> xr.DataArray:
+    """The scores of an input read in this process, as a worker reads its :class:`Source`.
+
+    A local path is opened as given (so that messages and ``source_file`` name it as the user wrote it);
+    a URL (a zarr store) through :func:`make_source` and :func:`open_source`.  ``loader``: the
+    :func:`engine.open_scores` options (``None`` values are dropped).
+    """
+    if is_url(path):
+        return open_source(make_source(path, meta=meta, lower_is_better=lower_is_better, loader=loader))
+    from ..canonical import with_lower_is_better
+    from ..readers import open_scores
+
+    opts = {k: v for k, v in (loader or {}).items() if v is not None}
+    return with_lower_is_better(open_scores(path, meta=meta, **opts), lower_is_better)

@@ -931,7 +931,7 @@ def _newton_davidson(W: np.ndarray, T: np.ndarray, lam: np.ndarray, *, tol: floa
 
 
 # --------------------------------------------------------------------------------------------- Elo, win rate
-def elo(a, b, outcome, *, n_models: int | None = None, k: float = 4.0, initial: float = ELO_INITIAL,
+def elo(a, b, outcome, *, n_models: int | None = None, k: float = 4.0, initial: float | np.ndarray = ELO_INITIAL,
         scale: float = ELO_SCALE, base: float = ELO_BASE, weights=None) -> np.ndarray:
     """Online Elo ratings from battle records, **in the order given** (the result depends on it).
 
@@ -939,7 +939,8 @@ def elo(a, b, outcome, *, n_models: int | None = None, k: float = 4.0, initial: 
     and ``R_b -= k w (S_a - E_a)`` with ``S_a`` = 1, 0 or 0.5 (tie) and ``w`` the battle's weight (1 by
     default).  FastChat's ``compute_online_elo`` with its defaults (``k = 4``, scale 400, base 10, initial
     1000).  Reordering the battles changes the ratings: use :func:`bradley_terry` for an order-free
-    estimate.  Models without a battle keep ``initial``.
+    estimate.  Models without a battle keep ``initial`` (a number, or one rating per model: the ratings
+    of an earlier call, to continue over the next records).
 
     Returns
     -------
@@ -964,7 +965,7 @@ def elo(a, b, outcome, *, n_models: int | None = None, k: float = 4.0, initial: 
     if kw.shape != a.shape:
         raise ValueError(f"expected {a.size} battle weights, got shape {kw.shape}")
     score_a = np.array([1.0, 0.0, 0.5])[o]
-    R = [float(initial)] * S
+    R = np.broadcast_to(np.asarray(initial, dtype=np.float64), (S,)).tolist()  # a rating per model: resume a run
     lb = math.log(float(base)) / float(scale)
     for ai, bi, sa, kk in zip(a.tolist(), b.tolist(), score_a.tolist(), kw.tolist()):
         ea = 1.0 / (1.0 + math.exp((R[bi] - R[ai]) * lb))

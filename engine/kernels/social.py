@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 _PAIR_BLOCK = 1 << 22  # cells of the (tasks x S x S) comparison processed at once
+_FEW_ROWS = 2  # up to this many weight rows, pairwise sums are counted task by task (no matrix product)
 
 
 def task_pair_sums(
@@ -94,8 +95,11 @@ def task_pair_sums(
     r = rational_weights(W2)
     K, L = (W2, 1) if r is None else r
     total = float(np.abs(K).sum(axis=-1).max(initial=0.0))
-    out = {k: np.zeros((W2.shape[0], n_s * n_s)) for k in kinds}
     present = ~np.isnan(X)
+    if r is not None and W2.shape[0] <= _FEW_ROWS and total < 2**62 and set(kinds) <= {"wins", "pairs"}:
+        out = {k: _pair_counts(X, present, K, k, total) for k in kinds}
+        return _scaled_sums(out, W.shape[:-1], n_s, L, unscaled)
+    out = {k: np.zeros((W2.shape[0], n_s * n_s)) for k in kinds}
     step = max(1, _PAIR_BLOCK // max(1, n_s * n_s))
     for t0 in range(0, n_t, step):
         xb = X[t0 : t0 + step]
@@ -119,13 +123,50 @@ def task_pair_sums(
                 out[k] += kb.astype(np.float32) @ g2.astype(np.float32)
             else:
                 out[k] += kb @ g2.astype(np.float64)
-    sums = {k: v.reshape(*W.shape[:-1], n_s, n_s) for k, v in out.items()}
-    if L != 1:  # whole-number sums in units of 1 / L (the real-valued reldiff is in true units already)
+    return _scaled_sums(out, W.shape[:-1], n_s, L, unscaled)
+
+
+def _scaled_sums(out: dict[str, np.ndarray], lead: tuple[int, ...], n_s: int, L: int, unscaled: bool) -> Any:
+    """The result of :func:`task_pair_sums` from flat sums (B, S*S): whole-number sums in units of ``1 / L``
+    divided by ``L`` (or returned with ``L`` when ``unscaled``); the real-valued reldiff is in true units."""
+    sums = {k: v.reshape(*lead, n_s, n_s) for k, v in out.items()}
+    if L != 1:
         if unscaled:
             sums = {k: (v * L if k == "reldiff" else v) for k, v in sums.items()}
         else:
             sums = {k: (v if k == "reldiff" else v / L) for k, v in sums.items()}
     return (sums, L) if unscaled else sums
+
+
+def _pair_counts(X: np.ndarray, present: np.ndarray, K: np.ndarray, kind: str, total: float) -> np.ndarray:
+    """Whole-number pairwise sums (B, S*S) for a few weight rows ``K`` (B, T), one task at a time.
+
+    One (S, S) comparison per task, added into an integer accumulator as narrow as the total weight
+    allows: exact, and for one or two weight rows several times faster than building the (T, S*S)
+    indicator for a matrix product.
+    """
+    n_s = X.shape[1]
+    dtype = np.int16 if total < 2**15 else np.int32 if total < 2**31 else np.int64
+    out = np.zeros((K.shape[0], n_s * n_s))
+    g = np.empty((n_s, n_s), dtype=bool)
+    for b, kb in enumerate(K):
+        if kind == "pairs" and present.all():
+            out[b] = kb.sum()
+            continue
+        acc = np.zeros((n_s, n_s), dtype=dtype)
+        for x, p, k in zip(X, present, kb.astype(np.int64)):
+            if k == 0:
+                continue
+            if kind == "wins":
+                np.greater(x[:, None], x[None, :], out=g)
+            else:
+                np.logical_and(p[:, None], p[None, :], out=g)
+            if k == 1:
+                acc += g
+            else:
+                np.add(acc, k, out=acc, where=g)
+        out[b] = acc.reshape(-1)
+    return out
 
 
 def _exact_or_ordered(W: np.ndarray, G: np.ndarray) -> np.ndarray:
@@ -252,9 +293,10 @@ def scoring_points(X: np.ndarray, vector: Callable[[int], np.ndarray]) -> np.nda
     first, last = tie_groups(s)
     present = ~np.isnan(s)
     n = present.sum(axis=-1, keepdims=True)
-    # cumulative sums of the scoring vector for every possible n: C[n, k] = sum_{i<k} c_n[i]
+    # cumulative sums of the scoring vector for every number n of present systems that occurs:
+    # C[n, k] = sum_{i<k} c_n[i]
     C = np.zeros((n_s + 1, n_s + 1))
-    for m in range(1, n_s + 1):
+    for m in np.unique(n[n > 0]).tolist():
         c = np.asarray(vector(m), dtype=np.float64)
         if c.shape != (m,):
             raise ValueError(f"scoring vector for {m} systems must have {m} entries, got shape {c.shape}")

@@ -12,6 +12,8 @@ name     recognises                                              options
 zarr     a folder with ``zarr.json`` (:func:`engine.to_zarr`)
 lm-eval  a folder of lm-evaluation-harness ``samples_*.jsonl``   ``metric``, ``filter``
 helm     a folder of HELM ``per_instance_stats.json``            ``metric``, ``split``, ``perturbation``
+battles  a CSV / JSONL / Parquet file with columns ``model_a``,
+         ``model_b``, ``winner`` (another input kind: no scores)
 jsonl    ``.jsonl``, ``.jsonl.gz``
 parquet  ``.parquet``, ``.pq``
 csv      ``.csv``, ``.csv.gz``, ``.tsv``, ``.tsv.gz``, ``.txt``
@@ -34,6 +36,7 @@ Adding a reader is one line, e.g. for a made-up ``.scores.txt`` format read by
 
 from __future__ import annotations
 
+from .battles import BATTLES, BattleInput, is_battles_file, iter_battle_chunks, open_battles
 from .common import parse_task_option
 from .helm import HELM
 from .jsonl import JSONL
@@ -54,13 +57,15 @@ from .registry import (
 from .tables import CSV, LONG, PARQUET, WIDE
 from .zarr_store import ZARR
 
-__all__ = ["READERS", "Reader", "by_suffix", "check_options", "default_sidecar", "get_reader", "guess_reader", "loader_keys",
+__all__ = ["READERS", "BattleInput", "Reader", "is_battles_file", "iter_battle_chunks", "open_battles",
+           "by_suffix", "check_options", "default_sidecar", "get_reader", "guess_reader", "loader_keys",
            "open_scores", "parse_task_option", "reader_names", "reader_options", "register_reader"]
 
 # the built-in readers, in the order open_scores tries them (a new one: its module here, and one line)
 register_reader(ZARR)
 register_reader(LM_EVAL)
 register_reader(HELM)
+register_reader(BATTLES)
 register_reader(JSONL)
 register_reader(PARQUET)
 register_reader(CSV)

@@ -13,7 +13,11 @@ from ..canonical import apply_sidecar, read_sidecar, sidecar_path, validate_scor
 from ..errors import VotebenchError
 from .registry import READERS, Reader, check_options, get_reader, guess_reader
 
-__all__ = ["default_sidecar", "open_scores"]
+__all__ = ["KIND_HINTS", "default_sidecar", "open_scores"]
+
+#: what to do instead with an input of another kind than scores (said when :func:`open_scores` refuses it)
+KIND_HINTS = {"battles": "rank it with a rule on battles (bradley_terry, elo, win_rate): engine.rank_battles, "
+              "`votebench rank FILE --rule bradley_terry`"}
 
 
 def default_sidecar(path: str | os.PathLike[str]) -> Path | None:
@@ -100,6 +104,9 @@ def open_scores(
     if not p.exists():
         raise VotebenchError(f"{p}: no such file or directory")
     reader = get_reader(format) if format is not None else guess_reader(p)
+    if reader.kind != "scores":
+        raise VotebenchError(f"{p}: a {reader.description or reader.name}, not a score table"
+                             + (f"; {KIND_HINTS[reader.kind]}" if reader.kind in KIND_HINTS else ""))
     scores = reader.open(p, **check_options(reader, options, str(p)))
     if not isinstance(scores, xr.DataArray):
         raise VotebenchError(f"{p}: reader {reader.name!r} returned {type(scores).__name__}, not an xarray.DataArray")

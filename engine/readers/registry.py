@@ -53,6 +53,10 @@ class Reader:
         Tasks a sidecar does not name keep the direction and group the reader gave
         (evaluation outputs know their metrics' directions); otherwise they become
         higher-is-better, each its own group.
+    kind : str
+        What ``open`` returns: ``"scores"`` (a score tensor; the default) or another input kind, such as
+        ``"battles"`` (:class:`engine.readers.battles.BattleInput`), which :func:`engine.open_scores`
+        refuses (naming the kind) and the commands of that kind read.
     """
 
     name: str
@@ -62,6 +66,7 @@ class Reader:
     description: str = ""
     carries_metadata: bool = False
     keeps_own_directions: bool = False
+    kind: str = "scores"
 
 
 #: name -> reader, in the order :func:`guess_reader` tries them

@@ -93,16 +93,18 @@ The package: :mod:`engine.sweep.config` (reading and validating a sweep
 file), :mod:`engine.sweep.kinds` (the perturbation kinds, one module each,
 registered in :data:`KINDS` with :func:`register_kind`),
 :mod:`engine.sweep.runner` (planning the blocks and running them),
-:mod:`engine.sweep.results` (the results store) and :mod:`engine.sweep.live`
-(the base of the kinds' live dashboard states).  Inputs, checksums, the
+:mod:`engine.sweep.results` (the results store), :mod:`engine.sweep.live`
+(the base of the kinds' live dashboard states) and :mod:`engine.sweep.oneoff`
+(one bootstrap of one input, here, on a cluster or into a store: ``votebench bootstrap``).  Inputs, checksums, the
 client connection and one-off cluster runs are :mod:`engine.distributed`'s,
 re-exported here.
 """
 
 from typing import Any
 
-from .config import SYNTHETIC_GROUP, SYNTHETIC_KINDS, SweepConfig, check_weights, load_config, parse_config
+from .config import SYNTHETIC_GROUP, SYNTHETIC_KINDS, SweepConfig, check_weights, direction_notes, load_config, parse_config
 from .kinds import KINDS, Block, Kind, PlanContext, SpecCheck, aggregate_options, get_kind, register_kind
+from .oneoff import bootstrap_input, check_bootstrap_memory
 from .results import open_results, resolve_store
 from .runner import check_memory, plan_sweep, run_sweep
 
@@ -114,7 +116,8 @@ _FORWARDED = ("IN_MEMORY_BYTES", "LOADER_KEYS", "Source", "cached_sources", "che
 
 __all__ = [
     "Block", "KINDS", "Kind", "PlanContext", "SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "SpecCheck", "SweepConfig",
-    "aggregate_options", "check_memory", "check_weights", "get_kind", "is_url", "load_config", "open_results",
+    "aggregate_options", "bootstrap_input", "check_bootstrap_memory", "check_memory", "check_weights", "direction_notes",
+    "get_kind", "is_url", "load_config", "open_results",
     "parse_config", "plan_sweep", "register_kind", "resolve_store", "run_sweep", *_FORWARDED,
 ]
 

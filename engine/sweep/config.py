@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ from ..distributed import loader_keys
 from ..errors import VotebenchError
 from .kinds import KINDS, SpecCheck
 
-__all__ = ["SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "SweepConfig", "check_weights", "load_config", "parse_config"]
+__all__ = ["SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "SweepConfig", "check_weights", "direction_notes", "load_config", "parse_config"]
 
 _TOP_KEYS = ("seed", "store", "input", "inputs", "rules", "perturbations")
 _INPUT_KEYS = {"name", "path", "meta", "level", "missing", "weights", "groups", "within", "across", "lower_is_better"}
@@ -63,12 +63,14 @@ def _read(path: Path) -> Any:
         raise VotebenchError(f"{path}: malformed TOML ({exc})") from None
 
 
-def load_config(path: str | os.PathLike[str], *, store: str | None = None) -> SweepConfig:
+def load_config(path: str | os.PathLike[str], *, store: str | None = None, lower_is_better: Sequence[str] = ()) -> SweepConfig:
     """Read a TOML (``.toml``) or YAML (``.yaml``/``.yml``) sweep file.
 
     A relative input path is looked up from the working directory first, then
     from the sweep file's folder; a relative store path is relative to the
-    working directory.
+    working directory.  ``store`` replaces the file's store; ``lower_is_better``
+    (``votebench sweep --lower-is-better``) is set on every input that does not
+    give its own (it becomes part of the store's provenance, the config).
     """
     p = Path(path)
     raw = _read(p)
@@ -76,7 +78,53 @@ def load_config(path: str | os.PathLike[str], *, store: str | None = None) -> Sw
         raise VotebenchError(f"{path}: a sweep file must be a table/mapping")
     if store is not None:
         raw = {**raw, "store": store}
+    if lower_is_better:
+        raw = _with_lower_is_better(raw, [str(t) for t in lower_is_better])
     return parse_config(raw, where=str(path), base=p.parent)
+
+
+def _with_lower_is_better(raw: Mapping[str, Any], lower: list[str]) -> dict[str, Any]:
+    """The declaration with ``lower_is_better`` set on every input that does not say it itself."""
+    out = dict(raw)
+    key = "inputs" if "inputs" in out else "input"
+    items: Any = out.get(key)
+    many = isinstance(items, list)
+    specs: list[dict[str, Any]] = [{"path": it} if isinstance(it, str) else dict(it)
+                                   for it in (items if many else [items] if items else [])]
+    for spec in specs:
+        spec.setdefault("lower_is_better", lower)
+    if specs:
+        out[key] = specs if many else specs[0]
+    return out
+
+
+def direction_notes(cfg: SweepConfig, limit: int = 50 << 20) -> list[str]:
+    """The direction note (:func:`engine.canonical.directions_note`) of every local table input of a sweep.
+
+    An input is read here only when it is a file under ``limit`` bytes; one that cannot be read is
+    left to the sweep, which names the problem.
+    """
+    from ..canonical import directions_note, is_url
+    from ..distributed import make_source
+    from ..readers import open_scores
+
+    notes = []
+    for inp in cfg.inputs:
+        if is_url(inp["path"]):
+            continue
+        src = make_source(inp["path"], base=cfg.base, meta=inp.get("meta"))
+        p = Path(src.path)
+        if not p.is_file() or p.stat().st_size > limit:
+            continue
+        try:
+            scores = open_scores(p, meta=src.meta, **{k: inp[k] for k in loader_keys() if inp.get(k)})
+        except VotebenchError:
+            continue
+        text = directions_note(p, [str(t) for t in scores["task"].values], meta=src.meta,
+                               lower_is_better=inp.get("lower_is_better", ()))
+        if text:
+            notes.append(f"input {inp['name']}: {text}")
+    return notes
 
 
 def _kind_of(item: Any) -> Any:

@@ -1,7 +1,7 @@
 """The live state of one results-store group: the base of the kinds' dashboard states, and JSON-safe numbers.
 
 A kind's :attr:`~engine.sweep.kinds.Kind.dashboard` hook returns a
-:class:`GroupState`; :class:`engine.dashboard.LiveStore` sets its
+:class:`GroupState`; :class:`engine.app.dashboard.LiveStore` sets its
 :attr:`~GroupState.files` (the chunk files of its ``done`` flags, from a
 directory listing), calls :meth:`~GroupState.poll` while blocks remain and
 puts :meth:`~GroupState.to_json` in the page's snapshot.

@@ -13,7 +13,7 @@ import os
 import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import xarray as xr
@@ -195,6 +195,14 @@ def write_block(root: Any, blk: Block, values: np.ndarray, kind: Kind) -> None:
         write_block_summary(grp, blk.done_index, values, kind.summary)
     done = grp["done"]
     done[blk.done_index] = True
+
+
+@overload
+def open_results(store: str | os.PathLike[str], group: str) -> xr.Dataset: ...
+
+
+@overload
+def open_results(store: str | os.PathLike[str], group: None = None) -> dict[str, xr.Dataset]: ...
 
 
 def open_results(store: str | os.PathLike[str], group: str | None = None) -> xr.Dataset | dict[str, xr.Dataset]:

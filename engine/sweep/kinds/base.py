@@ -185,7 +185,7 @@ class Kind:
         :class:`engine.sweep.live.GroupState` whose ``to_json()`` is the group in the page's snapshot.
     report : callable, optional
         ``report(section, group_name, ds) -> (title, html)``: the group's section of ``votebench report``
-        (``section``: :class:`engine.report.StoreSection`).
+        (``section``: :class:`engine.app.report.StoreSection`).
     """
 
     name: str

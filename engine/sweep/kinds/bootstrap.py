@@ -344,7 +344,7 @@ class BootstrapState(GroupState):
 
 def report(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     """Rank intervals and stability of the stored replicates (the rules of the report, done blocks only)."""
-    from ...report import bootstrap_store_section
+    from ...app.report import bootstrap_store_section
 
     return bootstrap_store_section(section, gname, ds)
 

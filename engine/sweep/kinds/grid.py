@@ -104,8 +104,8 @@ def _point_labels(ds: xr.Dataset, done: np.ndarray) -> list[str]:
 
 def report(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     """A heat map and a table of the ranks at every done grid point (the top systems in the figure)."""
-    from ... import plots
-    from ...report import select_systems
+    from ...app import plots
+    from ...app.report import select_systems
 
     ds = ds.compute()
     done = np.asarray(ds["done"].values, dtype=bool)

@@ -114,7 +114,7 @@ class SubsetsState(GroupState):
 
 def report(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     """The subset curves of the report's rules (mean and std tau per subset size)."""
-    from ...report import subset_curves
+    from ...app.report import subset_curves
 
     sub = ds.sel({RULE: section.labels}).compute()
     title = f"Task-subset robustness ({gname}, {int(ds.attrs.get('repeats', ds.sizes['replicate']))} subsets per size)"

@@ -14,7 +14,8 @@ select the systems to show (``top-k``) and say so in the title.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -22,7 +23,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 
-from .dims import SYSTEM
+from ..dims import SYSTEM
 
 __all__ = [
     "LABEL_CHARS",
@@ -63,12 +64,12 @@ def _figure(width: float, height: float, *, constrained: bool = True) -> Figure:
     return fig
 
 
-def _text_color(rgba: Sequence[float]) -> str:
+def _text_color(rgba: Sequence[float] | np.ndarray) -> str:
     r, g, b = rgba[:3]
     return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
 
 
-def _labels(names: Sequence[object]) -> list[str]:
+def _labels(names: Iterable[object]) -> list[str]:
     return [short_label(n) for n in names]
 
 
@@ -130,7 +131,7 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "") -
                 continue
             d = int(round(delta[i, j])) if np.isfinite(delta[i, j]) else 0
             txt = f"{R[i, j]:g}" if j == rules.index(baseline) or d == 0 else f"{R[i, j]:g} {_UP if d > 0 else _DOWN}{abs(d)}"
-            shade = im.cmap(im.norm(float(np.clip(delta[i, j], -lim, lim))))
+            shade = im.cmap(float(np.asarray(im.norm(np.asarray(np.clip(delta[i, j], -lim, lim))))))
             ax.text(j, i, txt, ha="center", va="center", fontsize=font, color=_text_color(shade))
     ax.set_xticks(range(m), [short_label(r, 18) + (" (baseline)" if r == baseline else "") for r in rules],
                   rotation=40, ha="left", rotation_mode="anchor", fontsize=_FONT)
@@ -340,6 +341,30 @@ def _cd_groups(avg: np.ndarray, cd: float) -> list[tuple[int, int]]:
     return out
 
 
+def _draw_rank_axis(ax: Any, lo: float, hi: float, cd: float | None) -> None:
+    """The rank axis of a critical-difference diagram at y = 0 (ticks, numbers) and the CD bar above it."""
+    ax.plot([lo, hi], [0, 0], color="black", linewidth=1.0)
+    span = hi - lo
+    tick_step = 1 if span <= 20 else 2 if span <= 40 else 5 if span <= 100 else 10
+    for t in np.arange(np.ceil(lo), np.floor(hi) + 1):
+        major = (t - np.ceil(lo)) % tick_step == 0 or t in (lo, hi)
+        ax.plot([t, t], [0, 0.08 if major else 0.04], color="black", linewidth=0.8)
+        if major:
+            ax.text(t, 0.12, f"{t:g}", ha="center", va="bottom", fontsize=7.5)
+    # CD bar from the left end of the axis
+    if cd is not None and np.isfinite(cd):
+        end = min(lo + cd, hi)
+        ax.plot([lo, end], [0.55, 0.55], color="black", linewidth=1.2)
+        ax.plot([lo, lo], [0.5, 0.6], color="black", linewidth=1.2)
+        if lo + cd <= hi:
+            ax.plot([end, end], [0.5, 0.6], color="black", linewidth=1.2)
+            ax.text((lo + end) / 2, 0.63, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8)
+        else:  # wider than the axis shown: every system shown is in one group
+            ax.plot([end], [0.55], marker=">", color="black", markersize=5)
+            ax.text((lo + end) / 2, 0.63, f"CD = {cd:.2f} (wider than the rank range shown)", ha="center", va="bottom",
+                    fontsize=8)
+
+
 def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object], *, cd: float | None, title: str = "",
                                axis_range: tuple[float, float] | None = None,
                                cliques: Sequence[Sequence[int]] | None = None) -> Figure:
@@ -395,26 +420,7 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
     unit = (hi - lo) / axis_in  # rank units per inch
     ax.set_xlim(lo - label_in * unit, hi + label_in * unit)
     ax.set_ylim(-height + top_in, top_in)  # y in inches: axis line at 0, labels below, title above
-    ax.plot([lo, hi], [0, 0], color="black", linewidth=1.0)
-    span = hi - lo
-    tick_step = 1 if span <= 20 else 2 if span <= 40 else 5 if span <= 100 else 10
-    for t in np.arange(np.ceil(lo), np.floor(hi) + 1):
-        major = (t - np.ceil(lo)) % tick_step == 0 or t in (lo, hi)
-        ax.plot([t, t], [0, 0.08 if major else 0.04], color="black", linewidth=0.8)
-        if major:
-            ax.text(t, 0.12, f"{t:g}", ha="center", va="bottom", fontsize=7.5)
-    # CD bar from the left end of the axis
-    if cd is not None and np.isfinite(cd):
-        end = min(lo + cd, hi)
-        ax.plot([lo, end], [0.55, 0.55], color="black", linewidth=1.2)
-        ax.plot([lo, lo], [0.5, 0.6], color="black", linewidth=1.2)
-        if lo + cd <= hi:
-            ax.plot([end, end], [0.5, 0.6], color="black", linewidth=1.2)
-            ax.text((lo + end) / 2, 0.63, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=8)
-        else:  # wider than the axis shown: every system shown is in one group
-            ax.plot([end], [0.55], marker=">", color="black", markersize=5)
-            ax.text((lo + end) / 2, 0.63, f"CD = {cd:.2f} (wider than the rank range shown)", ha="center", va="bottom",
-                    fontsize=8)
+    _draw_rank_axis(ax, lo, hi, cd)
     ax.text((lo + hi) / 2, top_in - 0.08, title, ha="center", va="top", fontsize=9.5)
     # groups of systems not significantly different
     for g, (i, j) in enumerate(groups):

@@ -432,23 +432,29 @@
     return el("div", {class: "row"}, el("h2", {}, g.name), el("span", {class: "sub"}, what),
       el("div", {class: "bar small"}, width(el("div"), pct(g.blocks_done, g.blocks_total))), el("span", {class: "sub"}, done));
   }
-  function subsetsCard(g) {
-    const c = el("section", {class: "card", "data-group": g.name});
-    c.append(head(g, `task subsets · ${g.repeats} repeats per size`, `${g.blocks_done} / ${g.blocks_total} blocks`));
+  // a table of coloured cells: corner and column headers, then one row per [label, [[value, shade, title], ...]]
+  function heatTable(corner, columns, rows) {
     const t = el("table", {class: "m"});
-    const h = el("tr", {}, el("th", {}, "rule \\ tasks in the subset"));
-    g.sizes.forEach(s => h.append(el("th", {}, s)));
+    const h = el("tr", {}, el("th", {}, corner));
+    columns.forEach(s => h.append(el("th", {}, s)));
     t.append(h);
-    g.rules.forEach(r => {
-      const tr = el("tr", {}, el("th", {}, r.rule));
-      r.mean_tau.forEach((v, i) => {
+    rows.forEach(([label, cells]) => {
+      const tr = el("tr", {}, el("th", {}, label));
+      cells.forEach(([v, shade, title]) => {
         const td = el("td", {}, fmt(v));
-        td.style.background = tauColor(v);
-        td.title = `${r.repeats_done[i]} repeats; std ${fmt(r.std_tau[i])}`;
+        td.style.background = tauColor(shade);
+        td.title = title;
         tr.append(td);
       });
       t.append(tr);
     });
+    return t;
+  }
+  function subsetsCard(g) {
+    const c = el("section", {class: "card", "data-group": g.name});
+    c.append(head(g, `task subsets · ${g.repeats} repeats per size`, `${g.blocks_done} / ${g.blocks_total} blocks`));
+    const t = heatTable("rule \\ tasks in the subset", g.sizes, g.rules.map(r => [r.rule, r.mean_tau.map((v, i) =>
+      [v, v, `${r.repeats_done[i]} repeats; std ${fmt(r.std_tau[i])}`])]));
     c.append(el("div", {class: "explain"}, "mean Kendall τ-b between the ranking on a random subset of the tasks and the ranking on all of them (1 = same order)"), t);
     return c;
   }
@@ -456,20 +462,8 @@
     const c = el("section", {class: "card", "data-group": g.name});
     const what = g.kind === "manipulation" ? "corrupted tasks" : "rescaling factor";
     c.append(head(g, `synthetic ${g.kind} (Colombo et al. 2022) · ${g.repeats} replicates`, `${g.blocks_done} / ${g.blocks_total} blocks`));
-    const t = el("table", {class: "m"});
-    const h = el("tr", {}, el("th", {}, `rule · φ \\ ${what}`));
-    g.values.forEach(v => h.append(el("th", {}, v)));
-    t.append(h);
-    g.rows.forEach(r => {
-      const tr = el("tr", {}, el("th", {}, `${r.rule} · ${r.phi}`));
-      r.mean_error.forEach(v => {
-        const td = el("td", {}, fmt(v));
-        td.style.background = tauColor(v === null ? null : 1 - 2 * v);
-        td.title = `${r.repeats_done} replicates`;
-        tr.append(td);
-      });
-      t.append(tr);
-    });
+    const t = heatTable(`rule · φ \\ ${what}`, g.values, g.rows.map(r => [`${r.rule} · ${r.phi}`, r.mean_error.map(v =>
+      [v, v === null ? null : 1 - 2 * v, `${r.repeats_done} replicates`])]));
     c.append(el("div", {class: "explain"}, "mean normalized Kendall distance between the aggregated ranking and the ground truth (0 = perfect)"), t);
     return c;
   }
@@ -488,6 +482,14 @@
              el("div", {class: "explain"}, `this page has no view of kind ${g.kind}; its numbers are in the snapshot (api/snapshot)`));
     return c;
   }
+  // the panel of each perturbation kind: a function from the group's state (its kind's GroupState.to_json) to a card;
+  // a kind without an entry gets otherCard (its progress).  A new panel is one such function and one entry here.
+  const CARDS = {
+    subsets: subsetsCard,
+    grid: gridCard,
+    manipulation: curveCard,
+    rescaling: curveCard,
+  };
 
   // ------------------------------------------------------------------ render
   function render(s) {
@@ -515,8 +517,7 @@
     }
     renderBump();
     const rest = [agreementCard(s)];
-    const cards = {subsets: subsetsCard, grid: gridCard, manipulation: curveCard, rescaling: curveCard};
-    s.groups.forEach(g => rest.push(g.kind === "bootstrap" ? null : (cards[g.kind] || otherCard)(g)));
+    s.groups.forEach(g => rest.push(g.kind === "bootstrap" ? null : (CARDS[g.kind] || otherCard)(g)));
     $("rest").replaceChildren(...rest.filter(Boolean));
   }
 

@@ -4,7 +4,7 @@
 small tornado app with these routes, all ``GET`` (any other method gets ``405``):
 
 ``/``, ``/dashboard.js``, ``/dashboard.css``
-    the page, shipped as package data (``engine/web/``); no network access
+    the page, shipped as package data (``engine/app/web/``); no network access
     beyond this server.
 ``/api/snapshot``
     the current state of the store as JSON (:func:`snapshot`), gzip-compressed
@@ -56,10 +56,11 @@ from typing import Any
 
 import numpy as np
 
-from .errors import VotebenchError
+from ..errors import VotebenchError
 
 __all__ = ["LiveStore", "snapshot", "make_app", "serve", "start_in_background", "BackgroundDashboard",
-           "dask_dashboard_link", "register", "STABILITY_REPLICATES", "Limits"]
+           "dask_dashboard_link", "add_server_options", "check_port", "token_option", "is_loopback",
+           "STABILITY_REPLICATES", "Limits"]
 
 log = logging.getLogger("engine")
 
@@ -145,7 +146,7 @@ def _signature(path: Path) -> tuple[Any, tuple[Any, ...], dict[str, frozenset[tu
 def _leaf_groups(root: Any) -> list[str]:
     import warnings
 
-    from .sweep.results import leaf_groups
+    from ..sweep.results import leaf_groups
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zarr warns about a chunk or metadata file being written (``.partial``)
@@ -219,7 +220,7 @@ class LiveStore:
         force : bool
             Read the flags even if the directory listing did not change.
         """
-        from .sweep.live import StoreChanged
+        from ..sweep.live import StoreChanged
 
         with self._lock:
             try:
@@ -231,8 +232,8 @@ class LiveStore:
     def _update(self, *, strict: bool, force: bool) -> bool:
         import zarr
 
-        from .sweep.kinds import get_kind
-        from .sweep.live import StoreChanged
+        from ..sweep.kinds import get_kind
+        from ..sweep.live import StoreChanged
 
         path = self.path
         if not path.exists():
@@ -258,7 +259,8 @@ class LiveStore:
                 return self._waiting("the results store is being created")
             if self.config is not None and (attrs.get("config") != self.config or (old and sig[0] != old[0])):
                 self._reset()
-            self.root, self.config, self.attrs = root, attrs.get("config"), attrs
+            config = attrs.get("config")
+            self.root, self.config, self.attrs = root, config if isinstance(config, str) else None, attrs
             self.names = _leaf_groups(root)
         changed = self.message is not None
         self.message = None
@@ -332,7 +334,7 @@ class LiveStore:
             s = entry["systems"].index(system)
         except ValueError:
             raise LookupError(f"input {input_name!r} has no system {system!r}") from None
-        from .sweep.live import json_number
+        from ..sweep.live import json_number
 
         rows = []
         for t, task in enumerate(entry["tasks"]):
@@ -345,10 +347,10 @@ class LiveStore:
                         + ("; 'assumed': no sidecar or lower_is_better gave the task's direction" if entry["assumed"] else "")}
 
     def _read_input(self, input_name: str) -> dict[str, Any]:
-        from .distributed import loader_keys, make_source, open_source
-        from .kernels.ranking import min_rank
+        from ..distributed import loader_keys, make_source, open_source
+        from ..kernels.ranking import min_rank
+        from ..sweep.config import parse_config
         from .report import find_input
-        from .sweep.config import parse_config
 
         try:
             cfg = parse_config(json.loads(self.attrs["config"]), where=str(self.path), stored=True)
@@ -373,7 +375,7 @@ class LiveStore:
                 mean = scores.mean("instance", skipna=True).transpose("system", "task").compute(scheduler="synchronous")
         except VotebenchError as exc:
             return {"error": f"per-task scores not available: {exc}"}
-        from .io import defaulted_directions
+        from ..io import defaulted_directions
 
         M = np.asarray(mean.values, dtype=np.float64)
         hib = np.asarray(scores["higher_is_better"].values, dtype=bool)
@@ -534,18 +536,23 @@ class _Hub:
 def _warm_up() -> None:
     import scipy.stats  # noqa: F401 - the agreement between rules (a second or two to import)
 
-    from . import metrics, summaries  # noqa: F401
+    from .. import metrics, summaries  # noqa: F401
 
 
 def _read_web(name: str) -> bytes:
     from importlib.resources import files
 
-    return files("engine").joinpath(_WEB, name).read_bytes()
+    return files(__package__).joinpath(_WEB, name).read_bytes()
 
 
 def _handlers() -> dict[str, type]:
     """The request handler classes (tornado imported lazily: only the server needs it)."""
-    from tornado.iostream import StreamClosedError
+    base = _base_handler()
+    return {**_page_handlers(base), **_live_handlers(base)}
+
+
+def _base_handler() -> type:
+    """The handler every route derives from: GET only, safe headers, the host and token checks, one-line errors."""
     from tornado.web import HTTPError, RequestHandler
 
     class Base(RequestHandler):
@@ -588,6 +595,13 @@ def _handlers() -> dict[str, type]:
         def hub(self) -> _Hub:
             return self.settings["hub"]
 
+    return Base
+
+
+def _page_handlers(Base: Any) -> dict[str, type]:
+    """The page, its static files and the snapshot (JSON, gzip when accepted, ETag)."""
+    from tornado.web import HTTPError
+
     class Page(Base):
         def get(self) -> None:
             if self.settings.get("token") and self.get_query_argument("token", None) is not None:
@@ -624,6 +638,14 @@ def _handlers() -> dict[str, type]:
                 self.finish(hub.gzipped)
             else:
                 self.finish(hub.body)
+
+    return {"page": Page, "static": Static, "snapshot": Snapshot}
+
+
+def _live_handlers(Base: Any) -> dict[str, type]:
+    """The per-task scores of a system and the event stream of snapshot versions."""
+    from tornado.iostream import StreamClosedError
+    from tornado.web import HTTPError
 
     class Scores(Base):
         async def get(self) -> None:
@@ -677,7 +699,7 @@ def _handlers() -> dict[str, type]:
             if not self.gone.done():
                 self.finish()
 
-    return {"page": Page, "static": Static, "snapshot": Snapshot, "stream": Stream, "scores": Scores}
+    return {"stream": Stream, "scores": Scores}
 
 
 def make_app(store: str | Path, *, dask_dashboard: str | None = None, poll: float = 0.25, heartbeat: float = 15.0,
@@ -751,7 +773,7 @@ def _capped_server(app: Any, limits: Limits) -> Any:
                   max_header_size=limits.max_header_size, max_body_size=limits.max_body_size)
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
     return host in _LOOPBACK or host.startswith("127.")
 
 
@@ -775,7 +797,7 @@ async def _run(store: str | Path, *, host: str, port: int, dask_dashboard: str |
                limits: Limits) -> None:
     from tornado.netutil import bind_sockets
 
-    loopback = _is_loopback(host)
+    loopback = is_loopback(host)
     token = _check_token(token)
     if not loopback and token is None:
         token = secrets.token_urlsafe(24)
@@ -947,22 +969,6 @@ def add_server_options(p: argparse.ArgumentParser, *, prefix: str = "") -> None:
                    "a generated one, printed in the URL, on any other address; also VOTEBENCH_TOKEN)")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``votebench serve STORE [--host] [--port] [--token] [--dask-dashboard URL]``."""
-    p = sub.add_parser(
-        "serve",
-        help="live dashboard of a sweep results store (read-only web page)",
-        description="Serve a page showing a results store as it fills: progress, a leaderboard with rank intervals "
-        "per rule, the leader and the systems tied with it per rule and perturbation, rank changes across rules, "
-        "stability and agreement between rules. Read-only; binds 127.0.0.1 unless told otherwise (then a token is "
-        "required).",
-    )
-    p.add_argument("store", metavar="STORE", help="results store written by `votebench sweep`")
-    add_server_options(p)
-    p.add_argument("--dask-dashboard", default=None, metavar="URL", help="link to a dask dashboard to show on the page")
-    p.set_defaults(func=_cmd_serve)
-
-
 def check_port(port: int) -> None:
     """``--port`` of ``votebench serve`` and ``votebench sweep --dashboard``: the socket layer would wrap 99999 to 34463."""
     if not 0 <= port <= 65535:
@@ -972,26 +978,3 @@ def check_port(port: int) -> None:
 def token_option(args: argparse.Namespace) -> str | None:
     """``--token``, else ``VOTEBENCH_TOKEN``, checked (a token on a command line shows in the process list)."""
     return _check_token(getattr(args, "token", None) or os.environ.get("VOTEBENCH_TOKEN") or None)
-
-
-def _cmd_serve(args: argparse.Namespace) -> int:
-    import sys
-
-    check_port(args.port)
-    token = token_option(args)
-    path = Path(args.store)
-    if not path.exists():
-        raise VotebenchError(f"{args.store}: no such results store")
-    snapshot(path)  # fail now, with one line, on a folder that is not a results store
-
-    def ready(url: str) -> None:
-        print(f"votebench dashboard of {path} at {url} (Ctrl-C to stop)", flush=True)
-        if not _is_loopback(args.host):
-            print("votebench: note: the dashboard is reachable beyond this machine over plain HTTP; the token in the "
-                  "URL is required on every request", file=sys.stderr, flush=True)
-
-    try:
-        serve(path, host=args.host, port=args.port, dask_dashboard=args.dask_dashboard, token=token, on_ready=ready)
-    except KeyboardInterrupt:
-        print("votebench: dashboard stopped", file=sys.stderr)
-    return 0

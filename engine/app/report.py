@@ -34,9 +34,10 @@ always hold every system.  The report is written into a temporary folder that
 is renamed into place, so an error leaves nothing half-written; an existing
 ``out_dir`` is replaced only when it is empty or an earlier report.
 
-The statistics are pure functions: :func:`friedman_test`, :func:`nemenyi_q`,
-:func:`nemenyi_cd`, :func:`promethee_flows`, :func:`rank_changes`,
-:func:`select_systems`.
+The statistics come from the engine (:mod:`engine.significance`: Friedman, Nemenyi,
+Wilcoxon-Holm; :mod:`engine.comparison`: rank changes, PROMETHEE flows, rule flags,
+bootstrap intervals); this module only lays them out.  :func:`select_systems`
+chooses the systems a figure shows.
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ import math
 import os
 import re
 import shutil
-import sys
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -58,28 +58,21 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
-from .dims import RULE, SYSTEM, TASK
-from .errors import VotebenchError
-from .significance import FriedmanResult, check_alpha, friedman_test, nemenyi_cd, nemenyi_q
+from ..comparison import RuleFlag, promethee_flows, rank_changes, rule_flags
+from ..dims import RULE, SYSTEM, TASK
+from ..errors import VotebenchError
+from ..significance import check_alpha, friedman_test, nemenyi_q
 
 if TYPE_CHECKING:  # pragma: no cover
-    import argparse
 
     from matplotlib.figure import Figure
 
 __all__ = [
-    "FriedmanResult",
     "FORMATS",
-    "friedman_test",
-    "nemenyi_q",
-    "nemenyi_cd",
-    "promethee_flows",
-    "rank_changes",
     "format_change",
     "select_systems",
     "find_input",
     "build_report",
-    "register",
 ]
 
 #: figure formats :func:`build_report` can write
@@ -87,63 +80,6 @@ FORMATS = ("png", "svg", "pdf")
 _MARKER = ".votebench-report"
 _BASELINE = "mean"
 _UP, _DOWN = "\u2191", "\u2193"
-
-
-# ---------------------------------------------------------------------------------------------
-# statistics
-# ---------------------------------------------------------------------------------------------
-def promethee_flows(X: np.ndarray, *, weights: np.ndarray | None = None, **options: Any
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """PROMETHEE II positive, negative and net flows of complete task-level scores.
-
-    A thin wrapper of :func:`engine.kernels.mcdm.promethee2` (which returns all
-    three flows; the rule registry keeps only the net flow), with its errors as
-    :class:`VotebenchError`.
-
-    Parameters
-    ----------
-    X : array_like, shape (T, S)
-        Oriented scores (higher is better), complete.
-    weights : array_like, shape (T,), optional
-        Criterion weights (default equal).
-    **options
-        ``preference``, ``q``, ``p``, ``s`` of :func:`engine.kernels.mcdm.promethee2`.
-
-    Returns
-    -------
-    phi_plus, phi_minus, phi : ndarray, shape (S,)
-    """
-    from .kernels.mcdm import promethee2
-
-    try:
-        return promethee2(np.asarray(X, dtype=np.float64), weights=weights, **options)
-    except ValueError as exc:
-        raise VotebenchError(str(exc)) from None
-
-
-def rank_changes(ranks: xr.DataArray, *, baseline: str = _BASELINE) -> xr.DataArray:
-    """Rank change of every system under every rule against the baseline rule.
-
-    Parameters
-    ----------
-    ranks : xarray.DataArray, dims (system, rule)
-        Ranks, 1 = best.
-    baseline : str
-        The ``rule`` label to compare with.
-
-    Returns
-    -------
-    xarray.DataArray, dims (system, rule)
-        ``rank under baseline - rank under the rule``: positive when the rule
-        puts the system higher (better) than the baseline does; 0 in the
-        baseline's own column.
-    """
-    labels = [str(r) for r in ranks[RULE].values]
-    if baseline not in labels:
-        raise VotebenchError(f"baseline rule {baseline!r} is not among the rules {', '.join(labels)}")
-    out = ranks.sel({RULE: baseline}) - ranks
-    out.name = "rank_change"
-    return out
 
 
 def format_change(rank: float, delta: float, *, fmt: str = "text", baseline: bool = False) -> str:
@@ -206,7 +142,7 @@ def select_systems(ranks: np.ndarray, k: int, *, reference: int = 0) -> np.ndarr
         return order
     chosen = np.zeros(n_s, dtype=bool)
     for m in range(1, n_s + 1):
-        union = (worst <= m).any(axis=0)
+        union = np.asarray((worst <= m).any(axis=0), dtype=bool)
         if union.sum() > k:
             break
         chosen = union
@@ -369,82 +305,6 @@ class _Settings:
 # ---------------------------------------------------------------------------------------------
 # rules whose ranking is not an aggregate to compare
 # ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RuleFlag:
-    """Why a rule's ranking is degenerate (``leave_out``: not drawn by default) or needs a remark."""
-
-    label: str
-    kind: str  # "random", "single-winner", "scale", "fallback"
-    text: str
-    leave_out: bool
-
-
-def rule_flags(labels: Sequence[str], names: Mapping[str, str], score: np.ndarray, X: np.ndarray | None,
-               systems: Sequence[str], options: Mapping[str, Mapping[str, Any]] | None = None) -> list[RuleFlag]:
-    """The rules of a report whose rankings mislead as rank changes, and remarks on the others.
-
-    Parameters
-    ----------
-    labels : sequence of str
-        Rule labels (rows of ``score``).
-    names : mapping
-        ``label -> registered rule name``.
-    score : ndarray, shape (R, S)
-        Full-data scores of the ranked systems (higher is better).
-    X : ndarray, shape (T, S), optional
-        Oriented task-level scores of the same systems (for the scale check).
-    systems : sequence of str
-    options : mapping, optional
-        ``label -> rule options`` (``gamma`` of ``optimality_gap``).
-
-    Returns
-    -------
-    list of RuleFlag
-        ``random``: ``random_judge`` (one task drawn at random: a lottery, not
-        an aggregate); ``single-winner``: a rule that ranks only a winner (at
-        most two distinct ranks among three or more systems, e.g.
-        ``condorcet``), reported as its winner; ``scale``: ``optimality_gap``
-        on scores outside [0, 1], where the gap below ``gamma`` is mostly 0 or
-        meaningless; these three are left out of the rank tables and figures
-        unless asked for.  ``fallback``: ``kemeny`` on more than 12 ranked
-        systems, which is Borda's count (said, kept).
-    """
-    from .kernels.ranking import min_rank
-
-    out = []
-    for i, label in enumerate(labels):
-        name = names.get(label, label)
-        sc = np.asarray(score[i], dtype=np.float64)
-        ranked = np.isfinite(sc)
-        n = int(ranked.sum())
-        if name == "random_judge":
-            out.append(RuleFlag(label, "random", f"{label}: the ranking of one task drawn at random (a lottery over the "
-                                                 "tasks, not an aggregate of them)", True))
-            continue
-        distinct = np.unique(min_rank(sc[ranked])).size if n else 0
-        if n >= 3 and distinct <= 2:
-            top = [systems[j] for j in np.flatnonzero(ranked & (sc == np.nanmax(sc)))]
-            if distinct == 1:
-                text = f"{label}: every system ties (no {'Condorcet ' if name == 'condorcet' else ''}winner)"
-            else:
-                text = f"{label}: a single-winner rule: winner {', '.join(top)}; the {n - len(top)} others tie behind"
-            out.append(RuleFlag(label, "single-winner", text, True))
-            continue
-        if name == "optimality_gap" and X is not None and np.isfinite(X).any():
-            lo, hi = float(np.nanmin(X)), float(np.nanmax(X))
-            if lo < 0.0 or hi > 1.0:
-                gamma = (options or {}).get(label, {}).get("gamma", 0.95)
-                out.append(RuleFlag(label, "scale", f"{label}: the scores are not on a 0-1 scale (they span {lo:.4g} to "
-                                                    f"{hi:.4g}), so the shortfall below gamma = {gamma:g} does not mean "
-                                                    "what the rule assumes", True))
-                continue
-        if name == "kemeny" and n > 12:
-            out.append(RuleFlag(label, "fallback", f"{label}: {n} ranked systems, more than the 12 solved exactly: the "
-                                                   "ranking is Borda's count (the exact Kemeny optimum is not computed)",
-                                False))
-    return out
-
-
 def _apply_flags(rk: _Rankings, flags: Sequence[RuleFlag], *, explicit: bool, notes: list[str]) -> tuple[_Rankings,
                                                                                                            list[str]]:
     """The rankings without the rules left out (unless asked for by name), the notes, and the rows of the flag table."""
@@ -462,7 +322,7 @@ def _apply_flags(rk: _Rankings, flags: Sequence[RuleFlag], *, explicit: bool, no
     keep = [i for i, lb in enumerate(rk.labels) if lb not in {f.label for f in gone}]
     if len(keep) == len(rk.labels):
         return rk, [f.label for f in gone]
-    from .kernels.ranking import min_rank
+    from ..kernels.ranking import min_rank
 
     S = rk.score[keep]
     return _Rankings([rk.labels[i] for i in keep], rk.baseline, rk.systems, S, min_rank(S), rk.dropped), [f.label for f in gone]
@@ -542,93 +402,118 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
 def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str], st: _Settings, notes: list[str],
                     instance_level: bool) -> list[tuple[str, str]]:
     """Friedman/Nemenyi CD, PROMETHEE flows, win matrix from oriented task-level scores ``X`` (T, S ranked systems)."""
-    from . import plots
-    from .kernels.social import pairwise_counts
-
-    sections = []
-    idx, suffix = _shown(rk, st.top_k)
-    names = np.asarray(rk.systems, dtype=object)
+    shown = _shown(rk, st.top_k)
     what = "per-task means over instances" if instance_level else "task scores"
     complete = np.isfinite(X).all(axis=1)
     Xc = X[complete]
     if (~complete).any():
         notes.append(f"{int((~complete).sum())} task(s) with missing scores are left out of the Friedman test and "
                      "PROMETHEE flows (they need complete data).")
+    sections = []
     if Xc.shape[0] >= 2 and Xc.shape[1] >= 2:
-        from .significance import cliques, compare
-
-        ph = compare(Xc, alpha=st.alpha, test=st.test, shown=idx)
-        fr = ph.friedman if ph.friedman is not None else friedman_test(Xc)
-        sig = fr.pvalue < st.alpha
-        wilcoxon = ph.test == "wilcoxon-holm"
-        test_name = "pairwise Wilcoxon signed-rank tests, Holm-corrected" if wilcoxon else "Nemenyi"
-        stats_rows = [["post-hoc test", test_name], ["why", ph.reason],
-                      ["Friedman chi-square (tie-corrected)", f"{fr.statistic:.4g}"],
-                      ["p-value (chi-square, df = k - 1)", f"{fr.pvalue:.3g}"],
-                      ["Iman-Davenport F", f"{fr.iman_davenport:.4g}"],
-                      ["p-value (F)", f"{fr.iman_davenport_pvalue:.3g}"],
-                      ["systems k / tasks N", f"{fr.n_systems} / {fr.n_datasets}"],
-                      [f"Nemenyi q (alpha = {st.alpha:g})", f"{nemenyi_q(fr.n_systems, st.alpha):.4g}"],
-                      ["Nemenyi critical difference CD", f"{ph.cd:.4g}"],
-                      ["pairs separated", f"{int(np.triu(ph.different, 1).sum())} of {fr.n_systems * (fr.n_systems - 1) // 2}"]]
-        how = ("Thick bars join systems, adjacent in average rank, among which no pairwise Wilcoxon signed-rank test "
-               f"rejects equal performance at a family-wise alpha = {st.alpha:g} after Holm's correction" if wilcoxon else
-               "Thick bars join systems whose average ranks differ by less than Nemenyi's critical difference "
-               "CD = q_alpha sqrt(k(k+1)/(6N)) (Demsar 2006)")
-        body = [f"<p>Average ranks of the systems over the {fr.n_datasets} tasks ({what}; ties get the mean of their "
-                f"positions). Friedman test: chi-square = {fr.statistic:.4g}, p = {fr.pvalue:.3g} "
-                f"({'reject' if sig else 'cannot reject'} equal average ranks at alpha = {st.alpha:g}). "
-                f"Post-hoc test: <b>{html.escape(test_name)}</b>, chosen automatically: {html.escape(ph.reason)}. "
-                f"{how}.</p>"]
-        if ph.note:
-            body.append(f"<p><b>Note:</b> {html.escape(ph.note)}.</p>")
-            notes.append(f"Critical difference: {ph.note}.")
-        body.append(out.table("friedman", _Table(["statistic", "value"], stats_rows, stats_rows), caption="Friedman test"))
-        avg_rows = sorted(([rk.systems[i], float(fr.avg_ranks[i])] for i in range(len(rk.systems))), key=lambda r: r[1])
-        body.append(out.table("average_ranks", _Table(["system", "average rank"], avg_rows,
-                                                      [[r[0], f"{r[1]:.3f}"] for r in avg_rows]),
-                              caption="Average ranks over tasks:", show=False))
-        if wilcoxon:
-            prow = [[rk.systems[i], rk.systems[j], float(ph.pvalues[i, j]), float(ph.adjusted[i, j]),
-                     bool(ph.different[i, j])] for i in range(len(rk.systems)) for j in range(i + 1, len(rk.systems))]
-            body.append(out.table("wilcoxon_holm", _Table(["system", "opponent", "p", "p (Holm)", "different"], prow,
-                                                          [[a, b, f"{p:.3g}", f"{q:.3g}", "yes" if d else ""]
-                                                           for a, b, p, q, d in prow]),
-                                  caption="Pairwise Wilcoxon signed-rank tests:", show=False))
-        sub_avg = ph.avg_ranks[idx]
-        groups = [tuple(int(idx[v]) for v in g) for g in cliques(sub_avg, ph.different[np.ix_(idx, idx)])]
-        local = {int(v): k for k, v in enumerate(idx)}
-        fig = plots.critical_difference_figure(
-            sub_avg, names[idx].tolist(), cd=None if wilcoxon else ph.cd,
-            cliques=[tuple(local[v] for v in g) for g in groups],
-            title=(f"Critical difference ({'Wilcoxon-Holm' if wilcoxon else 'Nemenyi'}, alpha = {st.alpha:g}, "
-                   f"k = {fr.n_systems}, N = {fr.n_datasets}){suffix}"))
-        body.append(out.figure("critical_difference", fig, f"Critical-difference diagram ({html.escape(test_name)}); "
-                                                           f"average ranks, 1 = best{html.escape(suffix)}."))
-        sections.append((f"Critical difference (Friedman and {'Wilcoxon-Holm' if wilcoxon else 'Nemenyi'})",
-                         "\n".join(body)))
-
-        plus, minus, net = promethee_flows(Xc)
-        rows = sorted(([rk.systems[i], float(plus[i]), float(minus[i]), float(net[i])] for i in range(len(rk.systems))),
-                      key=lambda r: -r[3])
-        body = ["<p>PROMETHEE II with the usual preference function and equal task weights: the positive flow "
-                "phi+ is how much a system outranks the others, the negative flow phi- how much it is outranked; "
-                "the net flow phi = phi+ - phi- is the PROMETHEE II ranking (xLLMBench, section 3.2).</p>"]
-        body.append(out.table("promethee_flows", _Table(["system", "phi+", "phi-", "phi"], rows,
-                                                        [[r[0]] + [f"{v:.4f}" for v in r[1:]] for r in rows]),
-                              caption="PROMETHEE II flows:", show=False))
-        fig = plots.promethee_flows_figure(plus[idx], minus[idx], names[idx].tolist(),
-                                           title=f"PROMETHEE II flows (usual preference){suffix}")
-        body.append(out.figure("promethee_flows", fig, f"PROMETHEE II positive and negative flows{html.escape(suffix)}."))
-        sections.append(("PROMETHEE II flows", "\n".join(body)))
+        sections.append(_cd_section(out, rk, Xc, shown, st, notes, what))
+        sections.append(_flows_section(out, rk, Xc, shown))
     else:
         notes.append("Too few complete tasks or systems for the Friedman test and PROMETHEE flows.")
+    sections.append(_wins_section(out, rk, X, shown))
+    return sections
+
+
+def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarray, str], st: _Settings, notes: list[str],
+                what: str) -> tuple[str, str]:
+    """The critical-difference section: Friedman test, the post-hoc test's cliques, average ranks (complete tasks ``Xc``)."""
+    from ..significance import cliques, compare
+    from . import plots
+
+    idx, suffix = shown
+    names = np.asarray(rk.systems, dtype=object)
+    ph = compare(Xc, alpha=st.alpha, test=st.test, shown=idx)
+    fr = ph.friedman if ph.friedman is not None else friedman_test(Xc)
+    sig = fr.pvalue < st.alpha
+    wilcoxon = ph.test == "wilcoxon-holm"
+    test_name = "pairwise Wilcoxon signed-rank tests, Holm-corrected" if wilcoxon else "Nemenyi"
+    stats_rows = [["post-hoc test", test_name], ["why", ph.reason],
+                  ["Friedman chi-square (tie-corrected)", f"{fr.statistic:.4g}"],
+                  ["p-value (chi-square, df = k - 1)", f"{fr.pvalue:.3g}"],
+                  ["Iman-Davenport F", f"{fr.iman_davenport:.4g}"],
+                  ["p-value (F)", f"{fr.iman_davenport_pvalue:.3g}"],
+                  ["systems k / tasks N", f"{fr.n_systems} / {fr.n_datasets}"],
+                  [f"Nemenyi q (alpha = {st.alpha:g})", f"{nemenyi_q(fr.n_systems, st.alpha):.4g}"],
+                  ["Nemenyi critical difference CD", f"{ph.cd:.4g}"],
+                  ["pairs separated", f"{int(np.triu(ph.different, 1).sum())} of {fr.n_systems * (fr.n_systems - 1) // 2}"]]
+    how = ("Thick bars join systems, adjacent in average rank, among which no pairwise Wilcoxon signed-rank test "
+           f"rejects equal performance at a family-wise alpha = {st.alpha:g} after Holm's correction" if wilcoxon else
+           "Thick bars join systems whose average ranks differ by less than Nemenyi's critical difference "
+           "CD = q_alpha sqrt(k(k+1)/(6N)) (Demsar 2006)")
+    body = [f"<p>Average ranks of the systems over the {fr.n_datasets} tasks ({what}; ties get the mean of their "
+            f"positions). Friedman test: chi-square = {fr.statistic:.4g}, p = {fr.pvalue:.3g} "
+            f"({'reject' if sig else 'cannot reject'} equal average ranks at alpha = {st.alpha:g}). "
+            f"Post-hoc test: <b>{html.escape(test_name)}</b>, chosen automatically: {html.escape(ph.reason)}. "
+            f"{how}.</p>"]
+    if ph.note:
+        body.append(f"<p><b>Note:</b> {html.escape(ph.note)}.</p>")
+        notes.append(f"Critical difference: {ph.note}.")
+    body.append(out.table("friedman", _Table(["statistic", "value"], stats_rows, stats_rows), caption="Friedman test"))
+    avg_rows: list[list[Any]] = sorted(([rk.systems[i], float(fr.avg_ranks[i])] for i in range(len(rk.systems))), key=lambda r: r[1])
+    body.append(out.table("average_ranks", _Table(["system", "average rank"], avg_rows,
+                                                  [[r[0], f"{r[1]:.3f}"] for r in avg_rows]),
+                          caption="Average ranks over tasks:", show=False))
+    if wilcoxon and ph.pvalues is not None and ph.adjusted is not None:
+        pv, adj = ph.pvalues, ph.adjusted
+        prow: list[list[Any]] = [[rk.systems[i], rk.systems[j], float(pv[i, j]), float(adj[i, j]),
+                 bool(ph.different[i, j])] for i in range(len(rk.systems)) for j in range(i + 1, len(rk.systems))]
+        body.append(out.table("wilcoxon_holm", _Table(["system", "opponent", "p", "p (Holm)", "different"], prow,
+                                                      [[a, b, f"{p:.3g}", f"{q:.3g}", "yes" if d else ""]
+                                                       for a, b, p, q, d in prow]),
+                              caption="Pairwise Wilcoxon signed-rank tests:", show=False))
+    sub_avg = ph.avg_ranks[idx]
+    groups = [tuple(int(idx[v]) for v in g) for g in cliques(sub_avg, ph.different[np.ix_(idx, idx)])]
+    local = {int(v): k for k, v in enumerate(idx)}
+    fig = plots.critical_difference_figure(
+        sub_avg, names[idx].tolist(), cd=None if wilcoxon else ph.cd,
+        cliques=[tuple(local[v] for v in g) for g in groups],
+        title=(f"Critical difference ({'Wilcoxon-Holm' if wilcoxon else 'Nemenyi'}, alpha = {st.alpha:g}, "
+               f"k = {fr.n_systems}, N = {fr.n_datasets}){suffix}"))
+    body.append(out.figure("critical_difference", fig, f"Critical-difference diagram ({html.escape(test_name)}); "
+                                                       f"average ranks, 1 = best{html.escape(suffix)}."))
+    return (f"Critical difference (Friedman and {'Wilcoxon-Holm' if wilcoxon else 'Nemenyi'})", "\n".join(body))
+
+
+def _flows_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarray, str]) -> tuple[str, str]:
+    """PROMETHEE II positive, negative and net flows of the complete tasks ``Xc``."""
+    from . import plots
+
+    idx, suffix = shown
+    names = np.asarray(rk.systems, dtype=object)
+    plus, minus, net = promethee_flows(Xc)
+    rows: list[list[Any]] = sorted(([rk.systems[i], float(plus[i]), float(minus[i]), float(net[i])] for i in range(len(rk.systems))),
+                  key=lambda r: -r[3])
+    body = ["<p>PROMETHEE II with the usual preference function and equal task weights: the positive flow "
+            "phi+ is how much a system outranks the others, the negative flow phi- how much it is outranked; "
+            "the net flow phi = phi+ - phi- is the PROMETHEE II ranking (xLLMBench, section 3.2).</p>"]
+    body.append(out.table("promethee_flows", _Table(["system", "phi+", "phi-", "phi"], rows,
+                                                    [[r[0]] + [f"{v:.4f}" for v in r[1:]] for r in rows]),
+                          caption="PROMETHEE II flows:", show=False))
+    fig = plots.promethee_flows_figure(plus[idx], minus[idx], names[idx].tolist(),
+                                       title=f"PROMETHEE II flows (usual preference){suffix}")
+    body.append(out.figure("promethee_flows", fig, f"PROMETHEE II positive and negative flows{html.escape(suffix)}."))
+    return ("PROMETHEE II flows", "\n".join(body))
+
+
+def _wins_section(out: _Out, rk: _Rankings, X: np.ndarray, shown: tuple[np.ndarray, str]) -> tuple[str, str]:
+    """The pairwise win matrix (row beats column on that many tasks)."""
+    from ..kernels.social import pairwise_counts
+    from . import plots
+
+    idx, suffix = shown
+    names = np.asarray(rk.systems, dtype=object)
     wins, ties = pairwise_counts(X)
     sub = np.ix_(idx, idx)
     numbers = len(idx) <= plots.WIN_NUMBERS
     fig = plots.win_matrix_figure(wins[sub], ties[sub], names[idx].tolist(), title=f"Pairwise wins{suffix}",
                                   annotate=numbers)
-    rows = [[rk.systems[i]] + [float(wins[i, j]) for j in range(len(rk.systems))] for i in range(len(rk.systems))]
+    rows: list[list[Any]] = [[rk.systems[i]] + [float(wins[i, j]) for j in range(len(rk.systems))]
+                             for i in range(len(rk.systems))]
     body = [out.table("win_matrix", _Table(["system"] + list(rk.systems), rows,
                                            [[r[0]] + [f"{v:g}" for v in r[1:]] for r in rows]),
                       caption="Win counts (row beats column on that many tasks):", show=False)]
@@ -636,36 +521,24 @@ def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str
                     "the counts are in the win-count table (too many cells to print them)")
     body.append(out.figure("win_matrix", fig, f"Colour: share of the tasks (where both have a score) on which the row "
                                               f"system beats the column system; {what_numbers}{html.escape(suffix)}."))
-    sections.append(("Pairwise wins", "\n".join(body)))
-    return sections
+    return ("Pairwise wins", "\n".join(body))
 
 
 def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict[str, tuple[float, float, float, bool]],
                                                                             list[list[Any]], list[Any]]:
     """One rule's bootstrap: per system (rank, low, high, tied with the leader), table rows and the stability row.
 
-    A candidate (system) bootstrap gets :func:`engine.metrics.pairwise_rank_bounds`,
-    the others the percentiles of :func:`engine.summarize`.
+    The intervals are :func:`engine.comparison.bootstrap_intervals` (a candidate (system) bootstrap:
+    the ranks its sure pairwise orders allow; the others: percentiles of the replicate ranks).
     """
-    from . import metrics
-    from .bootstrap import summarize
+    from ..comparison import bootstrap_intervals
 
-    summ = summarize(boot, level=1.0 - st.alpha)
-    systems = [str(s) for s in summ[SYSTEM].values]
-    point = np.asarray(summ["score"].values, dtype=np.float64)
-    prob = np.asarray(summ["prob_above"].values, dtype=np.float64)
-    rank = np.asarray(summ["rank"].values, dtype=np.float64)
-    if st.over == "systems" or boot.attrs.get("over") == "systems":
-        low, high = metrics.pairwise_rank_bounds(point, prob, level=1.0 - st.alpha)
-    else:
-        low, high = (np.asarray(summ[v].values, dtype=np.float64) for v in ("rank_low", "rank_high"))
-    tied = np.asarray(summ["tied_with_leader"].values, dtype=bool)
-    by = {s: (float(r), float(a), float(b), bool(t)) for s, r, a, b, t in zip(systems, rank, low, high, tied)
+    iv = bootstrap_intervals(boot, level=1.0 - st.alpha, over="systems" if st.over == "systems" else None)
+    by = {s: (float(r), float(a), float(b), bool(t)) for s, r, a, b, t in zip(iv.systems, iv.rank, iv.low, iv.high, iv.tied)
           if math.isfinite(r)}
     rows = [[label, s, *v] for s, v in by.items()]
     rows.sort(key=lambda row: (row[2], row[1]))
-    stab = [label, float(summ["kendall_w"]), float(summ["mean_spearman"]), float(summ["mean_kendall"]),
-            float(metrics.order_stability(point, prob))]
+    stab = [label] + [iv.stability[k] for k in ("kendall_w", "mean_spearman", "mean_kendall", "order_stability")]
     return by, rows, stab
 
 
@@ -716,7 +589,7 @@ def _subset_body(out: _Out, name: str, ds: xr.Dataset, title: str, caption: str)
     rules = [str(r) for r in ds[RULE].values]
     sizes = np.asarray(ds["subset_size"].values)
     fig = plots.subset_curve_figure(sizes, mean, std, rules, title=title)
-    rows = [[rules[i], int(sizes[j]), float(mean[i, j]), float(std[i, j]), int(n[i, j])]
+    rows: list[list[Any]] = [[rules[i], int(sizes[j]), float(mean[i, j]), float(std[i, j]), int(n[i, j])]
             for i in range(len(rules)) for j in range(sizes.size)]
     tab = out.table(name, _Table(["rule", "subset_size", "tau_mean", "tau_std", "n"], rows,
                                  [[r[0], str(r[1]), f"{r[2]:.4f}", f"{r[3]:.4f}", str(r[4])] for r in rows]),
@@ -757,7 +630,7 @@ def _numpy(scores: xr.DataArray) -> xr.DataArray:
 def _rank_all(scores: xr.DataArray, specs: Sequence[tuple[str, dict[str, Any]]], *, explicit: bool,
               notes: list[str], baseline: tuple[str, dict[str, Any]] | None) -> _Rankings:
     """Rank with every (label, aggregate options) spec; the baseline first, its errors always raised."""
-    from .core import rank
+    from ..core import rank
 
     labels, scores_out = [], []
     todo = ([baseline] if baseline is not None else []) + [s for s in specs if baseline is None or s[0] != baseline[0]]
@@ -779,7 +652,7 @@ def _rank_all(scores: xr.DataArray, specs: Sequence[tuple[str, dict[str, Any]]],
     S = np.stack(scores_out)
     systems_all = [str(s) for s in scores[SYSTEM].values]
     present = np.isfinite(S[0])
-    from .kernels.ranking import min_rank
+    from ..kernels.ranking import min_rank
 
     S = S[:, present]
     dropped = [s for s, p in zip(systems_all, present) if not p]
@@ -797,20 +670,20 @@ def _numpy_ds(ds: xr.Dataset) -> xr.Dataset:
 
 def _task_matrix(scores: xr.DataArray, missing: str, systems: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     """Oriented per-task means (T, S) of the ranked systems."""
-    from .core import task_scores
+    from ..core import task_scores
 
     X = task_scores(scores, missing=missing)
     X = _numpy(X.sel({SYSTEM: list(systems)}).transpose(TASK, SYSTEM))
     M = np.asarray(X.values, dtype=np.float64)
-    keep = ~np.isnan(M).all(axis=1)
+    keep = np.asarray(~np.isnan(M).all(axis=1), dtype=bool)
     return M[keep], [str(t) for t, k in zip(X[TASK].values, keep) if k]
 
 
 def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | None, level: str | None, missing: str,
                    st: _Settings, notes: list[str]) -> list[tuple[str, str]]:
-    from .bootstrap import bootstrap
-    from .robustness import task_subset_curve
-    from .rules import get_rule, rule_names
+    from ..bootstrap import bootstrap
+    from ..robustness import task_subset_curve
+    from ..rules import get_rule, rule_names
 
     explicit = rules is not None
     names = list(dict.fromkeys(rules)) if rules is not None else rule_names()
@@ -831,13 +704,15 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
         sections.append(flag_sec)
     sections += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
     if st.replicates >= 2:
-        per_rule, rows, stab = [], [], []
+        per_rule: list[tuple[str, dict[str, tuple[float, float, float, bool]]]] = []
+        rows: list[list[Any]] = []
+        stab: list[list[Any]] = []
         for label in rk.labels:
             boot = bootstrap(scores, rule=label, over=st.over, replicates=st.replicates, seed=st.seed, level=level,
                              missing=missing)
-            by, r, sb = _interval_summary(_numpy_ds(boot), label, st)
+            by, rule_rows, sb = _interval_summary(_numpy_ds(boot), label, st)
             per_rule.append((label, by))
-            rows += r
+            rows += rule_rows
             stab.append(sb)
         intro = f"<p>Bootstrap over {html.escape(st.over)}: {st.replicates} replicates, seed {st.seed}; " + \
             html.escape(_interval_words(st)) + ".</p>"
@@ -865,7 +740,7 @@ def _judges_note(scores: xr.DataArray, missing: str, notes: list[str]) -> None:
     """The judges (tasks, or task x instance) a ``drop-judges`` policy left out, as a note."""
     if missing != "drop-judges":
         return
-    from .io import left_out_judges
+    from ..io import left_out_judges
 
     judges = left_out_judges(scores)
     if judges:
@@ -876,7 +751,7 @@ def _judges_note(scores: xr.DataArray, missing: str, notes: list[str]) -> None:
 
 
 def _interval_words(st: _Settings) -> str:
-    from .metrics import interval_description
+    from ..metrics import interval_description
 
     kind = "pairwise" if st.over == "systems" else "percentile"
     return ("rank range = " if kind == "pairwise" else "interval = ") + interval_description(kind, 1.0 - st.alpha)
@@ -910,7 +785,7 @@ def find_input(spec: Mapping[str, Any], store: Path, checksums: Mapping[str, str
     known : str, optional
         Where the sweep read the input (the store's ``input_paths``), tried first.
     """
-    from .distributed import input_checksum
+    from ..distributed import input_checksum
 
     raw = Path(str(spec["path"]))
     candidates = [raw] if raw.is_absolute() else [Path.cwd() / raw, store.parent / raw, store.parent.parent / raw]
@@ -968,7 +843,7 @@ def subset_curves(section: StoreSection, name: str, ds: xr.Dataset, title: str, 
 
 def _store_config(path: Path, groups: Mapping[str, xr.Dataset]) -> tuple[Any, dict[str, str], dict[str, str]]:
     """The sweep config of a results store, its input checksums and where its inputs were read."""
-    from .sweep import parse_config
+    from ..sweep import parse_config
 
     root_attrs = next(iter(groups.values())).attrs if groups else {}
     try:
@@ -981,7 +856,7 @@ def _store_config(path: Path, groups: Mapping[str, xr.Dataset]) -> tuple[Any, di
 def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rules: Sequence[str] | None,
                     st: _Settings, notes_by_input: dict[str, list[str]], notes: list[str]) -> list[tuple[str, str]]:
     """The sections of a results store: per input its rankings and its groups, then the groups without input."""
-    from .sweep import get_kind, open_results
+    from ..sweep import get_kind, open_results
 
     groups = open_results(path)
     cfg, checksums, known_paths = _store_config(path, groups)
@@ -1030,7 +905,7 @@ def _group_sections(kind: Any, section: StoreSection, gname: str, ds: xr.Dataset
 def _store_input(inp: Mapping[str, Any], store: Path, checksums: Mapping[str, str], known: str | None,
                  notes: list[str]) -> xr.DataArray | None:
     """The scores of a sweep input as the sweep read them (loader options and --lower-is-better), or None with a note."""
-    from .distributed import loader_keys, make_source, open_source
+    from ..distributed import loader_keys, make_source, open_source
 
     file, why = find_input(inp, store, checksums, known=known)
     if file is not None:
@@ -1047,7 +922,7 @@ def _store_input(inp: Mapping[str, Any], store: Path, checksums: Mapping[str, st
 def _store_rankings(inp: Mapping[str, Any], scores: xr.DataArray | None, specs: Sequence[Mapping[str, Any]],
                     mine: Mapping[str, xr.Dataset], notes: list[str]) -> _Rankings | None:
     """The full-data rankings: from the scores, else from a group that stored them per rule (``score`` (rule, system))."""
-    from .sweep import aggregate_options
+    from ..sweep import aggregate_options
 
     labels = [r["label"] for r in specs]
     mean_spec = next((r for r in specs if r["name"] == _BASELINE and not r.get("options")), None)
@@ -1059,7 +934,7 @@ def _store_rankings(inp: Mapping[str, Any], scores: xr.DataArray | None, specs: 
     stored = next((ds for ds in mine.values() if "score" in ds and tuple(ds["score"].dims) == (RULE, SYSTEM)), None)
     if stored is None:
         return None
-    from .kernels.ranking import min_rank
+    from ..kernels.ranking import min_rank
 
     sel = stored.sel({RULE: labels})
     S = np.asarray(sel["score"].values, dtype=np.float64)
@@ -1078,7 +953,7 @@ def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, sc
                             specs: Sequence[Mapping[str, Any]], st: _Settings, notes: list[str], *, explicit: bool
                             ) -> tuple[_Rankings, list[str], list[tuple[str, str]]]:
     """The ranking sections of an input of the store (and the score sections when its scores were found)."""
-    from .sweep import aggregate_options
+    from ..sweep import aggregate_options
 
     miss = aggregate_options(inp, {"name": _BASELINE}).get("missing", "error")
     X = tasks = None
@@ -1092,7 +967,7 @@ def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, sc
     flag_sec = _flag_section(flags)
     if flag_sec:
         body.append(flag_sec)
-    if scores is not None:
+    if scores is not None and X is not None and tasks is not None:
         body += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
     return rk, gone, body
 
@@ -1109,7 +984,7 @@ def _find_meta(inp: Mapping[str, Any], store: Path) -> Path | None:
 
 def bootstrap_store_section(section: StoreSection, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     """Rank intervals and stability of a stored bootstrap group (its done replicates, the rules of ``section``)."""
-    from .kernels.ranking import min_rank
+    from ..kernels.ranking import min_rank
 
     st, notes = section.settings, section.notes
     ds = ds.compute()
@@ -1164,7 +1039,7 @@ grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dt{font-weigh
 
 
 def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sections: Sequence[tuple[str, str]]) -> str:
-    from . import __version__
+    from .. import __version__
 
     toc = "".join(f'<li><a href="#s{i}">{html.escape(t)}</a></li>' for i, (t, _) in enumerate(sections))
     dl = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in info)
@@ -1177,102 +1052,21 @@ def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sec
             f"<nav><ul>{toc}</ul></nav>\n{body}\n</body>\n</html>\n")
 
 
-def _lower(scores: xr.DataArray, lower: Sequence[str]) -> xr.DataArray:
-    """``scores`` with the tasks ``lower`` lower-is-better (as ``--lower-is-better``)."""
-    if not lower:
-        return scores
-    tasks = [str(t) for t in scores[TASK].values]
-    unknown = [t for t in lower if t not in tasks]
-    if unknown:
-        raise VotebenchError(f"--lower-is-better names unknown task(s): {', '.join(unknown)}")
-    hib = np.array([t not in lower for t in tasks]) & np.asarray(scores["higher_is_better"].values, dtype=bool)
-    return scores.assign_coords(higher_is_better=(TASK, hib))
-
-
 def _check_int(name: str, v: Any, lo: int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
         raise VotebenchError(f"{name} must be an integer >= {lo}, got {v!r}")
     return int(v)
 
 
-def build_report(
-    source: str | os.PathLike[str] | xr.DataArray,
-    out_dir: str | os.PathLike[str],
-    *,
-    rules: Sequence[str] | None = None,
-    level: str | None = None,
-    missing: str | None = None,
-    alpha: float = 0.05,
-    top_k: int = 30,
-    replicates: int = 200,
-    repeats: int = 100,
-    over: str = "tasks",
-    seed: int = 0,
-    formats: Sequence[str] = ("png", "svg"),
-    meta: str | os.PathLike[str] | None = None,
-    lower_is_better: Sequence[str] = (),
-    test: str = "auto",
-) -> Path:
-    """Write an HTML ranking report with figures and tables.
-
-    Parameters
-    ----------
-    source : path or xarray.DataArray
-        A score file or score store (anything :func:`engine.open_scores`
-        reads), a score tensor, or a sweep results store (a folder whose root
-        attributes hold the sweep provenance; :func:`engine.sweep.open_results`).
-    out_dir : path
-        Report folder; its parent must exist.  An existing folder is replaced
-        only when it is empty or holds an earlier report.
-    rules : sequence of str, optional
-        Rules to compare (default: every registered rule that can rank the
-        input; rules that cannot, e.g. ``geometric_mean`` on negative scores,
-        are listed in the report's notes).  The ``mean`` baseline is always
-        added.  For a results store: rule labels of the store (default all).
-    level : {"task", "one", "two"}, optional
-        Aggregation level (score input; as :func:`engine.aggregate`).
-    missing : {"error", "listwise", "drop-judges"}, optional
-        Missing-score policy (score input; default ``"error"``).  A results
-        store uses its sweep's own ``level`` and ``missing``.
-    alpha : float
-        Significance level of the Friedman and Nemenyi tests; the bootstrap
-        rank intervals cover ``1 - alpha``.
-    top_k : int
-        Figures show at most this many systems (tables show all of them).
-    replicates : int
-        Bootstrap replicates per rule (score input); 0 leaves the intervals out.
-    repeats : int
-        Random task subsets per size for the subset curves (score input); 0
-        leaves them out.
-    over : {"tasks", "systems", "instances"}
-        Axis the bootstrap resamples (score input).
-    seed : int
-        Seed of the bootstrap and the task subsets.
-    formats : sequence of {"png", "svg", "pdf"}
-        Figure formats.
-    meta : path, optional
-        Sidecar with task directions for a score file (default: beside it).
-    lower_is_better : sequence of str
-        Tasks where lower scores are better (score input; overrides the
-        sidecar).  The report notes the tasks whose direction nothing gave.
-    test : {"auto", "nemenyi", "wilcoxon-holm"}
-        Post-hoc test of the critical-difference diagram
-        (:func:`engine.significance.compare`; ``auto`` chooses and says why).
-
-    Returns
-    -------
-    pathlib.Path
-        ``out_dir/index.html``.
-
-    Raises
-    ------
-    VotebenchError
-        Unknown rule, bad option, unreadable input, an existing non-report
-        ``out_dir``; nothing is written then.
-    """
-    from .bootstrap import OVER
-    from .core import MISSING_POLICIES
-    from .rules import LEVELS
+def _check_request(*, rules: Sequence[str] | None, level: str | None, missing: str | None, alpha: float, top_k: int,
+                   replicates: int, repeats: int, over: str, seed: int, formats: Sequence[str] | str, test: str
+                   ) -> tuple[_Settings, tuple[str, ...], list[str] | None]:
+    """The checked settings, figure formats and rules of a report (a :class:`VotebenchError` before anything is read)."""
+    from ..bootstrap import OVER
+    from ..core import MISSING_POLICIES
+    from ..rules import LEVELS
+    from ..significance import TESTS
+    from ..sweep import check_memory
 
     try:
         import matplotlib  # noqa: F401
@@ -1283,8 +1077,6 @@ def build_report(
     B = _check_int("replicates", replicates, 0)
     if B == 1:
         raise VotebenchError("replicates must be 0 (no bootstrap) or at least 2, got 1")
-    from .sweep import check_memory
-
     # per rule: replicate scores and ranks of at least two systems, before anything is read
     check_memory(32.0 * B, f"replicates = {B}: the replicate scores and ranks of at least 2 systems",
                  "use fewer replicates")
@@ -1304,65 +1096,144 @@ def build_report(
         rules = [str(r) for r in ([rules] if isinstance(rules, str) else rules)]
         if not rules:
             raise VotebenchError("rules is empty; give at least one rule or leave it out for all")
-    from .significance import TESTS
-
     if test not in TESTS:
         raise VotebenchError(f"unknown post-hoc test {test!r}; choose one of {', '.join(TESTS)}")
+    return _Settings(alpha=a, top_k=k, replicates=B, repeats=n_rep, over=over, seed=s, test=test), fmts, rules
+
+
+#: what a report page holds: title, the (key, value) lines under it, its notes and its (title, HTML) sections
+_Page = tuple[str, list[tuple[str, str]], list[str], list[tuple[str, str]]]
+
+
+def _store_report(store: Path, tmp: Path, fmts: tuple[str, ...], *, rules: Sequence[str] | None, st: _Settings,
+                  options_given: bool) -> _Page:
+    """The page of a results store (its inputs' own level, missing policy and directions)."""
+    notes: list[str] = []
+    by_input: dict[str, list[str]] = {}
+    sections = _store_sections(store, tmp, fmts, rules=rules, st=st, notes_by_input=by_input, notes=notes)
+    for name, ns in by_input.items():
+        notes += [f"{name}: {n}" if len(by_input) > 1 else n for n in ns]
+    if options_given:
+        notes.append("level, missing and lower-is-better are those of the sweep's inputs; the options given are not "
+                     "used for a results store.")
+    info = [("results store", str(store)), ("inputs", ", ".join(by_input)), ("alpha", f"{st.alpha:g}"),
+            ("top-k", str(st.top_k))]
+    return f"votebench report: {store.name}", info, notes, sections
+
+
+def _file_report(source: str | os.PathLike[str] | xr.DataArray, tmp: Path, fmts: tuple[str, ...], *,
+                 rules: Sequence[str] | None, st: _Settings, level: str | None, missing: str | None,
+                 meta: str | os.PathLike[str] | None, lower: list[str]) -> _Page:
+    """The page of a score file or score tensor, ranked here with every rule."""
+    from ..canonical import with_lower_is_better
+    from ..core import resolve_level
+    from ..io import directions_note, open_scores
+
+    notes: list[str] = []
+    scores = source if isinstance(source, xr.DataArray) else open_scores(source, meta=meta)
+    scores = _numpy(with_lower_is_better(scores, lower))
+    if not isinstance(source, xr.DataArray):
+        text = directions_note(source, [str(t) for t in scores[TASK].values], meta=meta, lower_is_better=lower)
+        if text:
+            notes.append(text[0].upper() + text[1:] + ".")
+    pol = missing or "error"
+    sections = _file_sections(scores, _Out(tmp, fmts), rules=rules, level=level, missing=pol, st=st, notes=notes)
+    name = str(scores.attrs.get("name") or (Path(source).name if not isinstance(source, xr.DataArray) else "scores"))
+    level_text = {"task": "task: each rule ranks the per-task scores (mean over a task's instances)",
+                  "one": "one: each rule pools every (task, instance) judge",
+                  "two": "two: each rule within every task over its instances, then across the tasks"}[resolve_level(scores, level)]
+    if level is None:
+        level_text += " (the default for " + ("instance-level" if scores.sizes["instance"] > 1 else "task-level") + " input)"
+    B, n_rep = st.replicates, st.repeats
+    info = [("input", str(scores.attrs.get("source_file", name))),
+            ("systems x tasks x instances", " x ".join(str(scores.sizes[d]) for d in ("system", "task", "instance"))),
+            ("aggregation level", level_text), ("missing scores", pol), ("alpha", f"{st.alpha:g}"), ("top-k", str(st.top_k)),
+            ("bootstrap", f"{B} replicates over {st.over}, seed {st.seed}" if B else "none"),
+            ("task subsets", f"{n_rep} per size, seed {st.seed}" if n_rep else "none")]
+    return f"votebench report: {name}", info, notes, sections
+
+
+def _results_store(source: str | os.PathLike[str] | xr.DataArray) -> Path | None:
+    """``source`` when it is a results store; a :class:`VotebenchError` when a path does not exist."""
+    if isinstance(source, xr.DataArray):
+        return None
+    p = Path(source)
+    if not p.exists():
+        raise VotebenchError(f"{p}: no such file or directory")
+    return p if _is_results_store(p) else None
+
+
+def build_report(
+    source: str | os.PathLike[str] | xr.DataArray, out_dir: str | os.PathLike[str], *, rules: Sequence[str] | None = None,
+    level: str | None = None, missing: str | None = None, alpha: float = 0.05, top_k: int = 30, replicates: int = 200,
+    repeats: int = 100, over: str = "tasks", seed: int = 0, formats: Sequence[str] = ("png", "svg"),
+    meta: str | os.PathLike[str] | None = None, lower_is_better: Sequence[str] = (), test: str = "auto",
+) -> Path:
+    """Write an HTML ranking report with figures and tables.
+
+    Parameters
+    ----------
+    source : path or xarray.DataArray
+        A score file or score store (anything :func:`engine.open_scores` reads), a score tensor, or a
+        sweep results store (a folder whose root attributes hold the sweep provenance).
+    out_dir : path
+        Report folder; its parent must exist.  An existing folder is replaced only when it is empty or
+        holds an earlier report.
+    rules : sequence of str, optional
+        Rules to compare (default: every registered rule that can rank the input; rules that cannot,
+        e.g. ``geometric_mean`` on negative scores, are listed in the report's notes).  The ``mean``
+        baseline is always added.  For a results store: rule labels of the store (default all).
+    level, missing : str, optional
+        Aggregation level and missing-score policy (score input; as :func:`engine.aggregate`, default
+        ``missing="error"``).  A results store uses its sweep's own.
+    alpha : float
+        Significance level of the Friedman and post-hoc tests; the bootstrap rank intervals cover ``1 - alpha``.
+    top_k : int
+        Figures show at most this many systems (tables show all of them).
+    replicates, repeats : int
+        Bootstrap replicates per rule and random task subsets per size (score input); 0 leaves them out.
+    over : {"tasks", "systems", "instances"}
+        Axis the bootstrap resamples (score input).
+    seed : int
+        Seed of the bootstrap and the task subsets.
+    formats : sequence of {"png", "svg", "pdf"}
+        Figure formats.
+    meta : path, optional
+        Sidecar with task directions for a score file (default: beside it).
+    lower_is_better : sequence of str
+        Tasks where lower scores are better (score input; overrides the sidecar).  The report notes
+        the tasks whose direction nothing gave.
+    test : {"auto", "nemenyi", "wilcoxon-holm"}
+        Post-hoc test of the critical-difference diagram (:func:`engine.significance.compare`;
+        ``auto`` chooses and says why).
+
+    Returns
+    -------
+    pathlib.Path
+        ``out_dir/index.html``.
+
+    Raises
+    ------
+    VotebenchError
+        Unknown rule, bad option, unreadable input, an existing non-report ``out_dir`` (nothing written).
+    """
+    from .. import __version__
+    from ..files import make_temp_dir
+
+    st, fmts, rules = _check_request(rules=rules, level=level, missing=missing, alpha=alpha, top_k=top_k,
+                                     replicates=replicates, repeats=repeats, over=over, seed=seed, formats=formats, test=test)
     lower = [str(t) for t in ([lower_is_better] if isinstance(lower_is_better, str) else lower_is_better)]
-    st = _Settings(alpha=a, top_k=k, replicates=B, repeats=n_rep, over=over, seed=s, test=test)
     out = Path(out_dir)
     _check_out(out)
-    store = None
-    if not isinstance(source, xr.DataArray):
-        p = Path(source)
-        if not p.exists():
-            raise VotebenchError(f"{p}: no such file or directory")
-        if _is_results_store(p):
-            store = p
-    from .files import make_temp_dir
-
+    store = _results_store(source)
     tmp = make_temp_dir(out)  # usual permissions; strays of killed runs removed
     try:
-        notes: list[str] = []
         if store is not None:
-            by_input: dict[str, list[str]] = {}
-            sections = _store_sections(store, tmp, fmts, rules=rules, st=st, notes_by_input=by_input, notes=notes)
-            for name, ns in by_input.items():
-                notes += [f"{name}: {n}" if len(by_input) > 1 else n for n in ns]
-            if level is not None or missing is not None or lower:
-                notes.append("level, missing and lower-is-better are those of the sweep's inputs; the options given are not "
-                             "used for a results store.")
-            title = f"votebench report: {store.name}"
-            info = [("results store", str(store)), ("inputs", ", ".join(by_input)), ("alpha", f"{a:g}"), ("top-k", str(k))]
+            page = _store_report(store, tmp, fmts, rules=rules, st=st,
+                                 options_given=level is not None or missing is not None or bool(lower))
         else:
-            from .core import resolve_level
-            from .io import directions_note, open_scores
-
-            scores = source if isinstance(source, xr.DataArray) else open_scores(source, meta=meta)
-            scores = _numpy(_lower(scores, lower))
-            if not isinstance(source, xr.DataArray):
-                text = directions_note(source, [str(t) for t in scores[TASK].values], meta=meta, lower_is_better=lower)
-                if text:
-                    notes.append(text[0].upper() + text[1:] + ".")
-            pol = missing or "error"
-            sections = _file_sections(scores, _Out(tmp, fmts), rules=rules, level=level, missing=pol, st=st, notes=notes)
-            name = str(scores.attrs.get("name") or (Path(source).name if not isinstance(source, xr.DataArray) else "scores"))
-            title = f"votebench report: {name}"
-            used = resolve_level(scores, level)
-            level_text = {"task": "task: each rule ranks the per-task scores (mean over a task's instances)",
-                          "one": "one: each rule pools every (task, instance) judge",
-                          "two": "two: each rule within every task over its instances, then across the tasks"}[used]
-            if level is None:
-                level_text += " (the default for " + ("instance-level" if scores.sizes["instance"] > 1 else "task-level") + \
-                    " input)"
-            info = [("input", str(scores.attrs.get("source_file", name))),
-                    ("systems x tasks x instances", " x ".join(str(scores.sizes[d]) for d in ("system", "task", "instance"))),
-                    ("aggregation level", level_text), ("missing scores", pol), ("alpha", f"{a:g}"), ("top-k", str(k)),
-                    ("bootstrap", f"{B} replicates over {over}, seed {s}" if B else "none"),
-                    ("task subsets", f"{n_rep} per size, seed {s}" if n_rep else "none")]
-        (tmp / "index.html").write_text(_page(title, info, notes, sections), encoding="utf-8")
-        from . import __version__
-
+            page = _file_report(source, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta, lower=lower)
+        (tmp / "index.html").write_text(_page(*page), encoding="utf-8")
         (tmp / _MARKER).write_text(json.dumps({"engine_version": __version__}) + "\n", encoding="utf-8")
         _publish(tmp, out)
     except OSError as exc:
@@ -1372,59 +1243,3 @@ def build_report(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out / "index.html"
-
-
-# ---------------------------------------------------------------------------------------------
-# command line
-# ---------------------------------------------------------------------------------------------
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``report`` sub-command to the ``votebench`` parser's sub-parsers."""
-    from .core import MISSING_POLICIES
-    from .dims import BOOTSTRAP_AXES
-    from .rules import LEVELS
-
-    p = sub.add_parser(
-        "report",
-        help="write an HTML report with figures and tables (rankings, CD diagram, flows, intervals, subset curves)",
-        description="Rank a score file with several rules (or read a sweep results store) and write OUT/index.html, "
-        "OUT/figures/*.png|svg and OUT/tables/*.csv|md|tex: rankings side by side with changes against the mean "
-        "baseline, a rank heatmap with a dendrogram, a critical-difference diagram (Friedman + Nemenyi), PROMETHEE II "
-        "flows, the pairwise win matrix, bootstrap rank intervals and task-subset curves.",
-    )
-    p.add_argument("input", metavar="INPUT_OR_STORE", help="score file / score store, or a results store of `votebench sweep`")
-    p.add_argument("--out", "-o", required=True, metavar="DIR", help="report folder (replaced if it holds an earlier report)")
-    p.add_argument("--rule", action="append", default=None, metavar="RULE",
-                   help="rule to compare, repeatable (default: every rule that can rank the input; for a store: "
-                   "its rule labels); the mean baseline is always included")
-    p.add_argument("--level", default=None, choices=LEVELS, help="aggregation level (score input)")
-    p.add_argument("--missing", default=None, choices=MISSING_POLICIES,
-                   help="missing-score policy (score input; default error)")
-    p.add_argument("--alpha", type=float, default=0.05,
-                   help="significance level of Friedman/Nemenyi; intervals cover 1 - alpha (default 0.05)")
-    p.add_argument("--top-k", type=int, default=30, metavar="K", help="figures show at most K systems (default 30)")
-    p.add_argument("--replicates", type=int, default=200, metavar="B",
-                   help="bootstrap replicates per rule, 0 = none (score input; default 200)")
-    p.add_argument("--repeats", type=int, default=100, metavar="R",
-                   help="random task subsets per size for the subset curves, 0 = none (score input; default 100)")
-    p.add_argument("--over", default="tasks", choices=BOOTSTRAP_AXES, help="bootstrap axis (default tasks)")
-    p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
-    p.add_argument("--format", default="png,svg", metavar="FMT[,FMT]", help="figure formats: png, svg, pdf (default png,svg)")
-    p.add_argument("--meta", default=None, metavar="FILE", help="sidecar JSON with task directions (default: beside INPUT)")
-    p.add_argument("--lower-is-better", default=None, metavar="TASKS",
-                   help="comma-separated tasks where lower scores are better (score input; overrides the sidecar)")
-    from .significance import TESTS
-
-    p.add_argument("--test", default="auto", choices=TESTS,
-                   help="post-hoc test of the critical-difference diagram (default auto: Nemenyi, or pairwise Wilcoxon "
-                   "signed-rank with Holm's correction when Nemenyi cannot separate any pair; the report says which)")
-    p.set_defaults(func=_cmd_report)
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
-    formats = [f for f in args.format.split(",") if f.strip()]
-    index = build_report(args.input, args.out, rules=args.rule, level=args.level, missing=args.missing, alpha=args.alpha,
-                         top_k=args.top_k, replicates=args.replicates, repeats=args.repeats, over=args.over,
-                         seed=args.seed, formats=formats, meta=args.meta, test=args.test,
-                         lower_is_better=[t.strip() for t in (args.lower_is_better or "").split(",") if t.strip()])
-    sys.stdout.write(f"{index}\n")
-    return 0

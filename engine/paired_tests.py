@@ -1,0 +1,223 @@
+"""Paired significance between the systems of a score tensor, and the groups it leaves (``votebench compare``).
+
+The engine layer over :mod:`engine.kernels.paired` and :mod:`engine.significance`: for every pair of
+systems (or every system against a baseline) it runs, on the instance-level scores,
+
+* the paired permutation (sign-flip) test of the mean difference, per task and overall;
+* the paired bootstrap of the mean difference (percentile interval and p-value);
+* McNemar's exact test when every score is 0 or 1;
+
+corrects the p-values over the pairs (Holm or Benjamini-Hochberg), draws the compact letter display of
+the systems no test separates (:func:`compact_letters`), and compares the systems at the task level as
+autorank does (:func:`engine.significance.compare`: Friedman, then Nemenyi when its critical difference
+can separate the systems, pairwise Wilcoxon-Holm otherwise; the choice and its reason are returned).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from .errors import VotebenchError
+from .kernels import paired as PT
+
+__all__ = ["compact_letters", "compare_scores"]
+
+_TESTS = ("permutation", "bootstrap", "mcnemar")
+
+
+def _oriented(scores: xr.DataArray, systems: list[str] | None) -> xr.DataArray:
+    from .core import orient
+
+    if systems is not None:
+        known = [str(s) for s in scores["system"].values]
+        unknown = [s for s in systems if s not in known]
+        if unknown:
+            raise VotebenchError(f"unknown system(s): {', '.join(unknown[:5])} (systems: {', '.join(known[:8])}"
+                                 f"{', ...' if len(known) > 8 else ''})")
+        if len(set(systems)) < 2:
+            raise VotebenchError("compare needs at least two systems")
+        scores = scores.sel(system=list(dict.fromkeys(systems)))
+    return orient(scores).compute()
+
+
+def _num(v: float) -> float | None:
+    v = float(v)
+    return None if math.isnan(v) else v
+
+
+def _comparison(Y: np.ndarray, test: str, baseline: int | None, correction: str, alpha: float, resamples: int,
+                seed: int) -> PT.Comparison:
+    try:
+        return PT.compare_systems(Y, test=test, baseline=baseline, correction=correction, alpha=alpha,
+                                  resamples=resamples, seed=seed)
+    except ValueError as exc:
+        raise VotebenchError(str(exc)) from None
+
+
+def compact_letters(scores: xr.DataArray, *, test: str = "permutation", correction: str = "holm", alpha: float = 0.05,
+                    resamples: int = 10_000, seed: int = 0, systems: list[str] | None = None) -> dict[str, str]:
+    """The compact letter display of the systems: those sharing a letter are not significantly different.
+
+    Parameters
+    ----------
+    scores : xarray.DataArray
+        Score tensor (instance-level for the per-instance tests).
+    test : {"permutation", "bootstrap", "mcnemar"}
+        The paired test of the overall mean difference behind the letters.
+    correction : {"holm", "bh", "none"}
+    alpha : float
+    resamples, seed : int
+        Sign patterns / bootstrap replicates, and their seed.
+    systems : list of str, optional
+        Compare only these systems.
+
+    Returns
+    -------
+    dict
+        system -> letters (``"a"``, ``"ab"``, ...), best mean first.
+    """
+    res = compare_scores(scores, test=test, correction=correction, alpha=alpha, resamples=resamples, seed=seed,
+                         systems=systems, task_level=False, bootstrap=False)
+    return dict(res["letters"])
+
+
+def compare_scores(scores: xr.DataArray, *, baseline: str | None = None, test: str = "permutation",
+                   correction: str = "holm", alpha: float = 0.05, resamples: int = 10_000, seed: int = 0,
+                   systems: list[str] | None = None, task_level: bool = True, bootstrap: bool = True) -> dict[str, Any]:
+    """Paired tests between systems, per task and overall, with corrections, letters and a task-level comparison.
+
+    Parameters
+    ----------
+    scores : xarray.DataArray
+        Canonical score tensor; lower-is-better tasks are negated first (differences favour the better).
+    baseline : str, optional
+        Compare every system against this one only (no letters then); default every pair.
+    test : {"permutation", "bootstrap", "mcnemar"}
+        The test behind ``p``, the correction and the letters (default the paired permutation test of the
+        mean difference; exact when the sign patterns are at most ``resamples``).
+    correction : {"holm", "bh", "none"}
+        Over the pairs (per task: over the pairs of that task).
+    alpha : float
+    resamples, seed : int
+        Sign patterns of the permutation test and replicates of the bootstrap, and their seed.
+    systems : list of str, optional
+        Compare only these systems.
+    task_level : bool
+        Also compare the systems on their per-task means (Friedman, then Nemenyi or Wilcoxon-Holm).
+    bootstrap : bool
+        Also give every pair's bootstrap interval of the overall mean difference.
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``systems``, ``tasks``, the settings, ``method``, ``mean`` (system -> mean over tasks of
+        its per-task mean), ``letters`` (system -> letters; ``None`` against a baseline), ``pairs`` (one
+        object per pair: ``a``, ``b``, ``diff`` (mean of ``a - b``), ``p``, ``p_adjusted``, ``different``,
+        ``bootstrap`` interval, ``mcnemar`` p-values for 0/1 scores, ``tasks``: the same per task),
+        ``task_level`` (the test chosen and why, Friedman's p-value, average ranks, groups) and ``notes``.
+    """
+    _check_settings(test, correction, alpha, resamples)
+    x = _oriented(scores, systems)
+    names = [str(s) for s in x["system"].values]
+    tasks = [str(t) for t in x["task"].values]
+    Y = np.asarray(x.transpose("system", "task", "instance").values, dtype=np.float64)
+    base = None
+    if baseline is not None:
+        if baseline not in names:
+            raise VotebenchError(f"unknown baseline {baseline!r} (systems: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''})")
+        base = names.index(baseline)
+    binary = bool(np.isin(Y[~np.isnan(Y)], (0.0, 1.0)).all())
+    if test == "mcnemar" and not binary:
+        raise VotebenchError("McNemar's test needs 0/1 scores; these are not all 0 or 1")
+    notes: list[str] = []
+    n_inst = (~np.isnan(Y)).any(axis=0).sum(axis=-1)  # instances per task (scored by some system)
+    one_each = bool((n_inst <= 1).all())
+    if one_each and test == "bootstrap":
+        raise VotebenchError("the paired bootstrap resamples the instances within every task, and this input has one "
+                             "score per task: use the permutation test (it flips the signs of the tasks' differences)")
+    main = _comparison(Y, test, base, correction, alpha, resamples, seed)
+    if main.note:
+        notes.append(main.note)
+    boot = _comparison(Y, "bootstrap", base, correction, alpha, resamples, seed).test \
+        if bootstrap and test != "bootstrap" and not one_each else (main.test if test == "bootstrap" else None)
+    mcn = (main if test == "mcnemar" else _comparison(Y, "mcnemar", base, correction, alpha, resamples, seed)) \
+        if binary else None
+    if one_each:
+        notes.append("one score per task: every per-task test has a single instance, the overall test flips the signs of "
+                     "the tasks' differences, and no bootstrap interval is given (resampling one instance per task does "
+                     "not vary)")
+    pairs = _pair_objects(main, boot, mcn, names, tasks, alpha)
+    out: dict[str, Any] = {
+        "systems": names, "tasks": tasks, "test": test, "correction": correction, "alpha": float(alpha),
+        "resamples": int(resamples), "seed": int(seed), "baseline": baseline, "method": main.test.method,
+        "overall": "mean over tasks of the per-task mean differences (every task weighs the same); resampling within tasks",
+        "mean": {names[s]: _num(main.mean[s]) for s in main.order.tolist()},
+        "letters": None if main.letters is None else {names[s]: main.letters[s] for s in main.order.tolist()},
+        "pairs": pairs,
+    }
+    if mcn is None:
+        notes.append("McNemar's exact test is given for 0/1 scores only; these are not all 0 or 1")
+    if task_level:
+        out["task_level"] = _task_level(x, names, alpha)
+    out["notes"] = notes
+    return out
+
+
+def _check_settings(test: str, correction: str, alpha: float, resamples: int) -> None:
+    """One-line errors for a test, correction, level or number of resamples that :func:`compare_scores` does not take."""
+    if test not in _TESTS:
+        raise VotebenchError(f"unknown test {test!r}; choose one of {', '.join(_TESTS)}")
+    if correction not in PT.CORRECTIONS:
+        raise VotebenchError(f"unknown correction {correction!r}; choose one of {', '.join(PT.CORRECTIONS)}")
+    if not 0.0 < float(alpha) < 1.0:
+        raise VotebenchError(f"alpha must be in (0, 1), got {alpha}")
+    if int(resamples) < 1:
+        raise VotebenchError(f"resamples must be at least 1, got {resamples}")
+
+
+def _pair_objects(main: Any, boot: Any, mcn: Any, names: list[str], tasks: list[str], alpha: float) -> list[dict[str, Any]]:
+    """One JSON-ready object per compared pair: the overall and per-task test, its bootstrap interval, McNemar."""
+    r = main.test
+    pairs = []
+    for p, (i, j) in enumerate(r.pairs.tolist()):
+        obj: dict[str, Any] = {"a": names[i], "b": names[j], "diff": _num(r.overall[p]), "p": _num(r.p_overall[p]),
+                               "p_adjusted": _num(main.adjusted[p]), "different": bool(main.adjusted[p] <= alpha)}
+        if boot is not None and boot.low is not None and boot.high is not None:
+            obj["bootstrap"] = {"low": _num(boot.low[p]), "high": _num(boot.high[p]), "p": _num(boot.p_overall[p])}
+        if mcn is not None:
+            obj["mcnemar"] = {"p": _num(mcn.test.p_overall[p]), "p_adjusted": _num(mcn.adjusted[p])}
+        obj["tasks"] = {t: {"diff": _num(r.diff[p, k]), "n": int(r.n[p, k]), "p": _num(r.p_task[p, k]),
+                            "p_adjusted": _num(main.adjusted_task[p, k])} for k, t in enumerate(tasks)}
+        pairs.append(obj)
+    return pairs
+
+
+def _task_level(x: xr.DataArray, names: list[str], alpha: float) -> dict[str, Any]:
+    """autorank-style comparison on the per-task means: the test chosen automatically, and why."""
+    from .core import task_scores
+    from .significance import compare
+
+    X = np.asarray(task_scores(x, missing="listwise").values, dtype=np.float64)  # (task, system), oriented
+    kept: np.ndarray = np.asarray(~np.isnan(X).any(axis=0))
+    used = [n for n, k in zip(names, kept.tolist()) if k]
+    if X.shape[0] < 2 or len(used) < 2:
+        return {"test": None, "reason": f"the task-level comparison needs at least 2 tasks and 2 systems with a score on "
+                f"every task (here {X.shape[0]} task(s), {len(used)} system(s))"}
+    ph = compare(X[:, kept], alpha=alpha)
+    out: dict[str, Any] = {"test": ph.test, "reason": ph.reason, "systems": used, "n_tasks": int(X.shape[0]),
+                           "avg_rank": {n: float(v) for n, v in zip(used, ph.avg_ranks)},
+                           "cd": _num(ph.cd) if ph.cd is not None else None,
+                           "groups": [[used[i] for i in c] for c in ph.cliques], "note": ph.note}
+    if ph.friedman is not None:
+        out["friedman"] = {"statistic": _num(ph.friedman.statistic), "pvalue": _num(ph.friedman.pvalue)}
+    if ph.adjusted is not None:
+        k = len(used)
+        out["wilcoxon_holm"] = [{"a": used[i], "b": used[j], "p_adjusted": _num(ph.adjusted[i, j]),
+                                 "different": bool(ph.different[i, j])} for i in range(k) for j in range(i + 1, k)]
+    if len(used) < len(names):
+        out["left_out"] = [n for n, k in zip(names, kept.tolist()) if not k]
+    return out
