@@ -450,7 +450,9 @@ def weighted_task_mean(values: np.ndarray, weights: np.ndarray | None = None, *,
     approx = _task_loop(v0, w) / (ordered_sum(w, axis=-1) * extra)[..., None]
     if not ok.any():
         return approx
-    return np.where(ok[..., None], _task_loop(kv, k) / (k.sum(axis=-1) * d * extra)[..., None], approx)
+    with np.errstate(invalid="ignore", divide="ignore"):  # rows not taken (ok False) may divide 0 by 0
+        exact = _task_loop(kv, k) / (k.sum(axis=-1) * d * extra)[..., None]
+    return np.where(ok[..., None], exact, approx)
 
 
 def _task_loop(v: np.ndarray, w: np.ndarray) -> np.ndarray:
