@@ -55,7 +55,6 @@ import os
 import re
 import shutil
 import uuid
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -547,31 +546,45 @@ def _aligned_letters(letters: Sequence[str]) -> list[str]:
     return ["".join(c if c in s else " " for c in chars).rstrip() for s in letters]
 
 
-def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, X: np.ndarray, st: _Settings,
+def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Settings,
                     notes: list[str]) -> tuple[str, str] | None:
     """The "Paired tests" section: the ``paired_top_k`` best systems by mean, their letters and the pairwise tests."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a system without any task score
-        mean = np.nanmean(X, axis=0) if X.size else np.full(len(rk.systems), np.nan)
-    ok = [i for i in range(len(rk.systems)) if math.isfinite(float(mean[i]))]
-    order = sorted(ok, key=lambda i: (-float(mean[i]), i))
-    top = order[: st.paired_top_k]
+    from ..paired_tests import letter_groups
+
     if st.paired_top_k == 0:
         return None
-    if len(top) < 2:
-        notes.append("No paired tests: fewer than two systems have a mean score.")
-        return None
-    cap = (f"the {len(top)} best of {len(ok)} systems by mean score (--paired-top-k {st.paired_top_k}; all pairs of the "
-           f"{len(ok)} systems would be {len(ok) * (len(ok) - 1) // 2} tests, and the correction over so many would leave "
-           "little power)" if len(top) < len(ok) else f"all {len(top)} systems")
-    names = [rk.systems[i] for i in top]
     try:
-        if scores.sizes["instance"] > 1:
-            return _paired_instances(out, scores, names, cap, st)
-        return _paired_tasks(out, X[:, top], names, cap, st)
+        g = letter_groups(scores, systems=list(rk.systems), top_k=st.paired_top_k, alpha=st.alpha,
+                          resamples=st.paired_resamples, seed=st.seed, test=st.test)
     except VotebenchError as exc:
         notes.append(f"No paired tests: {exc}.")
         return None
+    k, n, P = len(g["systems"]), g["candidates"], len(g["pairs"])
+    cap = (f"the {k} best of {n} systems by mean score (--paired-top-k {st.paired_top_k}; all pairs of the {n} systems "
+           f"would be {n * (n - 1) // 2} tests, and the correction over so many would leave little power)" if k < n
+           else f"all {k} systems")
+    n_diff = sum(p["different"] for p in g["pairs"])
+    if g["level"] == "instance":
+        what = (f"Test: the <b>paired permutation (sign-flip) test</b> of the mean difference between two systems on the "
+                f"same instances: {html.escape(g['method'])} (--paired-resamples; <code>votebench compare</code> uses "
+                f"10000 by default). The difference of a pair is the {html.escape(g['overall'])}. p-values "
+                f"<b>adjusted by Holm's method</b> over the {P} pairs")
+    else:
+        what = (f"One score per task: the systems are compared on their task scores as autorank does, over the "
+                f"{g['n_tasks']} task(s) where all of them have a score. Test: {html.escape(g['method'])} "
+                + ("(it holds the family-wise error over all pairs)" if g["test"] == "nemenyi" else f"({P} pairs)")
+                + f". Chosen (--test {html.escape(st.test)}): {html.escape(g['reason'])}")
+    body = [f"<p>Compared: {html.escape(cap)}. {what}; <b>alpha = {st.alpha:g}</b>. {n_diff} of {P} pairs differ "
+            "significantly. Systems sharing a letter are not significantly different; two systems with no letter in "
+            "common are.</p>"]
+    if g["friedman"]:
+        body.append(f"<p>Friedman test on these systems: chi-square = {g['friedman']['statistic']:.4g}, "
+                    f"p = {g['friedman']['pvalue']:.3g}.</p>")
+    body += [f"<p><b>Note:</b> {html.escape(t)}.</p>" for t in g["notes"]]
+    body.append(_letters_table(out, g["systems"], g["mean"], g["letters"], "Letter groups, best mean first" +
+                               ("" if g["level"] == "instance" else f" (mean over these {g['n_tasks']} tasks)")))
+    body.append(_pairs_table(out, g))
+    return ("Paired tests", "\n".join(body))
 
 
 def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None], letters: Sequence[str],
@@ -586,87 +599,24 @@ def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None]
                                               [["", "", "cld"] for _ in rows]), caption=caption)
 
 
-def _paired_instances(out: _Out, scores: xr.DataArray, names: list[str], cap: str, st: _Settings
-                      ) -> tuple[str, str]:
-    """Instance-level input: :func:`engine.compare_scores` (paired permutation test, Holm) on ``names``."""
-    from ..paired_tests import compare_scores
-
-    res = compare_scores(scores, systems=names, test="permutation", correction="holm", alpha=st.alpha,
-                         resamples=st.paired_resamples, seed=st.seed, task_level=False, bootstrap=False)
-    shown = list(res["mean"])
-    P = len(res["pairs"])
-    n_diff = sum(p["different"] for p in res["pairs"])
-    body = [f"<p>Compared: {html.escape(cap)}. Test: the <b>paired permutation (sign-flip) test</b> of the mean "
-            f"difference between two systems on the same instances: {html.escape(res['method'])} (--paired-resamples; "
-            "<code>votebench compare</code> uses 10000 by default). The difference of a pair is the "
-            f"{html.escape(res['overall'])}. p-values "
-            f"<b>adjusted by Holm's method</b> over the {P} pairs; <b>alpha = {st.alpha:g}</b>. {n_diff} of {P} pairs "
-            "differ significantly. Systems sharing a letter are not significantly different; two systems with no "
-            "letter in common are.</p>"]
-    body += [f"<p><b>Note:</b> {html.escape(n)}.</p>" for n in res["notes"] if "McNemar" not in n]
-    body.append(_letters_table(out, shown, [res["mean"][n] for n in shown], [res["letters"][n] for n in shown],
-                               "Letter groups, best mean first"))
+def _pairs_table(out: _Out, g: Mapping[str, Any]) -> str:
+    """The pairwise decisions behind the letters (CSV, Markdown, LaTeX links)."""
+    inst = g["level"] == "instance"
     rows: list[list[Any]] = [[p["a"], p["b"], _nan(p["diff"]), _nan(p["p"]), _nan(p["p_adjusted"]), bool(p["different"])]
-                             for p in res["pairs"]]
-    body.append(out.table("paired_tests", _Table(["system", "opponent", "mean difference", "p", "p (Holm)", "different"],
-                                                 rows, [[a, b, f"{d:+.4g}", f"{p:.3g}", f"{q:.3g}", "yes" if s else ""]
-                                                        for a, b, d, p, q, s in rows]),
-                          caption=f"Pairwise paired permutation tests ({P} pairs, per task: votebench compare --format "
-                                  "json):", show=False))
-    return ("Paired tests", "\n".join(body))
+                             for p in g["pairs"]]
+
+    def num(v: float, spec: str) -> str:
+        return "n/a" if math.isnan(v) else format(v, spec)
+
+    text = [[a, b, num(d, "+.4g"), num(p, ".3g"), num(q, ".3g"), "yes" if s else ""] for a, b, d, p, q, s in rows]
+    name = "paired permutation tests (per task: votebench compare --format json)" if inst else \
+        ("Nemenyi (no p-values: the critical difference decides)" if g["test"] == "nemenyi" else "Wilcoxon-Holm tests")
+    head = ["system", "opponent", "mean difference" if inst else "average rank difference", "p", "p (Holm)", "different"]
+    return out.table("paired_tests", _Table(head, rows, text), caption=f"Pairwise {name}, {len(rows)} pairs:", show=False)
 
 
 def _nan(v: float | None) -> float:
     return math.nan if v is None else float(v)
-
-
-def _paired_tasks(out: _Out, X: np.ndarray, names: list[str], cap: str, st: _Settings) -> tuple[str, str]:
-    """Task-level input: Friedman, then Nemenyi or Wilcoxon-Holm (:func:`engine.significance.compare`) on ``names``."""
-    from ..kernels.paired import letter_display
-    from ..significance import compare
-
-    complete = np.isfinite(X).all(axis=1)
-    if int(complete.sum()) < 2:
-        raise VotebenchError(f"the task-level comparison needs at least 2 tasks where all of the {len(names)} systems "
-                             f"compared have a score (here {int(complete.sum())})")
-    Xc = X[complete]
-    ph = compare(Xc, alpha=st.alpha, test=st.test)
-    letters = letter_display(ph.different, np.arange(len(names)))
-    k = len(names)
-    P = k * (k - 1) // 2
-    n_diff = int(np.triu(ph.different, 1).sum())
-    if ph.test == "nemenyi":
-        how = (f"Friedman, then <b>Nemenyi's test</b> (two systems differ when their average ranks differ by at least the critical "
-               f"difference CD = {ph.cd:.3g}, which holds the family-wise error over all {P} pairs at alpha)")
-    else:
-        how = f"pairwise <b>Wilcoxon signed-rank tests</b> on the tasks, p-values <b>adjusted by Holm's method</b> over the {P} pairs"
-    body = [f"<p>One score per task: the systems are compared on their task scores, as autorank does. Compared: "
-            f"{html.escape(cap)}; over the {Xc.shape[0]} task(s) where all of them have a score. Test: {how}; "
-            f"<b>alpha = {st.alpha:g}</b>. Chosen automatically (--test): {html.escape(ph.reason)}. {n_diff} of {P} pairs differ "
-            "significantly. Systems sharing a letter are not significantly different; two systems with no letter in "
-            "common are.</p>"]
-    if ph.friedman is not None:
-        body.append(f"<p>Friedman test on these systems: chi-square = {ph.friedman.statistic:.4g}, "
-                    f"p = {ph.friedman.pvalue:.3g}.</p>")
-    if ph.note:
-        body.append(f"<p><b>Note:</b> {html.escape(ph.note)}.</p>")
-    mean = Xc.mean(axis=0)
-    title = "Nemenyi" if ph.test == "nemenyi" else "Wilcoxon-Holm"
-    body.append(_letters_table(out, names, [float(m) for m in mean], letters,
-                               f"Letter groups ({title}); mean over these {Xc.shape[0]} tasks"))
-    rows: list[list[Any]] = []
-    for i in range(k):
-        for j in range(i + 1, k):
-            p = math.nan if ph.pvalues is None else float(ph.pvalues[i, j])
-            q = math.nan if ph.adjusted is None else float(ph.adjusted[i, j])
-            rows.append([names[i], names[j], float(ph.avg_ranks[j] - ph.avg_ranks[i]), p, q, bool(ph.different[i, j])])
-    body.append(out.table("paired_tests", _Table(["system", "opponent", "average rank difference", "p", "p (Holm)",
-                                                  "different"], rows,
-                                                 [[a, b, f"{d:+.3g}", "n/a" if math.isnan(p) else f"{p:.3g}",
-                                                   "n/a" if math.isnan(q) else f"{q:.3g}", "yes" if s else ""]
-                                                  for a, b, d, p, q, s in rows]),
-                          caption=f"Pairwise task-level tests ({title}, {P} pairs):", show=False))
-    return ("Paired tests", "\n".join(body))
 
 
 def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict[str, tuple[float, float, float, bool]],
@@ -848,7 +798,7 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     if flag_sec:
         sections.append(flag_sec)
     sections += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
-    paired = _paired_section(out, scores, rk, X, st, notes)
+    paired = _paired_section(out, scores, rk, st, notes)
     if paired:
         sections.append(paired)
     if st.replicates >= 2:
@@ -1117,7 +1067,7 @@ def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, sc
         body.append(flag_sec)
     if scores is not None and X is not None and tasks is not None:
         body += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
-        paired = _paired_section(out, scores, rk, X, st, notes)
+        paired = _paired_section(out, scores, rk, st, notes)
         if paired:
             body.append(paired)
     return rk, gone, body
