@@ -148,3 +148,15 @@ def test_paired_section_options(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("votebench: ") and flag[2:].replace("-", "_") in err
         assert not (tmp_path / "bad").exists()
+
+
+def test_letter_groups_errors():
+    scores, _ = _instance_scores()
+    for kwargs, words in (({"top_k": 1}, "top_k"), ({"test": "tukey"}, "post-hoc test"), ({"alpha": 1.5}, "alpha"),
+                          ({"resamples": 0}, "resamples"), ({"systems": ["s0", "nobody"]}, "unknown system")):
+        with pytest.raises(engine.VotebenchError, match=words):
+            engine.letter_groups(scores, **kwargs)
+    one = scores.copy()
+    one[1:] = np.nan  # only s0 has scores
+    with pytest.raises(engine.VotebenchError, match="at least two systems"):
+        engine.letter_groups(one)
