@@ -77,14 +77,8 @@ def test_heavy_inputs_are_refused_with_a_reason(store, monkeypatch):
     assert set(got) == {"error"} and "votebench report" in got["error"] and "operations" in got["error"]
 
 
-CHROMIUM = Path("/usr/bin/chromium")
-
-
 def test_the_page_shows_the_letters_on_demand(store):
-    if not CHROMIUM.exists():
-        pytest.skip("no /usr/bin/chromium")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    from test_dashboard_browser import ARGS
+    from test_dashboard_browser import ARGS, CHROMIUM, sync_api  # skips this test without chromium or playwright
 
     url, stop = start_in_background(store, port=0, poll=0.1, heartbeat=2.0)
     try:
