@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover - static analysers see the eager imports
     from .bootstrap import bootstrap, summarize
     from .canonical import scores_from_array, validate_scores
     from .core import aggregate, aggregate_rules, missing_report, orient, rank, rank_rules, tied_groups
-    from .paired_tests import compact_letters, compare_scores
+    from .paired_tests import compact_letters, compare_scores, letter_groups
     from .readers import READERS, BattleInput, Reader, get_reader, open_battles, open_scores, reader_names, register_reader
     from .rules import LEVELS, RULES, Rule, get_rule, register_rule, rule_names
     from .store import to_zarr
@@ -68,6 +68,7 @@ _LAZY = {
     "bootstrap_battles": "battles",
     "compare_scores": "paired_tests",
     "compact_letters": "paired_tests",
+    "letter_groups": "paired_tests",
     "agreement": "agreement",
 }
 
@@ -151,6 +152,7 @@ __all__ = [
     "compare_scores",
     "get_reader",
     "get_rule",
+    "letter_groups",
     "missing_report",
     "open_battles",
     "open_scores",

@@ -8,7 +8,8 @@ systems (or every system against a baseline) it runs, on the instance-level scor
 * McNemar's exact test when every score is 0 or 1;
 
 corrects the p-values over the pairs (Holm or Benjamini-Hochberg), draws the compact letter display of
-the systems no test separates (:func:`compact_letters`), and compares the systems at the task level as
+the systems no test separates (:func:`compact_letters`; :func:`letter_groups` for the best systems by mean, as
+the report and the dashboard show them), and compares the systems at the task level as
 autorank does (:func:`engine.significance.compare`: Friedman, then Nemenyi when its critical difference
 can separate the systems, pairwise Wilcoxon-Holm otherwise; the choice and its reason are returned).
 """
@@ -16,6 +17,7 @@ can separate the systems, pairwise Wilcoxon-Holm otherwise; the choice and its r
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,7 @@ import xarray as xr
 from .errors import VotebenchError
 from .kernels import paired as PT
 
-__all__ = ["compact_letters", "compare_scores"]
+__all__ = ["compact_letters", "compare_scores", "letter_groups"]
 
 _TESTS = ("permutation", "bootstrap", "mcnemar")
 
@@ -221,3 +223,108 @@ def _task_level(x: xr.DataArray, names: list[str], alpha: float) -> dict[str, An
     if len(used) < len(names):
         out["left_out"] = [n for n, k in zip(names, kept.tolist()) if not k]
     return out
+
+
+def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top_k: int = 15, alpha: float = 0.05,
+                  resamples: int = 4000, seed: int = 0, test: str = "auto") -> dict[str, Any]:
+    """The compact letter display of the ``top_k`` best systems by mean, with the pairwise decisions behind it.
+
+    All pairs of many systems are many tests (97 systems: 4656), and a correction over so many leaves little
+    power, so only the best ``top_k`` by mean score (mean over tasks of the per-task mean over instances,
+    oriented) are compared.  Instance-level input (more than one instance per task): the paired permutation
+    test of the mean difference of :func:`compare_scores`, Holm's correction over the pairs.  One score per
+    task: the task-level comparison as autorank does it (:func:`engine.significance.compare`: Friedman, then
+    Nemenyi or pairwise Wilcoxon-Holm, ``test``) on the tasks where all of them have a score.
+
+    Parameters
+    ----------
+    scores : xarray.DataArray
+        Canonical score tensor.
+    systems : list of str, optional
+        The candidates (default every system).
+    top_k : int
+        Systems compared, at least 2.
+    alpha : float
+    resamples, seed : int
+        Sign patterns per pair of the permutation test (instance level) and their seed.
+    test : {"auto", "nemenyi", "wilcoxon-holm"}
+        The task-level post-hoc test.
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``level`` (``"instance"`` or ``"task"``), ``systems`` (compared, best mean first), ``mean``
+        and ``letters`` (lists in that order), ``candidates`` (systems with a mean) and ``top_k``, ``test``
+        (``"permutation"``, ``"nemenyi"`` or ``"wilcoxon-holm"``), ``method``, ``correction`` (``"holm"``, or
+        ``None`` for Nemenyi), ``alpha``, ``resamples``, ``seed``, ``n_tasks``, ``reason`` (why this task-level
+        test), ``friedman``, ``cd``, ``pairs`` (``a``, ``b``, ``diff`` (instance level: mean difference ``a - b``;
+        task level: average rank of ``b`` minus that of ``a``), ``p``, ``p_adjusted``, ``different``) and ``notes``.
+    """
+    from .significance import TESTS
+
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 2:
+        raise VotebenchError(f"top_k must be an integer >= 2, got {top_k!r}")
+    if test not in TESTS:
+        raise VotebenchError(f"unknown post-hoc test {test!r}; choose one of {', '.join(TESTS)}")
+    _check_settings("permutation", "holm", alpha, resamples)
+    x = _oriented(scores, systems)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # missing scores: all-NaN means
+        M = np.asarray(x.mean("instance", skipna=True).transpose("system", "task").values, dtype=np.float64)
+        mean = np.nanmean(M, axis=1) if M.shape[1] else np.full(M.shape[0], np.nan)
+    names = [str(s) for s in x["system"].values]
+    ok = [i for i in range(len(names)) if math.isfinite(float(mean[i]))]
+    top = sorted(ok, key=lambda i: (-float(mean[i]), i))[: int(top_k)]
+    if len(top) < 2:
+        raise VotebenchError(f"the paired tests need at least two systems with a score ({len(top)} here)")
+    chosen = [names[i] for i in top]
+    if x.sizes["instance"] > 1:
+        out = _instance_groups(scores, chosen, float(alpha), int(resamples), int(seed))
+    else:
+        out = _task_groups(M[top].T, chosen, float(alpha), test)
+    out.update({"candidates": len(ok), "top_k": int(top_k), "alpha": float(alpha), "seed": int(seed)})
+    return out
+
+
+def _instance_groups(scores: xr.DataArray, names: list[str], alpha: float, resamples: int, seed: int) -> dict[str, Any]:
+    """:func:`letter_groups` on instance-level scores: the paired permutation tests of :func:`compare_scores`, Holm."""
+    res = compare_scores(scores, systems=names, test="permutation", correction="holm", alpha=alpha, resamples=resamples,
+                         seed=seed, task_level=False, bootstrap=False)
+    shown = list(res["mean"])
+    letters = res["letters"] or {}
+    return {"level": "instance", "systems": shown, "mean": [res["mean"][n] for n in shown],
+            "letters": [letters[n] for n in shown], "test": "permutation", "method": res["method"],
+            "overall": res["overall"], "correction": "holm", "resamples": resamples, "n_tasks": len(res["tasks"]),
+            "reason": None, "friedman": None, "cd": None,
+            "pairs": [{k: p[k] for k in ("a", "b", "diff", "p", "p_adjusted", "different")} for p in res["pairs"]],
+            "notes": [n for n in res["notes"] if "McNemar" not in n]}
+
+
+def _task_groups(X: np.ndarray, names: list[str], alpha: float, test: str) -> dict[str, Any]:
+    """:func:`letter_groups` on one score per task ``X`` (T, k): Friedman, then Nemenyi or Wilcoxon-Holm."""
+    from .significance import compare
+
+    complete = np.isfinite(X).all(axis=1)
+    if int(complete.sum()) < 2:
+        raise VotebenchError(f"the task-level comparison needs at least 2 tasks where all of the {len(names)} systems "
+                             f"compared have a score (here {int(complete.sum())})")
+    Xc = X[complete]
+    ph = compare(Xc, alpha=alpha, test=test)
+    letters = PT.letter_display(ph.different, np.arange(len(names)))
+    k = len(names)
+    pairs = []
+    for i in range(k):
+        for j in range(i + 1, k):
+            pairs.append({"a": names[i], "b": names[j], "diff": float(ph.avg_ranks[j] - ph.avg_ranks[i]),
+                          "p": None if ph.pvalues is None else _num(ph.pvalues[i, j]),
+                          "p_adjusted": None if ph.adjusted is None else _num(ph.adjusted[i, j]),
+                          "different": bool(ph.different[i, j])})
+    method = ("Friedman, then Nemenyi's test: two systems differ when their average ranks differ by at least the critical "
+              f"difference CD = {ph.cd:.3g}" if ph.test == "nemenyi" else
+              "pairwise Wilcoxon signed-rank tests on the task scores, Holm-adjusted over the pairs")
+    return {"level": "task", "systems": names, "mean": [_num(m) for m in Xc.mean(axis=0)], "letters": letters,
+            "test": ph.test, "method": method, "overall": None, "correction": None if ph.test == "nemenyi" else "holm",
+            "resamples": None, "n_tasks": int(Xc.shape[0]), "reason": ph.reason,
+            "friedman": None if ph.friedman is None else {"statistic": _num(ph.friedman.statistic),
+                                                          "pvalue": _num(ph.friedman.pvalue)},
+            "cd": _num(ph.cd) if ph.cd is not None else None, "pairs": pairs, "notes": [ph.note] if ph.note else []}

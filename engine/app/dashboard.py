@@ -16,6 +16,11 @@ small tornado app with these routes, all ``GET`` (any other method gets ``405``)
 ``/api/scores?input=NAME&system=NAME``
     the per-task scores of one system (read from the sweep's input when it is
     found with the checksum the store recorded).
+``/api/letters?input=NAME``
+    the compact letter display of the input's best systems by mean
+    (:meth:`LiveStore.letter_groups`): computed once per input when the page
+    asks for it, from the same input, and refused when its tests would cost
+    more than :data:`LETTER_WORK`.
 
 The state is incremental (:class:`LiveStore`): the server watches the
 store's ``done`` flags (a directory listing, no data read) and merges only
@@ -60,7 +65,7 @@ from ..errors import VotebenchError
 
 __all__ = ["LiveStore", "snapshot", "make_app", "serve", "start_in_background", "BackgroundDashboard",
            "dask_dashboard_link", "add_server_options", "check_port", "token_option", "is_loopback",
-           "STABILITY_REPLICATES", "Limits"]
+           "STABILITY_REPLICATES", "Limits", "LETTER_TOP_K", "LETTER_RESAMPLES", "LETTER_WORK"]
 
 log = logging.getLogger("engine")
 
@@ -69,6 +74,11 @@ log = logging.getLogger("engine")
 STABILITY_REPLICATES = 200
 #: seconds per update spent on the agreement between rules (the rest waits for the next updates: the rankings come first)
 AGREE_SECONDS = 0.05
+#: the letter groups of an input (:func:`engine.paired_tests.letter_groups`): systems compared (the best by mean), sign
+#: patterns per pair of the permutation tests, and the most work (pairs x patterns x task-instance cells) done on demand
+LETTER_TOP_K = 15
+LETTER_RESAMPLES = 4000
+LETTER_WORK = 2e9
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 _WEB = "web"
 _STATIC = {"dashboard.js": "application/javascript; charset=utf-8", "dashboard.css": "text/css; charset=utf-8"}
@@ -195,7 +205,9 @@ class LiveStore:
         self.path = Path(store)
         self.level, self.dask_dashboard, self.pool, self.agree_budget = level, dask_dashboard, pool, agree_budget
         self._lock = threading.Lock()
+        self._letter_lock = threading.Lock()
         self._scores: dict[str, Any] = {}
+        self._letters: dict[str, dict[str, Any]] = {}
         self._reset()
 
     def _reset(self) -> None:
@@ -207,6 +219,7 @@ class LiveStore:
         self.groups: dict[str, Any] = {}
         self.message: str | None = None
         self._scores = {}
+        self._letters = {}
 
     def update(self, *, strict: bool = False, force: bool = False) -> bool:
         """Merge what the store gained since the last call; ``True`` when the snapshot changes.
@@ -322,10 +335,7 @@ class LiveStore:
         The input is found as the report finds it (:func:`engine.report.find_input`,
         checked against the checksum the store recorded) and read once.
         """
-        entry = self._scores.get(input_name)
-        if entry is None:
-            entry = self._read_input(input_name)
-            self._scores[input_name] = entry
+        entry = self._input_entry(input_name)
         if "missing" in entry:
             raise LookupError(entry["missing"])
         if "error" in entry:
@@ -345,6 +355,52 @@ class LiveStore:
         return {"input": input_name, "system": system, "source": entry["source"], "tasks": rows,
                 "note": "mean over the task's instances, as in the input; rank among the systems with a score on the task"
                         + ("; 'assumed': no sidecar or lower_is_better gave the task's direction" if entry["assumed"] else "")}
+
+    def _input_entry(self, input_name: str) -> dict[str, Any]:
+        entry = self._scores.get(input_name)
+        if entry is None:
+            entry = self._read_input(input_name)
+            self._scores[input_name] = entry
+        return entry
+
+    # -------------------------------------------------------------- letter groups on demand
+    def letter_groups(self, input_name: str) -> dict[str, Any]:
+        """The compact letter display of the :data:`LETTER_TOP_K` best systems of the sweep input ``input_name``.
+
+        :func:`engine.paired_tests.letter_groups` on the input as :meth:`task_scores` finds it, with
+        ``alpha = 1 - level`` and :data:`LETTER_RESAMPLES` sign patterns per pair; computed once per input (one
+        at a time) and kept.  An input whose permutation tests would take more than :data:`LETTER_WORK`
+        (pairs x patterns x task-instance cells) gets an ``error`` that says so instead.
+        """
+        with self._letter_lock:
+            got = self._letters.get(input_name)
+            if got is None:
+                got = self._letters[input_name] = self._compute_letters(input_name)
+        if "missing" in got:
+            raise LookupError(got["missing"])
+        return got
+
+    def _compute_letters(self, input_name: str) -> dict[str, Any]:
+        from ..distributed import open_source
+        from ..paired_tests import letter_groups
+
+        entry = self._input_entry(input_name)
+        if "missing" in entry or "error" in entry:
+            return {k: entry[k] for k in ("missing", "error") if k in entry}
+        try:
+            scores = open_source(entry["src"])
+            S, T, K = (int(scores.sizes[d]) for d in ("system", "task", "instance"))
+            k = min(S, LETTER_TOP_K)
+            work = k * (k - 1) / 2 * LETTER_RESAMPLES * T * K if K > 1 else 0.0
+            if work > LETTER_WORK:
+                return {"error": f"letter groups not computed here: the permutation tests of {k} systems on {T} x {K} "
+                                 f"task-instance cells would take {work:.2g} operations (the dashboard does at most "
+                                 f"{LETTER_WORK:.2g}); run votebench report or votebench compare on the input"}
+            res = letter_groups(scores.compute(scheduler="synchronous"), top_k=LETTER_TOP_K, alpha=round(1.0 - self.level, 12),
+                                resamples=LETTER_RESAMPLES, seed=0)
+        except VotebenchError as exc:
+            return {"error": f"no letter groups: {exc}"}
+        return {**res, "input": input_name, "source": entry["source"]}
 
     def _read_input(self, input_name: str) -> dict[str, Any]:
         from ..distributed import loader_keys, make_source, open_source
@@ -385,7 +441,7 @@ class LiveStore:
         rank = min_rank(oriented.T).T
         return {"systems": [str(s) for s in mean["system"].values], "tasks": [str(t) for t in mean["task"].values],
                 "mean": M, "hib": hib, "rank": rank, "ranked": np.isfinite(M).sum(axis=0), "source": str(found.resolve()),
-                "assumed": assumed}
+                "assumed": assumed, "src": src}
 
 
 def snapshot(store: str | Path, *, dask_dashboard: str | None = None, level: float = 0.95) -> dict[str, Any]:
@@ -661,6 +717,18 @@ def _live_handlers(Base: Any) -> dict[str, type]:
             self.set_header("Content-Type", "application/json; charset=utf-8")
             self.finish(json.dumps(data, allow_nan=False))
 
+    class Letters(Base):
+        async def get(self) -> None:
+            inp = self.get_query_argument("input", "")
+            loop = asyncio.get_running_loop()
+            try:
+                data = await loop.run_in_executor(None, self.hub.live.letter_groups, inp)
+            except LookupError as exc:  # no such input
+                self.set_status(404)
+                data = {"error": str(exc.args[0])}
+            self.set_header("Content-Type", "application/json; charset=utf-8")
+            self.finish(json.dumps(data, allow_nan=False))
+
     class Stream(Base):
         def initialize(self) -> None:
             self.gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -699,7 +767,7 @@ def _live_handlers(Base: Any) -> dict[str, type]:
             if not self.gone.done():
                 self.finish()
 
-    return {"stream": Stream, "scores": Scores}
+    return {"stream": Stream, "scores": Scores, "letters": Letters}
 
 
 def make_app(store: str | Path, *, dask_dashboard: str | None = None, poll: float = 0.25, heartbeat: float = 15.0,
@@ -743,7 +811,7 @@ def make_app(store: str | Path, *, dask_dashboard: str | None = None, poll: floa
     web = {name: _read_web(name) for name in ("index.html", *_STATIC)}
     return Application(
         [(r"/", h["page"]), (r"/(dashboard\.(?:js|css))", h["static"]), (r"/api/snapshot", h["snapshot"]),
-         (r"/api/stream", h["stream"]), (r"/api/scores", h["scores"])],
+         (r"/api/stream", h["stream"]), (r"/api/scores", h["scores"]), (r"/api/letters", h["letters"])],
         hub=hub, web=web, heartbeat=heartbeat, token=token, cookie=cookie, max_streams=limits.max_streams,
         allowed_hosts={a.lower() for a in allowed_hosts} if allowed_hosts else None,
         log_function=lambda handler: log.debug("dashboard: %s %s %s", handler.get_status(), handler.request.method,

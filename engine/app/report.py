@@ -21,7 +21,12 @@ Content, for a score input:
 * the pairwise win matrix;
 * bootstrap rank intervals per rule (:func:`engine.bootstrap`);
 * task-subset robustness curves (Colombo et al. 2022, Fig. 5;
-  :func:`engine.robustness.task_subset_curve`).
+  :func:`engine.robustness.task_subset_curve`);
+* paired tests of the ``paired_top_k`` best systems by mean, with their compact letter
+  display (systems sharing a letter are not significantly different): on instance-level
+  input the paired permutation test of the mean difference (:func:`engine.compare_scores`,
+  ``paired_resamples`` sign patterns per pair, Holm's correction); on task-level input
+  Friedman, then Nemenyi or Wilcoxon-Holm on those systems (:func:`engine.significance.compare`).
 
 For a results store the rankings come from the store's rules (recomputed on the
 input when the input file is found with the checksum the store recorded,
@@ -300,6 +305,8 @@ class _Settings:
     over: str
     seed: int
     test: str = "auto"
+    paired_top_k: int = 15
+    paired_resamples: int = 4000
 
 
 # ---------------------------------------------------------------------------------------------
@@ -524,6 +531,94 @@ def _wins_section(out: _Out, rk: _Rankings, X: np.ndarray, shown: tuple[np.ndarr
     return ("Pairwise wins", "\n".join(body))
 
 
+# ---------------------------------------------------------------------------------------------
+# paired tests: the compact letter display of the best systems by mean
+# ---------------------------------------------------------------------------------------------
+def _aligned_letters(letters: Sequence[str]) -> list[str]:
+    """Letters in columns (``"a  "``, ``" b "``), one column per letter, so that shared letters line up.
+
+    Past 26 letters :func:`engine.kernels.paired.letter_display` names them ``aa``, ``ab``, ...; such cells are
+    left as they are.
+    """
+    if any("z" in s or len(set(s)) != len(s) for s in letters):
+        return list(letters)
+    chars = sorted({c for s in letters for c in s})
+    return ["".join(c if c in s else " " for c in chars).rstrip() for s in letters]
+
+
+def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Settings,
+                    notes: list[str]) -> tuple[str, str] | None:
+    """The "Paired tests" section: the ``paired_top_k`` best systems by mean, their letters and the pairwise tests."""
+    from ..paired_tests import letter_groups
+
+    if st.paired_top_k == 0:
+        return None
+    try:
+        g = letter_groups(scores, systems=list(rk.systems), top_k=st.paired_top_k, alpha=st.alpha,
+                          resamples=st.paired_resamples, seed=st.seed, test=st.test)
+    except VotebenchError as exc:
+        notes.append(f"No paired tests: {exc}.")
+        return None
+    k, n, P = len(g["systems"]), g["candidates"], len(g["pairs"])
+    cap = (f"the {k} best of {n} systems by mean score (--paired-top-k {st.paired_top_k}; all pairs of the {n} systems "
+           f"would be {n * (n - 1) // 2} tests, and the correction over so many would leave little power)" if k < n
+           else f"all {k} systems")
+    n_diff = sum(p["different"] for p in g["pairs"])
+    if g["level"] == "instance":
+        what = (f"Test: the <b>paired permutation (sign-flip) test</b> of the mean difference between two systems on the "
+                f"same instances: {html.escape(g['method'])} (--paired-resamples; <code>votebench compare</code> uses "
+                f"10000 by default). The difference of a pair is the {html.escape(g['overall'])}. p-values "
+                f"<b>adjusted by Holm's method</b> over the {P} pairs")
+    else:
+        what = (f"One score per task: the systems are compared on their task scores as autorank does, over the "
+                f"{g['n_tasks']} task(s) where all of them have a score. Test: {html.escape(g['method'])} "
+                + ("(it holds the family-wise error over all pairs)" if g["test"] == "nemenyi" else f"({P} pairs)")
+                + f". Chosen (--test {html.escape(st.test)}): {html.escape(g['reason'])}")
+    body = [f"<p>Compared: {html.escape(cap)}. {what}; <b>alpha = {st.alpha:g}</b>. {n_diff} of {P} pairs differ "
+            "significantly. Systems sharing a letter are not significantly different; two systems with no letter in "
+            "common are.</p>"]
+    if g["friedman"]:
+        body.append(f"<p>Friedman test on these systems: chi-square = {g['friedman']['statistic']:.4g}, "
+                    f"p = {g['friedman']['pvalue']:.3g}.</p>")
+    body += [f"<p><b>Note:</b> {html.escape(t)}.</p>" for t in g["notes"]]
+    body.append(_letters_table(out, g["systems"], g["mean"], g["letters"], "Letter groups, best mean first" +
+                               ("" if g["level"] == "instance" else f" (mean over these {g['n_tasks']} tasks)")))
+    body.append(_pairs_table(out, g))
+    return ("Paired tests", "\n".join(body))
+
+
+def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None], letters: Sequence[str],
+                   caption: str) -> str:
+    aligned = _aligned_letters(letters)
+    rows: list[list[Any]] = [[k + 1, n, m if m is not None else math.nan, lt] for k, (n, m, lt) in
+                             enumerate(zip(names, mean, letters))]
+    text = [[r[1], "n/a" if not math.isfinite(r[2]) else f"{r[2]:.6g}", a] for r, a in zip(rows, aligned)]
+    tex = [[_tex_escape(c) for c in t[:2]] + [_tex_escape(r[3])] for t, r in zip(text, rows)]
+    return out.table("paired_letters", _Table(["system", "mean", "letters"], rows, text, tex,
+                                              ["rank_by_mean", "system", "mean", "letters"],
+                                              [["", "", "cld"] for _ in rows]), caption=caption)
+
+
+def _pairs_table(out: _Out, g: Mapping[str, Any]) -> str:
+    """The pairwise decisions behind the letters (CSV, Markdown, LaTeX links)."""
+    inst = g["level"] == "instance"
+    rows: list[list[Any]] = [[p["a"], p["b"], _nan(p["diff"]), _nan(p["p"]), _nan(p["p_adjusted"]), bool(p["different"])]
+                             for p in g["pairs"]]
+
+    def num(v: float, spec: str) -> str:
+        return "n/a" if math.isnan(v) else format(v, spec)
+
+    text = [[a, b, num(d, "+.4g"), num(p, ".3g"), num(q, ".3g"), "yes" if s else ""] for a, b, d, p, q, s in rows]
+    name = "paired permutation tests (per task: votebench compare --format json)" if inst else \
+        ("Nemenyi (no p-values: the critical difference decides)" if g["test"] == "nemenyi" else "Wilcoxon-Holm tests")
+    head = ["system", "opponent", "mean difference" if inst else "average rank difference", "p", "p (Holm)", "different"]
+    return out.table("paired_tests", _Table(head, rows, text), caption=f"Pairwise {name}, {len(rows)} pairs:", show=False)
+
+
+def _nan(v: float | None) -> float:
+    return math.nan if v is None else float(v)
+
+
 def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict[str, tuple[float, float, float, bool]],
                                                                             list[list[Any]], list[Any]]:
     """One rule's bootstrap: per system (rank, low, high, tied with the leader), table rows and the stability row.
@@ -703,6 +798,9 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     if flag_sec:
         sections.append(flag_sec)
     sections += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
+    paired = _paired_section(out, scores, rk, st, notes)
+    if paired:
+        sections.append(paired)
     if st.replicates >= 2:
         per_rule: list[tuple[str, dict[str, tuple[float, float, float, bool]]]] = []
         rows: list[list[Any]] = []
@@ -969,6 +1067,9 @@ def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, sc
         body.append(flag_sec)
     if scores is not None and X is not None and tasks is not None:
         body += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
+        paired = _paired_section(out, scores, rk, st, notes)
+        if paired:
+            body.append(paired)
     return rk, gone, body
 
 
@@ -1035,6 +1136,7 @@ border:1px solid #eee}td.up{color:#1a7f37}td.down{color:#c0392b}figure{margin:1e
 height:auto;border:1px solid #eee}figcaption{font-size:.85em;color:#444}.links,.links a{font-size:.85em;color:#555}
 .grid{display:flex;flex-wrap:wrap;gap:1em}.grid figure{flex:1 1 520px}.notes li{font-size:.9em}dl{display:grid;
 grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dt{font-weight:600}
+td.cld{font-family:ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre;text-align:left;letter-spacing:.08em}
 """
 
 
@@ -1059,8 +1161,8 @@ def _check_int(name: str, v: Any, lo: int) -> int:
 
 
 def _check_request(*, rules: Sequence[str] | None, level: str | None, missing: str | None, alpha: float, top_k: int,
-                   replicates: int, repeats: int, over: str, seed: int, formats: Sequence[str] | str, test: str
-                   ) -> tuple[_Settings, tuple[str, ...], list[str] | None]:
+                   replicates: int, repeats: int, over: str, seed: int, formats: Sequence[str] | str, test: str,
+                   paired_top_k: int = 15, paired_resamples: int = 4000) -> tuple[_Settings, tuple[str, ...], list[str] | None]:
     """The checked settings, figure formats and rules of a report (a :class:`VotebenchError` before anything is read)."""
     from ..bootstrap import OVER
     from ..core import MISSING_POLICIES
@@ -1098,7 +1200,12 @@ def _check_request(*, rules: Sequence[str] | None, level: str | None, missing: s
             raise VotebenchError("rules is empty; give at least one rule or leave it out for all")
     if test not in TESTS:
         raise VotebenchError(f"unknown post-hoc test {test!r}; choose one of {', '.join(TESTS)}")
-    return _Settings(alpha=a, top_k=k, replicates=B, repeats=n_rep, over=over, seed=s, test=test), fmts, rules
+    pk = _check_int("paired_top_k", paired_top_k, 0)
+    if pk == 1:
+        raise VotebenchError("paired_top_k must be 0 (no paired tests) or at least 2, got 1")
+    pr = _check_int("paired_resamples", paired_resamples, 1)
+    return _Settings(alpha=a, top_k=k, replicates=B, repeats=n_rep, over=over, seed=s, test=test, paired_top_k=pk,
+                     paired_resamples=pr), fmts, rules
 
 
 #: what a report page holds: title, the (key, value) lines under it, its notes and its (title, HTML) sections
@@ -1163,11 +1270,22 @@ def _results_store(source: str | os.PathLike[str] | xr.DataArray) -> Path | None
     return p if _is_results_store(p) else None
 
 
+def _report_page(source: str | os.PathLike[str] | xr.DataArray, store: Path | None, tmp: Path, fmts: tuple[str, ...], *,
+                 rules: Sequence[str] | None, st: _Settings, level: str | None, missing: str | None,
+                 meta: str | os.PathLike[str] | None, lower: list[str]) -> _Page:
+    """The page of a results store (``store``) or of a score input."""
+    if store is not None:
+        return _store_report(store, tmp, fmts, rules=rules, st=st,
+                             options_given=level is not None or missing is not None or bool(lower))
+    return _file_report(source, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta, lower=lower)
+
+
 def build_report(
     source: str | os.PathLike[str] | xr.DataArray, out_dir: str | os.PathLike[str], *, rules: Sequence[str] | None = None,
     level: str | None = None, missing: str | None = None, alpha: float = 0.05, top_k: int = 30, replicates: int = 200,
     repeats: int = 100, over: str = "tasks", seed: int = 0, formats: Sequence[str] = ("png", "svg"),
     meta: str | os.PathLike[str] | None = None, lower_is_better: Sequence[str] = (), test: str = "auto",
+    paired_top_k: int = 15, paired_resamples: int = 4000,
 ) -> Path:
     """Write an HTML ranking report with figures and tables.
 
@@ -1206,6 +1324,8 @@ def build_report(
     test : {"auto", "nemenyi", "wilcoxon-holm"}
         Post-hoc test of the critical-difference diagram (:func:`engine.significance.compare`;
         ``auto`` chooses and says why).
+    paired_top_k, paired_resamples : int
+        The "Paired tests" section: the best ``paired_top_k`` systems by mean (0: no section); sign patterns per pair.
 
     Returns
     -------
@@ -1221,18 +1341,15 @@ def build_report(
     from ..files import make_temp_dir
 
     st, fmts, rules = _check_request(rules=rules, level=level, missing=missing, alpha=alpha, top_k=top_k,
-                                     replicates=replicates, repeats=repeats, over=over, seed=seed, formats=formats, test=test)
+                                     replicates=replicates, repeats=repeats, over=over, seed=seed, formats=formats, test=test,
+                                     paired_top_k=paired_top_k, paired_resamples=paired_resamples)
     lower = [str(t) for t in ([lower_is_better] if isinstance(lower_is_better, str) else lower_is_better)]
     out = Path(out_dir)
     _check_out(out)
     store = _results_store(source)
     tmp = make_temp_dir(out)  # usual permissions; strays of killed runs removed
     try:
-        if store is not None:
-            page = _store_report(store, tmp, fmts, rules=rules, st=st,
-                                 options_given=level is not None or missing is not None or bool(lower))
-        else:
-            page = _file_report(source, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta, lower=lower)
+        page = _report_page(source, store, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta, lower=lower)
         (tmp / "index.html").write_text(_page(*page), encoding="utf-8")
         (tmp / _MARKER).write_text(json.dumps({"engine_version": __version__}) + "\n", encoding="utf-8")
         _publish(tmp, out)

@@ -43,6 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--test", default="auto", choices=TESTS,
                    help="post-hoc test of the critical-difference diagram (default auto: Nemenyi, or pairwise Wilcoxon "
                    "signed-rank with Holm's correction when Nemenyi cannot separate any pair; the report says which)")
+    p.add_argument("--paired-top-k", type=int, default=15, metavar="K",
+                   help="the Paired tests section compares the K best systems by mean (all pairs of them), with letter "
+                   "groups; 0 = no section (default 15)")
+    p.add_argument("--paired-resamples", type=int, default=4000, metavar="R",
+                   help="sign patterns per pair of the section's permutation tests (default 4000; compare: 10000)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     index = build_report(args.input, args.out, rules=args.rule, level=args.level, missing=args.missing, alpha=args.alpha,
                          top_k=args.top_k, replicates=args.replicates, repeats=args.repeats, over=args.over,
                          seed=args.seed, formats=formats, meta=args.meta, test=args.test,
+                         paired_top_k=args.paired_top_k, paired_resamples=args.paired_resamples,
                          lower_is_better=lower_list(args.lower_is_better))
     sys.stdout.write(f"{index}\n")
     return 0

@@ -10,7 +10,7 @@
 
   const ui = {
     snap: null, version: 0, fetching: false, again: false, group: null, sort: null, desc: false, query: "",
-    showAll: false, open: new Set(), tasks: new Map(), es: null, retry: null, built: false,
+    showAll: false, open: new Set(), tasks: new Map(), letters: new Map(), es: null, retry: null, built: false,
   };
 
   // ------------------------------------------------------------------ small helpers
@@ -282,6 +282,52 @@
          "pair orders kept ", el("b", {}, r.order_stability === null ? "–" : (100 * r.order_stability).toFixed(1) + "%")))));
     return box;
   }
+  // ------------------------------------------------------------------ letter groups (paired tests, on demand)
+  function alignedLetters(list) {  // one column per letter, so shared letters line up (past 26 letters: as given)
+    if (list.some(s => s.includes("z") || new Set(s).size !== s.length)) return list;
+    const cols = [...new Set(list.join(""))].sort();
+    return list.map(s => cols.map(c => (s.includes(c) ? c : " ")).join("").trimEnd());
+  }
+  function lettersText(d) {
+    const n = d.systems.length, pairs = d.pairs.length, diff = d.pairs.filter(p => p.different).length;
+    const who = n < d.candidates ? `the ${n} best of ${d.candidates} systems by mean score` : `all ${n} systems`;
+    const how = d.level === "instance"
+      ? `paired permutation test of the mean difference (${d.resamples} sign patterns per pair, seed ${d.seed}), ` +
+        `p-values Holm-adjusted over the ${pairs} pairs`
+      : `one score per task: ${d.method} over ${d.n_tasks} tasks (${d.reason})`;
+    return `${who}; ${how}; alpha = ${d.alpha}. ${diff} of ${pairs} pairs differ significantly. ` +
+      "Systems sharing a letter are not significantly different; two systems with no letter in common are.";
+  }
+  function lettersView(g) {
+    const box = el("div", {class: "letters", id: "letters"});
+    const got = ui.letters.get(g.input);
+    if (!got) {
+      const b = el("button", {type: "button", id: "letters-button"}, "letter groups (paired tests of the best systems)");
+      b.addEventListener("click", () => loadLetters(g));
+      box.append(b, el("span", {class: "sub"}, ` · computed once for input ${g.input}, from its scores`));
+      return box;
+    }
+    if (got.loading) return el("div", {class: "letters sub", id: "letters"}, "computing the paired tests…");
+    if (got.error) return el("div", {class: "letters note", id: "letters"}, got.error);
+    const letters = alignedLetters(got.letters);
+    const t = el("table", {class: "tasks"}, el("tr", {}, el("th", {}, "system"), el("th", {}, "mean"), el("th", {}, "letters")));
+    got.systems.forEach((s, i) => t.append(el("tr", {}, el("td", {}, s), el("td", {}, fmtScore(got.mean[i])),
+      el("td", {class: "cld"}, letters[i]))));
+    box.append(el("h3", {}, `Letter groups · ${got.input}`), el("div", {class: "explain"}, lettersText(got)),
+               ...got.notes.map(n => el("div", {class: "note"}, n)), t);
+    return box;
+  }
+  async function loadLetters(g) {
+    ui.letters.set(g.input, {loading: true});
+    renderBoard();
+    try {
+      const r = await fetch(`api/letters?input=${encodeURIComponent(g.input)}`, {cache: "no-store"});
+      ui.letters.set(g.input, await r.json());
+    } catch (e) {
+      ui.letters.set(g.input, {error: "cannot reach the server"});
+    }
+    renderBoard();
+  }
   function renderBoard() {
     const s = ui.snap;
     const host = $("board");
@@ -321,7 +367,7 @@
       el("span", {}, el("span", {class: "badge tied"}, "≈"), ` tied with the leader: the leader scores above it in fewer than ${Math.round(100 * s.level)}% of the replicates`),
       el("span", {}, "'=' shared rank"));
     const parts = [head, controls, legend, el("div", {class: "explain"}, explainInterval(g, s.level)),
-                   el("div", {class: "tablewrap"}, table), stabilityLine(g)];
+                   el("div", {class: "tablewrap"}, table), stabilityLine(g), lettersView(g)];
     const src = g.rules.find(r => r.ranking_source !== "full data");
     if (src) parts.push(el("div", {class: "note"}, `ranked by ${src.ranking_source} (no full-data ranking in the store)`));
     host.replaceChildren(...parts);
