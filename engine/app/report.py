@@ -565,8 +565,8 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
            else f"all {k} systems")
     n_diff = sum(p["different"] for p in g["pairs"])
     if g["level"] == "instance":
-        what = (f"Test: the <b>paired permutation (sign-flip) test</b> of the mean difference between two systems on the "
-                f"same instances: {html.escape(g['method'])} (--paired-resamples; <code>votebench compare</code> uses "
+        what = (f"Test: the <b>paired permutation (sign-flip) test</b>, between two systems on the same instances; "
+                f"in full: {html.escape(g['method'])} (--paired-resamples; <code>votebench compare</code> uses "
                 f"10000 by default). The difference of a pair is the {html.escape(g['overall'])}. p-values "
                 f"<b>adjusted by Holm's method</b> over the {P} pairs")
     else:
