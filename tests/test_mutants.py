@@ -25,10 +25,13 @@ from engine.kernels.exact import (
     digits_to_float,
     exact_matmul,
     exact_sum,
+    full_digit_sums,
+    merge_digit_sums,
     ordered_sum,
     weighted_task_mean,
     weighted_task_sum,
 )
+from engine.pairblock import blocked_scores, chunk_counts, dense_ranks
 
 
 def fsum_exact(terms) -> float:
@@ -683,3 +686,204 @@ def test_task_pair_sums_names_bad_input():
         V.task_pair_sums(np.ones((2, 3)), np.ones((1, 3)))
     with pytest.raises(ValueError, match="^unknown pairwise sum 'losses'$"):
         V.task_pair_sums(np.ones((2, 3)), np.ones((1, 2)), ("losses",))
+
+
+# ------------------------------------------------------------------------------------------ second pass (new code)
+@pytest.mark.parametrize("k", range(40, 70))
+def test_full_digit_sums_keep_the_lowest_bit_of_every_float64(k):
+    """``2**k (1 + 2**-52)``: its lowest bit 2**(k - 52) must lie inside the digits (for k = 51 it is one bit
+    below a 31-bit digit boundary), so the digits hold the exact total."""
+    x = np.array([[2.0**k * (1 + 2**-52), -(2.0**k)]])
+    D, top = full_digit_sums(x, axis=-1)
+    assert D.dtype == np.int64 and D.shape[0] == 1
+    assert _digits_value(D[0], top) == sum((F(float(v)) for v in x[0]), F(0))
+
+
+def test_full_digit_sums_of_zeros_and_nan_keep_the_reduced_shape():
+    D, top = full_digit_sums(np.array([[0.0, np.nan], [np.nan, -0.0], [0.0, 0.0]]))
+    assert D.shape[0] == 3 and D.dtype == np.int64 and not D.any()
+    assert float(digits_to_float(D, top)[1]) == 0.0
+
+
+def test_full_digit_sums_of_whole_numbers_and_float32():
+    i = np.array([[3, -5, 2**40 + 1], [0, 0, 0]])
+    D, top = full_digit_sums(i)
+    assert [_digits_value(d, top) for d in D] == [F(3 - 5 + 2**40 + 1), F(0)]
+    f = np.array([1 + 2.0**-23, 2.0**-10, np.nan], dtype=np.float32)  # float32 values, exact in 24 bits
+    D, top = full_digit_sums(f)
+    assert _digits_value(D, top) == F(1) + F(1, 2**23) + F(1, 2**10)
+
+
+def test_merge_digit_sums_of_parts_with_other_anchors_is_the_exact_total():
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(2, 30)) * np.logspace(-30, 30, 30)
+    parts = [full_digit_sums(x[:, a:b]) for a, b in ((0, 7), (7, 8), (8, 30))]
+    for order in (parts, parts[::-1]):
+        D, top = merge_digit_sums(order)
+        for r in range(2):
+            assert _digits_value(D[r], top) == sum((F(float(v)) for v in x[r]), F(0))
+
+
+def _pair_wins_loops(X, w):
+    S = X.shape[1]
+    return [[sum(int(w[t]) for t in range(X.shape[0]) if X[t, i] > X[t, j]) for j in range(S)] for i in range(S)]
+
+
+@pytest.mark.parametrize("w", [[2**15 - 1, 1], [40_000, 1], [2**31 - 1, 1], [2**31, 7], [2**40, 3]])
+def test_pairwise_counts_with_whole_weights_beyond_16_and_32_bits(w):
+    """Whole-number weights whose total needs int32 or int64 accumulators (2**15, 2**31 exactly included)."""
+    X = np.array([[3.0, 1.0, 2.0, np.nan], [2.0, 0.0, 2.0, 1.0]])
+    wins, ties = V.pairwise_counts(X, weights=np.array([w], dtype=float))  # a weight row: counted task by task
+    assert wins[0].tolist() == [[float(v) for v in row] for row in _pair_wins_loops(X, w)]
+    assert ties[0, 0, 2] == w[1] and ties[0, 2, 0] == w[1] and ties[0, 0, 3] == 0
+
+
+def test_pairwise_counts_beyond_2_53_are_rounded_once_from_the_exact_total():
+    """Sixteen tasks of weight 2**51 and three of weight 3: 2**55 + 9 counted in integers, then rounded once to
+    2**55 + 8 (adding 3 to 2**55 in float64 three times would stay at 2**55)."""
+    X = np.array([[1.0, 0.0]] * 19)
+    w = np.array([[2.0**51] * 16 + [3.0] * 3])
+    wins, _ = V.pairwise_counts(X, weights=w)
+    assert wins[0, 0, 1] == float(F(2**55 + 9)) == 2.0**55 + 8
+
+
+def test_task_pair_sums_unscaled_puts_relative_differences_in_units_of_one_over_l():
+    X = np.array([[2.0, 1.0, 4.0], [0.5, 3.0, 1.0], [1.0, 1.0, 2.0]])
+    wf = [F(1, 3), F(2, 3), F(1)]
+    sums, L = V.task_pair_sums(X, np.array([1 / 3, 2 / 3, 1.0]), ("wins", "reldiff"), unscaled=True)
+    assert L == 3
+    for i in range(3):
+        for j in range(3):
+            rel = sum((wf[t] * (F(X[t, i]) - F(X[t, j])) / (F(X[t, i]) + F(X[t, j])) for t in range(3)), F(0))
+            assert sums["reldiff"][i, j] == pytest.approx(float(3 * rel), rel=1e-15, abs=1e-15)
+            assert sums["wins"][i, j] == 3 * sum((wf[t] for t in range(3) if X[t, i] > X[t, j]), F(0))
+
+
+def test_baldwin_round_eliminates_every_score_within_the_tolerance_of_the_minimum():
+    """Hand-worked: tol = 0.5 takes 0 and 0.5 out together; all alive scores tied (tol 0) is no round."""
+    alive = np.array([[True, True, True, False]])
+    score = np.zeros((1, 4))
+    out, sc, left = V.baldwin_round(np.array([[0.0, 0.5, 1.0, -9.0]]), alive, score, 0.5, 3)
+    assert out.tolist() == [[True, True, False, False]] and left.tolist() == [[False, False, True, False]]
+    assert sc.tolist() == [[3.0, 3.0, 0.0, 0.0]]
+    out, _, _ = V.baldwin_round(np.array([[0.0, 0.5, 1.0, -9.0]]), alive, score, 0.0, 3)
+    assert out.tolist() == [[True, False, False, False]]
+    assert V.baldwin_round(np.array([[2.0, 2.0, 2.0, 0.0]]), alive, score, 0.0, 0) is None
+
+
+def _baldwin_loops(pts, present):
+    """Baldwin's rounds from a (S, S) matrix of Borda points (wins + ties / 2), one elimination at a time."""
+    S = len(present)
+    alive = [i for i in range(S) if present[i]]
+    score = [math.nan if not present[i] else 0.0 for i in range(S)]
+    rnd = 0
+    while len(alive) > 1:
+        b = {i: sum(F(pts[i][j]) for j in alive) for i in alive}
+        mn = min(b.values())
+        if max(b.values()) == mn:
+            break
+        for i in [i for i in alive if b[i] == mn]:
+            score[i] = float(rnd)
+            alive.remove(i)
+        rnd += 1
+    for i in alive:
+        score[i] = float(sum(present))
+    return score
+
+
+def test_baldwin_from_counts_over_two_batch_axes():
+    """(2, 3, S, S) counts: every one of the six rankings eliminated on its own (a row of 3 alive next to rows
+    of 1 or 4 alive systems)."""
+    rng = np.random.default_rng(8)
+    S = 4
+    wins = rng.integers(0, 4, size=(2, 3, S, S)).astype(float)
+    ties = np.zeros_like(wins)
+    present = np.ones((2, 3, S), dtype=bool)
+    present[0, 1, :3] = False  # one system alone
+    present[1, 2, 0] = False
+    for idx in np.ndindex(2, 3):
+        np.fill_diagonal(wins[idx], 0.0)
+        t = rng.integers(0, 2, size=(S, S)).astype(float)
+        ties[idx] = np.triu(t, 1) + np.triu(t, 1).T
+    got = V.baldwin_from_counts(wins, ties, present)
+    for idx in np.ndindex(2, 3):
+        p = present[idx]
+        pts = np.where(p[:, None] & p[None, :], wins[idx] + 0.5 * ties[idx], 0.0)
+        np.testing.assert_array_equal(got[idx], _baldwin_loops(pts, p.tolist()), err_msg=str(idx))
+
+
+def _copeland_loops(X, w):
+    T, S = X.shape
+    u = np.full(S, np.nan)
+    for i in range(S):
+        if np.isnan(X[:, i]).all():
+            continue
+        u[i] = 0
+        for j in range(S):
+            if j != i and not np.isnan(X[:, j]).all():
+                a = sum(w[t] for t in range(T) if X[t, i] > X[t, j])
+                b = sum(w[t] for t in range(T) if X[t, j] > X[t, i])
+                u[i] += int(a > b) - int(a < b)
+    return u
+
+
+@pytest.mark.parametrize("shape", [(2,), (2, 3), (3,)])
+def test_blocked_copeland_of_stacked_profiles_with_shared_or_own_weights(shape):
+    """A stack of profiles with one weight vector (T,), one row (1, T) for all, or one vector per profile."""
+    rng = np.random.default_rng(len(shape) + shape[0])
+    T, S = 3, 5
+    X = rng.integers(0, 3, size=(*shape, T, S)).astype(float)
+    own = rng.integers(0, 4, size=(*shape, T)).astype(float)
+    own[..., 0] += 1
+    for w in (np.array([3.0, 0.0, 1.0]), np.array([[1.0, 2.0, 5.0]]), own):
+        for rows in (1, 2, 5):
+            got = blocked_scores("copeland", X, w, rows=rows)
+            assert got.shape == (*shape, S)
+            for idx in np.ndindex(*shape):
+                wi = w[idx] if w.shape[:-1] == shape else w.reshape(-1)
+                np.testing.assert_array_equal(got[idx], _copeland_loops(X[idx], wi), err_msg=f"{idx} {w} {rows}")
+
+
+def test_blocked_copeland_of_stacked_one_task_profiles_with_one_weight_row():
+    X = np.array([[[1.0, 0.0, 2.0, np.nan]], [[0.0, 0.0, 1.0, 3.0]], [[2.0, 1.0, 0.0, 0.0]]])  # (3, 1, 4): T = 1
+    got = blocked_scores("copeland", X, np.array([[2.0]]), rows=2)
+    for b in range(3):
+        np.testing.assert_array_equal(got[b], _copeland_loops(X[b], [2.0]))
+
+
+def test_blocked_scores_name_the_rule_or_the_weights_they_refuse():
+    with pytest.raises(ValueError, match="^rule 'borda' has no blocked pair-matrix form$"):
+        blocked_scores("borda", np.ones((2, 3)))
+    with pytest.raises(ValueError, match="^blocked pair matrices take whole-number, non-negative task weights with a positive sum$"):
+        blocked_scores("copeland", np.ones((2, 3)), np.array([0.5, 1.0]))
+
+
+def test_merge_digit_sums_stays_exact_beyond_2_53():
+    """Digit sums of ~10**8 values reach 2**57 and more (31-bit digits): merged in int64, not rounded to float64."""
+    a = (np.array([[2**60 + 1, 3]], dtype=np.int64), 2)
+    b = (np.array([[2**60 + 1]], dtype=np.int64), 1)
+    D, top = merge_digit_sums([a, b])
+    assert top == 2 and D.dtype == np.int64
+    assert D.tolist() == [[2**60 + 1, 2**60 + 4]]
+
+
+def test_dense_ranks_of_more_systems_than_int16_holds():
+    x = np.arange(40_000, dtype=np.float64)[::-1].reshape(1, -1).copy()
+    x[0, 7] = np.nan
+    r = dense_ranks(x)
+    assert r[0, 0] == 39_998 and r[0, 7] == -1 and r[0, -1] == 0  # 39,999 distinct present values
+
+
+def test_chunk_counts_match_loops_over_instances():
+    """``wins[i, j]`` = instances with ``x_i > x_j``, ``pairs[i, j]`` = instances with both present: int64, (Tc, 1, 2, S, S)."""
+    rng = np.random.default_rng(4)
+    block = rng.integers(0, 3, size=(2, 5, 4)).astype(float)
+    block[rng.random(block.shape) < 0.3] = np.nan
+    got = chunk_counts(block)
+    assert got.shape == (2, 1, 2, 4, 4) and got.dtype == np.int64
+    for t in range(2):
+        x = block[t]
+        for i in range(4):
+            for j in range(4):
+                assert got[t, 0, 0, i, j] == sum(1 for k in range(5) if x[k, i] > x[k, j])
+                assert got[t, 0, 1, i, j] == sum(1 for k in range(5) if not (np.isnan(x[k, i]) or np.isnan(x[k, j])))
