@@ -471,3 +471,16 @@ def test_shipped_tac08_battles_are_derived_from_the_score_file():
     assert got == want
     bt = B.read_battles(DATA / meta["file"])
     assert len(bt.models) == meta["n_models"] == 62 and len(bt.a) == meta["n_battles"]
+
+
+@pytest.mark.parametrize("cells", [1, 3, 7, 40])
+def test_elo_across_in_row_blocks_equals_one_block(monkeypatch, cells):
+    """Elo over a score tensor holds its (S, S) battle matrix in blocks of rows (bounded memory for many systems):
+    any block size gives the same ratings bit for bit, with missing scores, weights and batch axes."""
+    rng = np.random.default_rng(cells)
+    X = np.round(rng.random((2, 6, 9)), 1)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    w = rng.integers(0, 3, 6).astype(float)
+    whole = B.elo_across(X, weights=w, k=16)
+    monkeypatch.setattr(B, "ELO_BLOCK_CELLS", cells)
+    np.testing.assert_array_equal(B.elo_across(X, weights=w, k=16), whole)

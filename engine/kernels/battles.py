@@ -1219,6 +1219,10 @@ def broadcast_profile(X: np.ndarray, weights: np.ndarray | None, rule: str) -> t
     return np.broadcast_to(X, (*batch, T, S)), np.broadcast_to(w, (*batch, T))
 
 
+#: cells of the (S, S) battle matrix of one judge that :func:`elo_across` holds at once (rows in blocks)
+ELO_BLOCK_CELLS = 1 << 22
+
+
 def elo_across(X: np.ndarray, *, weights: np.ndarray | None = None, k: float = 4.0) -> np.ndarray:
     """Online Elo over the judges (tasks) of a score tensor, one judge after the other in task order.
 
@@ -1241,17 +1245,26 @@ def elo_across(X: np.ndarray, *, weights: np.ndarray | None = None, k: float = 4
     *batch, T, S = Xb.shape
     R = np.full((*batch, S), ELO_INITIAL)
     played = np.zeros((*batch, S), dtype=bool)
-    off = ~np.eye(S, dtype=bool)
     lb = math.log(ELO_BASE) / ELO_SCALE
+    # rows of the (S, S) battle matrix in blocks (bounded memory for many systems); each row's sum over
+    # its opponents is the same whatever the block, so the ratings do not depend on the block size
+    step = max(1, ELO_BLOCK_CELLS // max(1, S * int(np.prod(batch, dtype=np.int64))))
     for t in range(T):
         x = Xb[..., t, :]
         ok = ~np.isnan(x)
-        pair = ok[..., :, None] & ok[..., None, :] & off
-        res = np.where(x[..., :, None] > x[..., None, :], 1.0, np.where(x[..., :, None] < x[..., None, :], 0.0, 0.5))
-        expected = 1.0 / (1.0 + np.exp((R[..., None, :] - R[..., :, None]) * lb))
-        delta = np.where(pair, res - expected, 0.0).sum(axis=-1)
+        delta = np.empty((*batch, S))
+        any_pair = np.zeros((*batch, S), dtype=bool)
+        for i0 in range(0, S, step):
+            i1 = min(S, i0 + step)
+            xi, oki = x[..., i0:i1, None], ok[..., i0:i1, None]
+            pair = oki & ok[..., None, :]
+            pair[..., np.arange(i1 - i0), np.arange(i0, i1)] = False  # no battle with itself
+            res = np.where(xi > x[..., None, :], 1.0, np.where(xi < x[..., None, :], 0.0, 0.5))
+            expected = 1.0 / (1.0 + np.exp((R[..., None, :] - R[..., i0:i1, None]) * lb))
+            delta[..., i0:i1] = np.where(pair, res - expected, 0.0).sum(axis=-1)
+            any_pair[..., i0:i1] = pair.any(axis=-1)
         R = R + float(k) * wb[..., t, None] * delta
-        played |= pair.any(axis=-1) & (wb[..., t, None] > 0)
+        played |= any_pair & (wb[..., t, None] > 0)
     return np.where(played, R, np.nan)
 
 
