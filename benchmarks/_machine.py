@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +70,14 @@ def reset_peak_rss() -> bool:
         return True
     except OSError:
         return False
+
+
+def run_child(argv: list[str], label: str) -> tuple[str, float]:
+    """Run ``argv`` in a fresh process: its standard output and wall time (RuntimeError naming ``label`` and the
+    end of its standard error when it fails)."""
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, check=False)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{label} failed ({proc.returncode}): {proc.stderr.decode()[-3000:]}")
+    return proc.stdout.decode(), wall

@@ -24,7 +24,6 @@ import json
 import os
 import platform
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _machine import run_child  # the script's own folder is on sys.path
 
 HERE = Path(__file__).resolve().parent
 GIB = 2.0**30
@@ -66,14 +66,9 @@ _RUNS = {"open": run_open, "whole": run_whole}
 
 def measured(argv: list[str]) -> dict[str, Any]:
     """Run ``argv`` in a fresh process: its wall time, plus its JSON line if any (times and peak RSS it measured)."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = proc.communicate()
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"{argv[:4]} failed ({proc.returncode}): {err.decode()[-2000:]}")
+    out, wall = run_child(argv, str(argv[:4]))
     res: dict[str, Any] = {"wall_s": wall}
-    text = out.decode().strip()
+    text = out.strip()
     if text.startswith("{") and text.count("\n") == 0:
         res.update(json.loads(text))
     return res

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -205,13 +204,10 @@ _TOOLS = {"votebench": run_votebench, "choix": run_choix, "evalica": run_evalica
 def measured(tool: str, *args: Any) -> dict[str, Any]:
     """Run one tool in a fresh process; its JSON result plus the wall time and the child's peak RSS (wait4)."""
     argv = [sys.executable, str(Path(__file__).resolve()), "--run", tool, *map(str, args)]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out, err = proc.communicate()
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"{tool} failed ({proc.returncode}): {err.decode()[-3000:]}")
-    res = json.loads(out.decode().strip().splitlines()[-1])
+    from _machine import run_child  # the script's own folder is on sys.path
+
+    out, wall = run_child(argv, tool)
+    res = json.loads(out.strip().splitlines()[-1])
     res["process_wall_s"] = wall
     return res
 
