@@ -34,6 +34,7 @@ import numpy as np
 
 from .kernels.baselines import relative_difference_terms
 from .kernels.exact import TIE_RTOL, anchor, digits, digits_to_float, ordered_sum
+from .kernels.pairwins import greater_counts
 from .kernels.social import baldwin_round
 
 __all__ = [
@@ -141,43 +142,26 @@ def dense_ranks(x: np.ndarray) -> np.ndarray:
     ``ranks[k, i] > ranks[k, j]`` exactly when ``x[k, i] > x[k, j]`` for two present scores; int16
     below 32,767 systems (compact comparisons), int32 beyond.
     """
-    x = np.asarray(x, dtype=np.float64)
+    x = np.asarray(x)
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(np.float64)  # float32 stays: converting to float64 keeps every order
     K, S = x.shape
-    order = np.argsort(x, axis=1, kind="stable")  # NaN last
+    order = np.argsort(x, axis=1)  # NaN last; equal values share a rank, so no stable sort is needed
     srt = np.take_along_axis(x, order, axis=1)
-    step = np.zeros((K, S), dtype=np.int32)
-    step[:, 1:] = srt[:, 1:] > srt[:, :-1]
-    rk = np.cumsum(step, axis=1, dtype=np.int32)
+    dt = np.int16 if S < 32767 else np.int32
+    rk = np.zeros((K, S), dtype=dt)
+    np.cumsum(srt[:, 1:] > srt[:, :-1], axis=1, dtype=dt, out=rk[:, 1:])
     rk[np.isnan(srt)] = -1
-    out = np.empty((K, S), dtype=np.int16 if S < 32767 else np.int32)
-    np.put_along_axis(out, order, rk.astype(out.dtype), axis=1)
+    out = np.empty((K, S), dtype=dt)
+    np.put_along_axis(out, order, rk, axis=1)
     return out
 
 
 def _rank_counts(ranks: np.ndarray, pres: np.ndarray, i0: int, i1: int, op: Any) -> np.ndarray:
     """``sum_k [x_ki op x_kj]`` (``op``: ``np.greater`` for wins, ``np.less`` for wins transposed) for rows
-    ``i0:i1`` and both scores present: (r, S) int64, from dense ranks, one judge at a time.
-
-    Judge comparisons are added as bytes (up to 255 judges) before they join the int64 total.
+    ``i0:i1`` and both scores present: (r, S) int64, from dense ranks (compiled: :mod:`engine.kernels.pairwins`).
     """
-    K, S = ranks.shape
-    r = i1 - i0
-    total = np.zeros((r, S), dtype=np.int64)
-    acc = np.zeros((r, S), dtype=np.uint8)
-    g = np.empty((r, S), dtype=bool)
-    for k in range(K):
-        op(ranks[k, i0:i1, None], ranks[k, None, :], out=g)
-        np.add(acc, g.view(np.uint8), out=acc)
-        if k % 255 == 254:
-            total += acc
-            acc[:] = 0
-    total += acc
-    miss = ~pres
-    if miss.any():  # a missing score ranks -1: remove the comparisons it took part in
-        a, b = (pres, miss) if op is np.greater else (miss, pres)
-        fix = a[:, i0:i1].T.astype(np.float64) @ b.astype(np.float64)  # 0/1 products: exact
-        total -= fix.astype(np.int64)
-    return total
+    return greater_counts(ranks, pres, i0, i1, less=op is np.less)
 
 
 def _counts(x: np.ndarray, pres: np.ndarray, W: np.ndarray | None, i0: int, i1: int, full: bool,
@@ -548,14 +532,17 @@ def streams(rule: Any) -> bool:
 
 def chunk_counts(block: np.ndarray) -> np.ndarray:
     """Integer ``wins`` and ``pairs`` of one chunk (Tc, Kc, S) over its instances: (Tc, 1, 2, S, S) int64."""
-    a = np.asarray(block, dtype=np.float64)
+    a = np.asarray(block)
     Tc, Kc, S = a.shape
     out = np.zeros((Tc, 1, 2, S, S), dtype=np.int64)
     for t in range(Tc):
         x = a[t]
         pres = ~np.isnan(x)
-        pf = pres.astype(np.float64)
-        out[t, 0, 1] = (pf.T @ pf).astype(np.int64)  # 0/1 products: exact
+        if pres.all():
+            out[t, 0, 1] = Kc
+        else:
+            pf = pres.astype(np.float64)
+            out[t, 0, 1] = (pf.T @ pf).astype(np.int64)  # 0/1 products: exact
         out[t, 0, 0] = _rank_counts(dense_ranks(x), pres, 0, S, np.greater)
     return out
 

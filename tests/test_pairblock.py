@@ -185,3 +185,47 @@ def test_kendall_matrix_of_repeated_replicates_matches_scipy():
     for i in range(R.shape[0]):
         for j in range(R.shape[0]):
             assert tau[i, j] == pytest.approx(scipy.stats.kendalltau(R[i], R[j]).statistic, abs=1e-12)
+
+
+def _loop_counts(x: np.ndarray, i0: int, i1: int, less: bool) -> np.ndarray:
+    """Plain loops over judges and pairs: how often row i's score beats (or loses to) column j's, both present."""
+    K, S = x.shape
+    out = np.zeros((i1 - i0, S), dtype=np.int64)
+    for k in range(K):
+        for i in range(i0, i1):
+            for j in range(S):
+                a, b = x[k, i], x[k, j]
+                if not (np.isnan(a) or np.isnan(b)) and ((a < b) if less else (a > b)):
+                    out[i - i0, j] += 1
+    return out
+
+
+@pytest.mark.parametrize("less", [False, True])
+@pytest.mark.parametrize("S", [1, 5, 37])
+def test_compiled_win_counts_match_loops(less, S):
+    from engine.kernels.pairwins import greater_counts
+
+    rng = np.random.default_rng(S + 100 * less)
+    x = rng.integers(0, 4, size=(23, S)).astype(float)  # many ties
+    x[rng.random(x.shape) < 0.2] = np.nan
+    pres = ~np.isnan(x)
+    rk = dense_ranks(x)
+    for i0, i1 in [(0, S), (S // 3, S), (0, max(1, S // 2)), (S - 1, S)]:
+        got = greater_counts(rk, pres, i0, i1, less=less)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, _loop_counts(x, i0, i1, less))
+    # int32 ranks (beyond 32,766 systems) give the same counts
+    np.testing.assert_array_equal(greater_counts(rk.astype(np.int32), pres, 0, S, less=less), _loop_counts(x, 0, S, less))
+
+
+def test_compiled_win_counts_past_the_int16_counter():
+    """More judges than an int16 counter holds (32,767): the counts flush into int64 without wrapping."""
+    from engine.kernels.pairwins import greater_counts
+
+    K = 70_001
+    x = np.tile(np.array([[3.0, 1.0, 2.0]]), (K, 1))
+    x[-3:] = [[1.0, 3.0, 2.0]] * 3
+    x[5, 2] = np.nan
+    got = greater_counts(dense_ranks(x), ~np.isnan(x), 0, 3)
+    np.testing.assert_array_equal(got, [[0, K - 3, K - 4], [3, 0, 3], [3, K - 4, 0]])
+    np.testing.assert_array_equal(greater_counts(dense_ranks(x), ~np.isnan(x), 0, 3, less=True), got.T)
