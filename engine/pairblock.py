@@ -157,13 +157,6 @@ def dense_ranks(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _rank_counts(ranks: np.ndarray, pres: np.ndarray, i0: int, i1: int, op: Any) -> np.ndarray:
-    """``sum_k [x_ki op x_kj]`` (``op``: ``np.greater`` for wins, ``np.less`` for wins transposed) for rows
-    ``i0:i1`` and both scores present: (r, S) int64, from dense ranks (compiled: :mod:`engine.kernels.pairwins`).
-    """
-    return greater_counts(ranks, pres, i0, i1, less=op is np.less)
-
-
 def _counts(x: np.ndarray, pres: np.ndarray, W: np.ndarray | None, i0: int, i1: int, full: bool,
             ranks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``wins``, ``wins`` transposed and ``pairs`` of rows ``i0:i1`` for one profile ``x`` (T, S).
@@ -176,8 +169,8 @@ def _counts(x: np.ndarray, pres: np.ndarray, W: np.ndarray | None, i0: int, i1: 
     pf = pres.astype(np.float64)
     if W is None:
         rk = dense_ranks(x) if ranks is None else ranks
-        wins = _rank_counts(rk, pres, i0, i1, np.greater).astype(np.float64)[None]
-        winsT = np.swapaxes(wins, -1, -2).copy() if full else _rank_counts(rk, pres, i0, i1, np.less).astype(np.float64)[None]
+        wins = greater_counts(rk, pres, i0, i1).astype(np.float64)[None]
+        winsT = np.swapaxes(wins, -1, -2).copy() if full else greater_counts(rk, pres, i0, i1, less=True).astype(np.float64)[None]
         pairs = (pf[:, i0:i1].T @ pf)[None]  # 0/1 products: exact
         return wins, winsT, pairs
     tb = max(1, _CELLS // max(1, r * S))
@@ -514,7 +507,7 @@ def prob_above_blocked(scores: np.ndarray, *, rows: int | None = None) -> np.nda
                 g = (x[u, i0:i1, None] > x[u, None, :]).astype(np.float64)
                 wins += mult[u] * g  # whole numbers: exact
         else:
-            wins = _rank_counts(ranks, pres, i0, i1, np.greater).astype(np.float64)
+            wins = greater_counts(ranks, pres, i0, i1).astype(np.float64)
         both = pw[:, i0:i1].T @ pf  # whole numbers: exact; the diagonal counts the replicates with the system
         with np.errstate(invalid="ignore", divide="ignore"):
             out[i0:i1] = np.where(both > 0, wins / np.where(both > 0, both, 1.0), np.nan)
@@ -543,7 +536,7 @@ def chunk_counts(block: np.ndarray) -> np.ndarray:
         else:
             pf = pres.astype(np.float64)
             out[t, 0, 1] = (pf.T @ pf).astype(np.int64)  # 0/1 products: exact
-        out[t, 0, 0] = _rank_counts(dense_ranks(x), pres, 0, S, np.greater)
+        out[t, 0, 0] = greater_counts(dense_ranks(x), pres, 0, S)
     return out
 
 

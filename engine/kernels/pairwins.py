@@ -69,7 +69,7 @@ def greater_counts(ranks: np.ndarray, present: np.ndarray, i0: int, i1: int, *, 
     rk = np.asarray(ranks)
     dt = np.int16 if rk.dtype == np.int16 else np.int32
     info = np.iinfo(dt)
-    signed = np.negative(rk, dtype=dt) if less else rk.astype(dt)  # ranks are >= -1, so negation fits the type
+    signed = np.negative(rk, dtype=dt) if less else rk.astype(dt, copy=False)  # ranks are >= -1, so negation fits the type
     pres = np.asarray(present, dtype=bool)
     if pres.all():
         ra = rb = signed
