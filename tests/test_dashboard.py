@@ -664,10 +664,13 @@ def test_served_before_the_store_exists(tmp_path):
 
 
 def test_stop_closes_open_streams(sweep):
-    url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0)
+    board = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0)
+    url, stop = board
     stream = EventReader(url)
     assert blocks_done(stream.next_event()) == 5
+    assert board.alive
     stop()
+    assert not board.alive  # `votebench sweep --dashboard` stops waiting for Ctrl-C when the server is gone
     stop()  # idempotent
     assert stream.resp.readline() == b""  # the stream ended
     stream.close()

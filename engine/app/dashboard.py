@@ -962,6 +962,11 @@ class BackgroundDashboard:
         hub.live.dask_dashboard = link
         hub.force = True
 
+    @property
+    def alive(self) -> bool:
+        """Whether the server's thread still runs."""
+        return self._thread.is_alive()
+
     def stop(self) -> None:
         """Stop the server and join its thread (idempotent)."""
         ev = self._state.get("stop")

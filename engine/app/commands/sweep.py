@@ -112,8 +112,11 @@ def _serve_on(board: Any, path: Any, *, exit_when_done: bool) -> None:
     try:  # a Ctrl-C right after the message (the reader may act on it at once) also stops cleanly
         print(f"votebench: sweep complete; the dashboard keeps serving {path} at {board.url} until Ctrl-C",
               file=sys.stderr, flush=True)
-        while True:
-            time.sleep(3600)
+        # short waits: a SIGINT that the kernel hands to another thread of this process (dask's, the server's) still
+        # raises KeyboardInterrupt here within a second, where one long sleep would not wake up
+        while board.alive:
+            time.sleep(1.0)
+        print("votebench: note: the dashboard's server stopped by itself", file=sys.stderr)
     except KeyboardInterrupt:
         print("votebench: dashboard stopped", file=sys.stderr)
 
