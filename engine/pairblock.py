@@ -34,7 +34,7 @@ import numpy as np
 
 from .kernels.baselines import relative_difference_terms
 from .kernels.exact import TIE_RTOL, anchor, digits, digits_to_float, ordered_sum
-from .kernels.pairwins import greater_counts
+from .kernels.pairwins import dense_ranks, greater_counts, win_counts
 from .kernels.social import baldwin_round
 
 __all__ = [
@@ -48,7 +48,6 @@ __all__ = [
     "streams",
     "stream_within",
     "chunk_counts",
-    "dense_ranks",
     "blocks_prob_above",
     "prob_above_blocked",
 ]
@@ -136,27 +135,6 @@ def use_blocks(rule_name: str, X: np.ndarray, weights: Any = None, rows: int | N
 
 
 # ------------------------------------------------------------------------------------------ counts
-def dense_ranks(x: np.ndarray) -> np.ndarray:
-    """Dense ranks of every row of ``x`` (K, S): equal values share a rank, ``NaN`` gets -1.
-
-    ``ranks[k, i] > ranks[k, j]`` exactly when ``x[k, i] > x[k, j]`` for two present scores; int16
-    below 32,767 systems (compact comparisons), int32 beyond.
-    """
-    x = np.asarray(x)
-    if x.dtype not in (np.float32, np.float64):
-        x = x.astype(np.float64)  # float32 stays: converting to float64 keeps every order
-    K, S = x.shape
-    order = np.argsort(x, axis=1)  # NaN last; equal values share a rank, so no stable sort is needed
-    srt = np.take_along_axis(x, order, axis=1)
-    dt = np.int16 if S < 32767 else np.int32
-    rk = np.zeros((K, S), dtype=dt)
-    np.cumsum(srt[:, 1:] > srt[:, :-1], axis=1, dtype=dt, out=rk[:, 1:])
-    rk[np.isnan(srt)] = -1
-    out = np.empty((K, S), dtype=dt)
-    np.put_along_axis(out, order, rk, axis=1)
-    return out
-
-
 def _counts(x: np.ndarray, pres: np.ndarray, W: np.ndarray | None, i0: int, i1: int, full: bool,
             ranks: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``wins``, ``wins`` transposed and ``pairs`` of rows ``i0:i1`` for one profile ``x`` (T, S).
@@ -169,6 +147,9 @@ def _counts(x: np.ndarray, pres: np.ndarray, W: np.ndarray | None, i0: int, i1: 
     pf = pres.astype(np.float64)
     if W is None:
         rk = dense_ranks(x) if ranks is None else ranks
+        if full:  # every row: the whole matrix, half the comparisons for judges without ties
+            wins = win_counts(rk, pres).astype(np.float64)[None]
+            return wins, np.swapaxes(wins, -1, -2).copy(), (pf.T @ pf)[None]
         wins = greater_counts(rk, pres, i0, i1).astype(np.float64)[None]
         winsT = np.swapaxes(wins, -1, -2).copy() if full else greater_counts(rk, pres, i0, i1, less=True).astype(np.float64)[None]
         pairs = (pf[:, i0:i1].T @ pf)[None]  # 0/1 products: exact
@@ -523,11 +504,15 @@ def streams(rule: Any) -> bool:
     # relative_difference sums real terms (not counts): its level two keeps the whole-task kernel
 
 
-def chunk_counts(block: np.ndarray) -> np.ndarray:
-    """Integer ``wins`` and ``pairs`` of one chunk (Tc, Kc, S) over its instances: (Tc, 1, 2, S, S) int64."""
+def chunk_counts(block: np.ndarray, *, count_dtype: Any = np.int64) -> np.ndarray:
+    """Integer ``wins`` and ``pairs`` of one chunk (Tc, Kc, S) over its instances: (Tc, 1, 2, S, S) of ``count_dtype``.
+
+    ``count_dtype`` (int64 by default) must hold the number of instances of a task (int32 halves the memory
+    traffic of the sums over chunks while a task has fewer than 2**31 instances).
+    """
     a = np.asarray(block)
     Tc, Kc, S = a.shape
-    out = np.zeros((Tc, 1, 2, S, S), dtype=np.int64)
+    out = np.zeros((Tc, 1, 2, S, S), dtype=count_dtype)
     for t in range(Tc):
         x = a[t]
         pres = ~np.isnan(x)
@@ -536,7 +521,7 @@ def chunk_counts(block: np.ndarray) -> np.ndarray:
         else:
             pf = pres.astype(np.float64)
             out[t, 0, 1] = (pf.T @ pf).astype(np.int64)  # 0/1 products: exact
-        out[t, 0, 0] = greater_counts(dense_ranks(x), pres, 0, S)
+        out[t, 0, 0] = win_counts(dense_ranks(x), pres)
     return out
 
 
@@ -583,13 +568,16 @@ def stream_within(x: Any, rule: Any, level: str, options: Mapping[str, Any] | No
     xl = x.transpose(TASK, INSTANCE, SYSTEM)
     arr = xl.data
     S = arr.shape[-1]
-    part = da.blockwise(chunk_counts, "tkcij", arr, "tks", new_axes={"c": 2, "i": S, "j": S},
-                        adjust_chunks={"k": 1}, concatenate=True, dtype=np.int64,
-                        meta=np.empty((0, 0, 0, 0, 0), dtype=np.int64))
-    counts = part.sum(axis=1, dtype=np.int64)  # (T, 2, S, S): integers, exact for any chunking
     K = arr.shape[1]
+    # a task's counts never exceed its number of instances: int32 while that fits, half the bytes to sum
+    dt = np.int32 if K < np.iinfo(np.int32).max else np.int64
+    part = da.blockwise(chunk_counts, "tkcij", arr, "tks", new_axes={"c": 2, "i": S, "j": S},
+                        adjust_chunks={"k": 1}, concatenate=True, dtype=dt, meta=np.empty((0, 0, 0, 0, 0), dtype=dt),
+                        count_dtype=dt)
+    # (T, 2, S, S): integers, exact for any chunking; one instance chunk needs no sum
+    counts = part[:, 0] if part.numblocks[1] == 1 else part.sum(axis=1, dtype=dt)
     if level == "one":
-        total = counts.sum(axis=0, dtype=np.int64)
+        total = counts.sum(axis=0, dtype=np.int64)  # every judge of every task: int64
         out = da.blockwise(_finish_counts, "i", total, "cij", concatenate=True, dtype=np.float64, rule=rule,
                            n_judges=arr.shape[0] * K, meta=np.empty((0,), dtype=np.float64))
         return xr.DataArray(out, dims=(SYSTEM,), coords={SYSTEM: xl[SYSTEM].values})

@@ -31,7 +31,8 @@ from engine.kernels.exact import (
     weighted_task_mean,
     weighted_task_sum,
 )
-from engine.pairblock import blocked_scores, chunk_counts, dense_ranks
+from engine.kernels.pairwins import dense_ranks
+from engine.pairblock import blocked_scores, chunk_counts
 
 
 def fsum_exact(terms) -> float:

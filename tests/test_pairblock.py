@@ -12,7 +12,8 @@ import pytest
 import scipy.stats
 
 import engine
-from engine.pairblock import BLOCKED_RULES, ROWS_ENV, block_rows, blocked_scores, dense_ranks, use_blocks
+from engine.kernels.pairwins import dense_ranks
+from engine.pairblock import BLOCKED_RULES, ROWS_ENV, block_rows, blocked_scores, use_blocks
 from engine.rules import get_rule
 
 
@@ -81,6 +82,39 @@ def test_dense_ranks_match_scipy():
         expected = scipy.stats.rankdata(x[k, ok], method="dense") - 1
         np.testing.assert_array_equal(r[k, ok], expected)
         assert (r[k, ~ok] == -1).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dense_ranks_of_awkward_floats_match_scipy(dtype):
+    """Signed zeros share a rank; infinities, subnormals and negatives keep their order; NaN is -1; both float widths."""
+    rng = np.random.default_rng(21)
+    pool = np.array([-np.inf, -3.5, -1.0, -1e-40, -0.0, 0.0, 1e-45, 1e-40, 0.5, 2.0, 3.4e38, np.inf, np.nan], dtype=dtype)
+    x = pool[rng.integers(0, pool.size, size=(40, 9))]
+    x[0] = np.nan  # a judge with no score
+    r = dense_ranks(x)
+    assert r.dtype == np.int16
+    for k in range(x.shape[0]):
+        ok = ~np.isnan(x[k])
+        if ok.any():
+            np.testing.assert_array_equal(r[k, ok], scipy.stats.rankdata(x[k, ok].astype(np.float64), method="dense") - 1)
+        assert (r[k, ~ok] == -1).all()
+
+
+def test_win_counts_of_judges_with_and_without_ties_match_loops():
+    """The whole win matrix (half the comparisons for tie-free judges) equals plain loops over judges and pairs."""
+    from engine.kernels.pairwins import win_counts
+
+    rng = np.random.default_rng(5)
+    for case in range(60):
+        K, S = int(rng.integers(0, 9)), int(rng.integers(1, 23))
+        x = rng.random((K, S)).astype(np.float32)  # tie-free judges
+        some = rng.random(K) < 0.5
+        x[some] = rng.integers(0, 3, size=(int(some.sum()), S))  # judges with ties
+        if case % 2:
+            x[rng.random(x.shape) < 0.25] = np.nan
+        got = win_counts(dense_ranks(x), ~np.isnan(x))
+        assert got.dtype == np.int64 and got.shape == (S, S)
+        np.testing.assert_array_equal(got, _loop_counts(x, 0, S, False))
 
 
 def test_block_rows_bounds_and_environment(monkeypatch):
@@ -229,3 +263,14 @@ def test_compiled_win_counts_past_the_int16_counter():
     got = greater_counts(dense_ranks(x), ~np.isnan(x), 0, 3)
     np.testing.assert_array_equal(got, [[0, K - 3, K - 4], [3, 0, 3], [3, K - 4, 0]])
     np.testing.assert_array_equal(greater_counts(dense_ranks(x), ~np.isnan(x), 0, 3, less=True), got.T)
+    from engine.kernels.pairwins import win_counts
+
+    # the half-comparison loop of tie-free judges flushes its int16 counters the same way
+    np.testing.assert_array_equal(win_counts(dense_ranks(x), ~np.isnan(x)), got)
+    y = x.astype(np.float32)
+    y[7] = [2.0, 2.0, 1.0]  # one tied judge among 70,000 tie-free ones
+    expected = got.copy()  # judge 7 no longer has 0 > 1 nor 2 > 1, but now 1 > 2
+    expected[0, 1] -= 1
+    expected[2, 1] -= 1
+    expected[1, 2] += 1
+    np.testing.assert_array_equal(win_counts(dense_ranks(y), ~np.isnan(y)), expected)
