@@ -1203,11 +1203,51 @@ def bradley_terry_across(X: np.ndarray, *, weights: np.ndarray | None = None, ti
     _check_choice(tie_model, _TIE_MODELS, "tie_model")
     _check_choice(scale, _SCALES, "scale")
     X = as_profile(X, "bradley_terry")
-    W, T = _batch_counts(X, weights)
-    batch = np.broadcast_shapes(X.shape[:-2], () if weights is None else np.shape(weights)[:-1])
-    fit = fit_bradley_terry(W, T, tie_model=tie_model)
-    s = fit.strength.reshape(*batch, X.shape[-1])
+    if X.shape[-1] >= BT_STATISTICS_FROM:
+        s = _bradley_terry_statistics(X, weights, tie_model)
+    else:
+        W, T = _batch_counts(X, weights)
+        batch = np.broadcast_shapes(X.shape[:-2], () if weights is None else np.shape(weights)[:-1])
+        fit = fit_bradley_terry(W, T, tie_model=tie_model)
+        s = fit.strength.reshape(*batch, X.shape[-1])
     return to_elo_scale(s) if scale == "elo" else s
+
+
+#: from this many systems on, :func:`bradley_terry_across` fits from the judges' sufficient statistics
+#: (:mod:`engine.kernels.btlarge`: no (S, S) count matrices; 10,000 systems in about 0.5 GB) instead of the
+#: count matrices of :func:`fit_bradley_terry`; both reach the same maximum (tests/test_btlarge.py)
+BT_STATISTICS_FROM = 256
+
+
+def _bradley_terry_statistics(X: np.ndarray, weights: np.ndarray | None, tie_model: str) -> np.ndarray:
+    """:func:`bradley_terry_across` one fit at a time from :func:`btlarge.judge_statistics` (each distinct input once)."""
+    from . import btlarge
+
+    Xb, wb = broadcast_profile(X, weights, "bradley_terry")
+    *batch, T, S = Xb.shape
+    Xf, wf = Xb.reshape(-1, T, S), wb.reshape(-1, T)
+    out = np.empty((Xf.shape[0], S))
+    done: dict[tuple[int, bytes], int] = {}
+    for r in range(Xf.shape[0]):
+        k = _whole_units(wf[r])
+        key = (0 if X.ndim == 2 else r, k.tobytes())  # one profile: equal weight rows (resamples) fit once
+        if key in done:
+            out[r] = out[done[key]]
+            continue
+        stats = btlarge.judge_statistics(Xf[r], k)
+        out[r] = btlarge.fit_statistics(stats, tie_model=tie_model, ridge_scale=RIDGE)[0]
+        done[key] = r
+    return out.reshape(*batch, S)
+
+
+def _whole_units(w: np.ndarray) -> np.ndarray:
+    """Weights as whole numbers divided by their greatest common divisor when they are simple fractions
+    (so that any common unit gives the same fit), else unchanged."""
+    k, L = exact_weights(w, w.shape)
+    if L is None:
+        return np.asarray(w, dtype=np.float64)
+    g = int(np.gcd.reduce(k.astype(np.int64))) if k.size else 1
+    return k / g if g > 1 else k
 
 
 def broadcast_profile(X: np.ndarray, weights: np.ndarray | None, rule: str) -> tuple[np.ndarray, np.ndarray]:
