@@ -45,7 +45,7 @@ __all__ = [
     "MISSING_POLICIES", "PER_TASK_OPTIONS", "Plan", "prepare", "orient", "missing_report", "aggregate", "aggregate_plan",
     "rank", "ranking", "resolve_level", "tied_groups", "task_scores", "label_order", "canonical_order", "exact_instance_sums",
     "apply_missing_policy", "call_kernel", "check_options", "describe_missing", "finalize", "group_labels", "is_dask",
-    "kernel_options", "weights_vector", "within_step", "within_array", "instance_sums", "task_values",
+    "kernel_options", "weights_vector", "within_step", "within_array", "instance_sums", "task_values", "values_from_sums",
     "aggregate_rules", "rank_rules", "rule_label",
 ]
 
@@ -372,7 +372,7 @@ def within_step(x: xr.DataArray, within: Rule, lvl: str, options: Mapping[str, A
         else:
             sums = values.sum(INSTANCE, skipna=True)
             counts = values.notnull().sum(INSTANCE)
-        fn = stat.pool if lvl == "one" else partial(task_values, stat)
+        fn = partial(values_from_sums, stat, pooled=lvl == "one")
         if is_dask(values):
             sums, counts = (p.chunk({TASK: -1, SYSTEM: -1}) for p in (sums, counts))
         return xr.apply_ufunc(
@@ -459,6 +459,18 @@ def instance_sums(values: np.ndarray, *, exact: bool = True, axis: int = -2) -> 
         return np.where(np.isnan(a), 0.0, a).sum(axis=axis)
     d, top = full_digit_sums(a, axis)
     return digits_to_float(d, top)
+
+
+def values_from_sums(stat: Within, sums: np.ndarray, counts: np.ndarray, *, pooled: bool) -> np.ndarray:
+    """:func:`task_values` (or the pooled statistic at level one) of instance sums, refusing sums that overflowed.
+
+    Scores are finite (readers and :func:`engine.kernels.aggregate.as_profile` refuse infinities), so an
+    infinite sum is a total beyond the float64 range: said in one line instead of reported as a mean of ``inf``.
+    """
+    if np.isinf(sums).any():
+        raise VotebenchError(f"the instance scores of a task sum beyond the float64 range (about 1.8e308), so their "
+                             f"{stat.name} cannot be formed; rescale the scores (e.g. divide them by 1e10)")
+    return np.asarray(stat.pool(sums, counts), dtype=np.float64) if pooled else task_values(stat, sums, counts)
 
 
 def task_values(stat: Within, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -673,7 +685,7 @@ def within_array(plan: Plan) -> np.ndarray:
         values = stat.judge(x)
         sums = instance_sums(values, exact=stat.grid is None)
         counts = (~np.isnan(values)).sum(axis=-2)
-        return stat.pool(sums, counts) if plan.level == "one" else task_values(stat, sums, counts)
+        return values_from_sums(stat, sums, counts, pooled=plan.level == "one")
     if plan.level == "one":
         return call_kernel(plan.within, x.reshape(-1, x.shape[-1]), None, plan.options)
     return call_kernel(plan.within, x, None, plan.options)

@@ -315,7 +315,7 @@ def _kendall_matrix(x: np.ndarray) -> np.ndarray:
     for iu, ju in _pair_blocks(S, step):
         a = x[:, iu]
         b = x[:, ju]
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):  # only the sign of the difference is used: inf is fine
             d = a - b
         sg = np.sign(d).astype(np.float32)
         nan = np.isnan(d)

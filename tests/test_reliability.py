@@ -539,14 +539,41 @@ def test_huge_scores_through_the_cli(tmp_path, capsys):
 
 def test_json_output_never_holds_infinity_or_nan(tmp_path, capsys):
     csv = tmp_path / "over.csv"
-    csv.write_text("system,a,b\nx,1.5e308,1.5e308\ny,1,2\nz,-1.5e308,-1.5e308\n")  # the mean of x overflows to +inf
+    csv.write_text("system,a,b\nx,1.5e308,1.5e308\ny,1,2\nz,-1.5e308,-1.5e308\n")  # x's sum overflows, not its mean
     out_file = tmp_path / "r.json"
     code, _, err = run_cli(capsys, "rank", csv, "--rule", "mean", "--format", "json", "--output", out_file)
     assert code == 0, err
     rows = {r["system"]: r["score"] for r in read_strict_json(out_file)["ranking"]}
-    assert rows["x"] == "inf" and rows["z"] == "-inf" and rows["y"] == 1.5
+    assert rows["x"] == 1.5e308 and rows["z"] == -1.5e308 and rows["y"] == 1.5
     code, _, err = run_cli(capsys, "bootstrap", csv, "--rule", "mean", "--replicates", 3, "--format", "json",
                            "--output", out_file)
     assert code == 0, err
     res = read_strict_json(out_file)
-    assert {r["system"]: r["score"] for r in res["ranking"]}["x"] == "inf"
+    assert {r["system"]: r["score"] for r in res["ranking"]}["x"] == 1.5e308
+
+
+def test_json_text_turns_non_finite_floats_into_strict_json():
+    """Whatever a result holds (an interval bound, a p-value of a degenerate case), --format json stays strict JSON."""
+    from engine.app.output import json_text
+
+    text = json_text({"a": [float("inf"), np.float64(-np.inf), float("nan"), np.float32(1.5)], "b": (1, "x")})
+    assert json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}")) == {
+        "a": ["inf", "-inf", None, 1.5], "b": [1, "x"]}
+
+
+@pytest.mark.parametrize("level", ["two", "one", "task"])
+def test_instance_sums_beyond_the_float64_range_are_named_not_reported_as_inf(tmp_path, capsys, level):
+    """Two instances near 1e308 sum beyond float64: the mean over instances cannot be formed; one line, exit 2."""
+    from conftest import one_line_error
+
+    csv = tmp_path / "long.csv"
+    rows = ["system,task,instance,score"]
+    rows += [f"x,a,{k},1.5e308" for k in (1, 2)] + [f"y,a,{k},{k}" for k in (1, 2)]
+    rows += [f"{s},b,{k},1" for s in "xy" for k in (1, 2)]
+    csv.write_text("\n".join(rows) + "\n")
+    one_line_error(*run_cli(capsys, "rank", csv, "--rule", "mean", "--level", level), "float64 range", "rescale")
+    # a level-one pool of task sums that overflows only when the tasks are added is summed again, scaled
+    from engine.kernels.aggregate import mean_pool
+
+    sums = np.array([[1.5e308, 3.0], [1.5e308, 1.0]])
+    np.testing.assert_array_equal(mean_pool(sums, np.full((2, 2), 2)), [0.75e308, 1.0])

@@ -18,6 +18,7 @@ __all__ = [
     "identity_values",
     "mean_task",
     "mean_pool",
+    "overflow_safe_sum",
     "sum_task",
     "sum_pool",
     "mean_across",
@@ -40,8 +41,41 @@ def mean_task(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 def mean_pool(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Mean over all judges of all tasks (one-level mean), ``(..., S)``; tasks added in their canonical order."""
-    return mean_task(ordered_sum(sums, axis=-2), counts.sum(axis=-2))
+    """Mean over all judges of all tasks (one-level mean), ``(..., S)``; tasks added in their canonical order.
+
+    A total beyond the float64 range (scores near 1e308) is summed again scaled by a power of two, so the
+    mean, which is within the range of the scores, comes out right.
+    """
+    sums = np.asarray(sums, dtype=np.float64)
+    num, e = overflow_safe_sum(sums, np.ones(sums.shape[-2]))
+    out = mean_task(num, counts.sum(axis=-2))
+    return out if e is None else np.ldexp(out, e)
+
+
+def overflow_safe_sum(X: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """``sum_t w_t X_t`` over axis -2 in task order (``NaN`` terms are 0), and ``None``; or, when some system's sum
+    overflows float64, the sums with those systems' terms scaled by ``2**-e`` and the exponents ``e`` (0 elsewhere).
+
+    Scaling by a power of two is exact, so ``ldexp(sum / d, e)`` is the quotient the float64 sum would give without
+    overflow; the other systems keep their bits.
+
+    Examples
+    --------
+    >>> num, e = overflow_safe_sum(np.array([[1.5e308, 1.0], [1.5e308, 2.0]]), np.ones(2))
+    >>> np.ldexp(num / 2, e).tolist()
+    [1.5e+308, 1.5]
+    """
+    X0 = np.where(np.isnan(X), 0.0, X)
+    wt = np.asarray(w, dtype=np.float64)[..., :, None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        num = ordered_sum(X0 * wt, axis=-2)
+    bad = ~np.isfinite(num)
+    if not bad.any():
+        return num, None
+    m = np.abs(X0).max(axis=-2)
+    e = np.where(bad, np.frexp(np.where(bad & (m > 0), m, 1.0))[1], 0)  # the largest |term| scaled into [0.5, 1)
+    again = ordered_sum(np.ldexp(X0, -e[..., None, :]) * wt, axis=-2)
+    return np.where(bad, again, num), e
 
 
 def sum_task(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -143,11 +177,13 @@ def mean_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarr
     w = task_weights(weights, X.shape[-2])
     present = ~np.isnan(X)
     # one term after the other in the canonical task order (engine.kernels.exact): the same bits for any
-    # batch of weight vectors (bootstrap multiplicities), so equal columns stay equal
-    num = ordered_sum(np.where(present, X, 0.0) * w[..., :, None], axis=-2)
+    # batch of weight vectors (bootstrap multiplicities), so equal columns stay equal; a sum beyond the
+    # float64 range is taken again on scaled terms (the mean itself is within the range of the scores)
+    num, e = overflow_safe_sum(X, w)
     den = ordered_sum(present * w[..., :, None], axis=-2)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+        out = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    return out if e is None else np.ldexp(out, e)
 
 
 def borda_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:

@@ -291,8 +291,9 @@ def digits_to_float(D: np.ndarray, top: int) -> np.ndarray:
         mag_neg, _ = normalise(-full)
         mag = np.where(neg[..., None], mag_neg, mag)
     acc = np.zeros(D.shape[:-1])
-    for k in range(n + 2):  # most significant first
-        acc = acc + np.ldexp(mag[..., k].astype(np.float64), _BITS * (int(top) + 1 - k))
+    with np.errstate(over="ignore"):  # a total beyond the float64 range is inf; the callers say so
+        for k in range(n + 2):  # most significant first
+            acc = acc + np.ldexp(mag[..., k].astype(np.float64), _BITS * (int(top) + 1 - k))
     return np.where(neg, -acc, acc)
 
 
