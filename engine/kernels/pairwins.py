@@ -98,7 +98,8 @@ def _ranks_from_keys(keys: np.ndarray, out: np.ndarray) -> None:  # pragma: no c
 
 
 @njit(nogil=True, cache=True)
-def _greater_counts(ra: np.ndarray, rb: np.ndarray, out: np.ndarray, i0: int) -> None:  # pragma: no cover - compiled
+def _greater_counts(ra: np.ndarray, rb: np.ndarray, out: np.ndarray, i0: int, upper: bool) -> None:  # pragma: no cover
+    """``out[i, j] += sum_k [rb[k, j] < ra[k, i0 + i]]``; with ``upper`` (``i0 = 0``) for ``j > i`` only."""
     K, S = rb.shape
     r = out.shape[0]
     acc = np.zeros((_ROWS, S), dtype=np.int16)
@@ -110,42 +111,21 @@ def _greater_counts(ra: np.ndarray, rb: np.ndarray, out: np.ndarray, i0: int) ->
             rbk = rb[k]
             for i in range(b0, b1):
                 x = ra[k, i0 + i]
-                row = acc[i - b0]
-                for j in range(S):
-                    row[j] += rbk[j] < x
-            n += 1
-            if n == _FLUSH or k == K - 1:
-                for i in range(b0, b1):
-                    for j in range(S):
-                        out[i, j] += acc[i - b0, j]
-                acc[:] = 0
-                n = 0
-
-
-@njit(nogil=True, cache=True)
-def _upper_greater_counts(ra: np.ndarray, rb: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
-    """``out[i, j] += sum_k [rb[k, j] < ra[k, i]]`` for ``j > i`` only (half the comparisons of the full loop)."""
-    K, S = rb.shape
-    acc = np.zeros((_ROWS, S), dtype=np.int16)
-    for b0 in range(0, S, _ROWS):
-        b1 = min(S, b0 + _ROWS)
-        acc[:] = 0
-        n = 0
-        for k in range(K):
-            rbk = rb[k]
-            for i in range(b0, b1):
-                x = ra[k, i]
-                # slices from i + 1 and an index from 0: numba then knows that no index is negative and vectorises
-                # the loop (``range(i + 1, S)`` keeps a wrap-around check per element, about ten times slower)
-                row = acc[i - b0, i + 1:]
-                col = rbk[i + 1:]
-                for j in range(S - i - 1):
+                lo = i + 1 if upper else 0
+                # slices from lo and an index from 0: numba then knows that no index is negative and vectorises
+                # the loop (``range(lo, S)`` keeps a wrap-around check per element, about ten times slower)
+                row = acc[i - b0, lo:]
+                col = rbk[lo:]
+                for j in range(S - lo):
                     row[j] += col[j] < x
             n += 1
             if n == _FLUSH or k == K - 1:
                 for i in range(b0, b1):
-                    for j in range(i + 1, S):
-                        out[i, j] += acc[i - b0, j]
+                    lo = i + 1 if upper else 0
+                    dst = out[i, lo:]
+                    src = acc[i - b0, lo:]
+                    for j in range(S - lo):
+                        dst[j] += src[j]
                 acc[:] = 0
                 n = 0
 
@@ -203,7 +183,7 @@ def greater_counts(ranks: np.ndarray, present: np.ndarray, i0: int, i1: int, *, 
     ra, rb = _signed_ranks(rk, present, less)
     out = np.zeros((i1 - i0, rk.shape[1]), dtype=np.int64)
     if rk.shape[0] and i1 > i0:
-        _greater_counts(np.ascontiguousarray(ra), np.ascontiguousarray(rb), out, i0)
+        _greater_counts(np.ascontiguousarray(ra), np.ascontiguousarray(rb), out, i0, False)
     return out
 
 
@@ -249,7 +229,7 @@ def win_counts(ranks: np.ndarray, present: np.ndarray) -> np.ndarray:
         rd, pd = (rk, pres) if distinct.all() else (rk[distinct], pres[distinct])
         ra, rb = _signed_ranks(rd, pd, False)
         upper = np.zeros((S, S), dtype=np.int64)
-        _upper_greater_counts(np.ascontiguousarray(ra), np.ascontiguousarray(rb), upper)
+        _greater_counts(np.ascontiguousarray(ra), np.ascontiguousarray(rb), upper, 0, True)  # j > i only
         if pd.all():
             both = np.broadcast_to(np.int64(rd.shape[0]), (S, S))
         else:
