@@ -28,10 +28,6 @@ from .errors import VotebenchError
 
 __all__ = ["WriterLock", "atomic_write_text", "make_temp_dir", "publish_dir", "remove_strays", "temp_name"]
 
-#: older votebench versions wrote ``--output`` through ``tempfile.mkstemp(prefix=".<name>.")``: 8 characters of this set
-_LEGACY_CHARS = "[a-z0-9_]{8}"
-
-
 def temp_name(target: str | os.PathLike[str]) -> Path:
     """A fresh temporary path beside ``target``: ``.<name>.tmp-<pid>-<8 hex digits>``."""
     t = Path(target)
@@ -56,8 +52,9 @@ def remove_strays(target: str | os.PathLike[str]) -> list[Path]:
     """Remove the temporary files and folders a killed write of ``target`` left beside it.
 
     Only names votebench makes are touched: ``.<name>.tmp-<pid>-<hex>`` whose
-    process no longer runs (on this machine), and the ``.<name>.XXXXXXXX`` files
-    of older versions' ``--output`` writes.
+    process no longer runs (on this machine).  (The ``.<name>.XXXXXXXX`` names of
+    ``tempfile.mkstemp`` that early versions used are left alone: a user's own
+    ``.<name>.original`` or ``.<name>.20241231`` looks the same.)
 
     Returns
     -------
@@ -67,7 +64,6 @@ def remove_strays(target: str | os.PathLike[str]) -> list[Path]:
     t = Path(target)
     folder = t.parent if str(t.parent) else Path(".")
     ours = re.compile(rf"^\.{re.escape(t.name)}\.tmp-(\d+)-[0-9a-f]{{8}}$")
-    legacy = re.compile(rf"^\.{re.escape(t.name)}\.{_LEGACY_CHARS}$")
     removed: list[Path] = []
     try:
         entries = list(os.scandir(folder))
@@ -75,9 +71,7 @@ def remove_strays(target: str | os.PathLike[str]) -> list[Path]:
         return removed
     for entry in entries:
         m = ours.match(entry.name)
-        stray = (m is not None and not _pid_alive(int(m.group(1)))) or (
-            legacy.match(entry.name) is not None and entry.is_file(follow_symlinks=False))
-        if not stray:
+        if m is None or _pid_alive(int(m.group(1))):
             continue
         p = Path(entry.path)
         try:

@@ -337,9 +337,10 @@ def _dead_pid() -> int:
 
 def test_strays_of_killed_output_writes_are_removed(tmp_path, capsys):
     dead = _dead_pid()
-    strays = [f".r.json.tmp-{dead}-0123abcd", ".r.json.k3j4_5l6"]  # this version's and older versions' temp names
+    strays = [f".r.json.tmp-{dead}-0123abcd", f".r.json.tmp-{dead}-89abcdef"]  # temp names of dead writers
     kept = [f".r.json.tmp-{os.getpid()}-89abcdef",  # a live writer's
-            ".r.json.notes", f".other.json.tmp-{dead}-0123abcd", "r.json.bak"]  # not temporary files of r.json
+            ".r.json.notes", f".other.json.tmp-{dead}-0123abcd", "r.json.bak",  # not temporary files of r.json
+            ".r.json.original", ".r.json.20241231", ".r.json.k3j4_5l6"]  # a user's files that look like mkstemp names
     for n in strays + kept:
         (tmp_path / n).write_text("partial")
     code, _, err = run_cli(capsys, "rank", AUTOML, "--format", "json", "--output", tmp_path / "r.json")
