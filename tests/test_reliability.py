@@ -262,6 +262,63 @@ def test_a_store_that_cannot_be_resumed_says_so_in_one_line(tmp_path, capsys, da
     assert code == 0, err
 
 
+def test_finished_blocks_whose_chunks_were_lost_are_computed_again(tmp_path, capsys):
+    """A block flagged done whose chunk file is gone (a store copied in part) is recomputed, not served as NaN."""
+    store = tmp_path / "s.zarr"
+    cfg = tmp_path / "sweep.toml"
+    cfg.write_text(SWEEP.format(store=store, path=AUTOML), encoding="utf-8")
+    code, _, err = run_cli(capsys, "sweep", cfg, "--no-progress")
+    assert code == 0, err
+    group = store / "esann_automl" / "bootstrap-tasks"
+    want = open_results(store, "esann_automl/bootstrap-tasks")["replicate_score"].values.copy()
+    assert np.isfinite(want).all()
+    lost = sorted((group / "replicate_score").rglob("c/*/*/*"))
+    lost[1].unlink()
+    partial = group / f"zarr.{'0123456789abcdef' * 2}.partial"  # the temporary file of a killed chunk write
+    partial.write_text("{")
+    code, _, err = run_cli(capsys, "sweep", cfg, "--no-progress")
+    assert code == 0, err
+    assert "computed 1 of" in err and "lost their data" in err
+    np.testing.assert_array_equal(open_results(store, "esann_automl/bootstrap-tasks")["replicate_score"].values, want)
+    assert not partial.exists()
+
+
+def test_a_corrupted_results_chunk_is_one_line_for_every_reader(tmp_path, capsys):
+    """Garbage in a chunk of a results store: bootstrap --store, sweep, report and serve each say so in one line."""
+    data = copy_input(tmp_path, AUTOML, "automl")
+    store = tmp_path / "b.zarr"
+    argv = ["bootstrap", data, "--store", store, "--replicates", 8, "--block", 4]
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    chunk = next((store / "automl" / "bootstrap-tasks" / "replicate_score").rglob("c/*/*/*"))
+    chunk.write_bytes(os.urandom(40))
+    for args in (argv, ["report", store, "--out", tmp_path / "rep"], ["serve", store, "--port", 0]):
+        one_line_error(*run_cli(capsys, *args), str(store), "corrupted or unreadable chunk in this results store",
+                       "--overwrite")
+    assert not (tmp_path / "rep").exists()
+    code, _, err = run_cli(capsys, *argv, "--overwrite")
+    assert code == 0, err
+
+
+def test_only_errors_of_the_storage_layer_count_as_a_damaged_store(tmp_path):
+    from engine.sweep import readable_results, storage_failure
+
+    with pytest.raises(ZeroDivisionError):  # a bug elsewhere is not reported as a damaged store
+        with readable_results(tmp_path):
+            _ = 1 / 0
+    import zarr
+
+    arr = zarr.create_array(store=str(tmp_path / "a.zarr"), shape=(4,), chunks=(2,), dtype="f8")
+    arr[:] = 1.0
+    (tmp_path / "a.zarr" / "c" / "1").write_bytes(b"\x00not zstd")
+    with pytest.raises(Exception) as info:
+        zarr.open_array(str(tmp_path / "a.zarr"), mode="r")[:]
+    assert storage_failure(info.value)
+    with pytest.raises(VotebenchError, match="corrupted or unreadable chunk"):
+        with readable_results(tmp_path):
+            zarr.open_array(str(tmp_path / "a.zarr"), mode="r")[:]
+
+
 def test_a_second_writer_stops_with_a_clear_message(tmp_path, capsys):
     store = tmp_path / "s.zarr"
     cfg = tmp_path / "sweep.toml"

@@ -11,6 +11,7 @@ A sub-command is a module of :mod:`engine.app.commands` (``NAME``, ``HELP``,
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -118,6 +119,9 @@ def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(commands)
     args = parser.parse_args(argv)
+    engine_log = logging.getLogger("engine")
+    to_notes = output.NoteHandler()  # the engine's warnings are printed as notes when the command succeeds
+    engine_log.addHandler(to_notes)
     try:
         if getattr(args, "config_file", None):
             # defaults < config file < flags: the file's values become the sub-command's defaults, then parse again
@@ -135,6 +139,8 @@ def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = 
     except KeyboardInterrupt:
         print("votebench: interrupted", file=sys.stderr)
         return 130
+    finally:
+        engine_log.removeHandler(to_notes)
 
 
 if __name__ == "__main__":  # pragma: no cover

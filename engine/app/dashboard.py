@@ -278,6 +278,7 @@ class LiveStore:
         changed = self.message is not None
         self.message = None
         pending = False
+        from ..sweep import damaged_store, storage_failure
         for name in self.names:
             try:
                 state = self.groups.get(name)
@@ -297,6 +298,14 @@ class LiveStore:
             except (KeyError, ValueError, OSError) as exc:  # a group whose arrays are still being written
                 log.debug("dashboard: group %s not readable yet (%s)", name, exc)
                 pending = True
+            except Exception as exc:
+                if not storage_failure(exc):
+                    raise
+                if strict:  # `votebench serve` checks the store before serving it: one line
+                    raise damaged_store(path, exc) from None
+                self.groups.pop(name, None)  # while serving: the page says which group cannot be read
+                self.message = f"group {name}: {damaged_store(path, exc)}"
+                changed = True
         # a group not readable yet: look again at the next poll even if the listing stays the same
         self.signature = None if pending else sig
         return changed

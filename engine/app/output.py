@@ -10,6 +10,7 @@ import argparse
 import csv
 import io
 import json
+import logging
 import math
 import sys
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["clear_notes", "csv_cell", "direction_note", "fmt_score", "json_float", "json_safe", "json_text", "note",
+__all__ = ["NoteHandler", "clear_notes", "csv_cell", "direction_note", "fmt_score", "json_float", "json_safe", "json_text", "note",
            "pending_notes", "policy_note", "ranking_object", "ranking_records", "render_ranking", "render_rankings",
            "shared_rank_marks", "write_output"]
 
@@ -161,6 +162,16 @@ def note(text: str, *, now: bool = False) -> None:
         print(f"votebench: note: {text}", file=sys.stderr, flush=True)
     else:
         _NOTES.append(text)
+
+
+class NoteHandler(logging.Handler):
+    """Warnings of the engine (logger ``"engine"``) become notes of the command (:func:`note`)."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        note(record.getMessage())
 
 
 def clear_notes() -> None:

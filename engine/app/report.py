@@ -1217,7 +1217,10 @@ def _store_report(store: Path, tmp: Path, fmts: tuple[str, ...], *, rules: Seque
     """The page of a results store (its inputs' own level, missing policy and directions)."""
     notes: list[str] = []
     by_input: dict[str, list[str]] = {}
-    sections = _store_sections(store, tmp, fmts, rules=rules, st=st, notes_by_input=by_input, notes=notes)
+    from ..sweep import readable_results
+
+    with readable_results(store):  # a damaged chunk: one line, not a traceback from the codecs
+        sections = _store_sections(store, tmp, fmts, rules=rules, st=st, notes_by_input=by_input, notes=notes)
     for name, ns in by_input.items():
         notes += [f"{name}: {n}" if len(by_input) > 1 else n for n in ns]
     if options_given:

@@ -105,7 +105,7 @@ from typing import Any
 from .config import SYNTHETIC_GROUP, SYNTHETIC_KINDS, SweepConfig, check_weights, direction_notes, load_config, parse_config
 from .kinds import KINDS, Block, Kind, PlanContext, SpecCheck, aggregate_options, get_kind, register_kind
 from .oneoff import bootstrap_input, check_bootstrap_memory
-from .results import open_results, resolve_store
+from .results import damaged_store, open_results, readable_results, resolve_store, storage_failure
 from .runner import check_memory, plan_sweep, run_sweep
 
 #: names of :mod:`engine.distributed` (and ``is_url`` of :mod:`engine.io`) that ``engine.sweep`` has always
@@ -117,8 +117,8 @@ _FORWARDED = ("IN_MEMORY_BYTES", "LOADER_KEYS", "Source", "cached_sources", "che
 __all__ = [
     "Block", "KINDS", "Kind", "PlanContext", "SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "SpecCheck", "SweepConfig",
     "aggregate_options", "bootstrap_input", "check_bootstrap_memory", "check_memory", "check_weights", "direction_notes",
-    "get_kind", "is_url", "load_config", "open_results",
-    "parse_config", "plan_sweep", "register_kind", "resolve_store", "run_sweep", *_FORWARDED,
+    "damaged_store", "get_kind", "is_url", "load_config", "open_results",
+    "parse_config", "readable_results", "storage_failure", "plan_sweep", "register_kind", "resolve_store", "run_sweep", *_FORWARDED,
 ]
 
 

@@ -25,7 +25,7 @@ import xarray as xr
 from ..canonical import is_url
 from ..distributed import cluster_bootstrap, compute, is_store, make_source, open_input
 from .config import parse_config
-from .results import open_results
+from .results import open_results, readable_results
 from .runner import check_memory, run_sweep
 
 __all__ = ["bootstrap_input", "check_bootstrap_memory"]
@@ -125,7 +125,8 @@ def _into_store(path: str | os.PathLike[str], store: str | os.PathLike[str], *, 
            "seed": seed, "store": str(Path(store).resolve()),
            "perturbations": [{"kind": "bootstrap", "over": over, "replicates": replicates, "block": block}]}
     written = run_sweep(parse_config(raw, where="bootstrap"), client=client, progress=progress, overwrite=overwrite)
-    stored = open_results(written, f"{inp['name']}/bootstrap-{over}").isel(rule=0).compute()
+    with readable_results(written):
+        stored = open_results(written, f"{inp['name']}/bootstrap-{over}").isel(rule=0).compute()
     rep = stored["replicate_score"]
     ds = xr.Dataset({"score": stored["score"], "rank": stored["rank"], "replicate_score": rep,
                      "replicate_rank": (rep.dims, min_rank(rep.values))})

@@ -8,10 +8,14 @@ provenance (:data:`PROVENANCE`).
 
 from __future__ import annotations
 
+import itertools
 import json
+import logging
 import os
+import re
 import shutil
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, overload
 
@@ -21,7 +25,10 @@ import xarray as xr
 from ..errors import VotebenchError
 from .kinds import Block, Kind, get_kind
 
-__all__ = ["PROVENANCE", "leaf_groups", "open_for_writing", "open_results", "pending_blocks", "resolve_store", "write_block"]
+__all__ = ["PROVENANCE", "damaged_store", "leaf_groups", "open_for_writing", "open_results", "pending_blocks",
+           "readable_results", "resolve_store", "storage_failure", "write_block"]
+
+log = logging.getLogger("engine")
 
 #: root attributes a resumed store must share with the sweep: everything that changes a result
 PROVENANCE = ("config", "inputs", "sidecars", "seed")
@@ -58,8 +65,59 @@ def open_for_writing(path: Path, attrs: Mapping[str, Any], skeletons: Mapping[st
     if path.exists() and overwrite and not _is_results_store(path) and any(path.iterdir()):
         raise VotebenchError(f"{path}: not a votebench results store; --overwrite only replaces results stores")
     if path.exists() and not overwrite:
+        _remove_partial_writes(path)
         return _resume(path, attrs, skeletons)
     return _create(path, attrs, skeletons)
+
+
+#: zarr's local store writes a file as ``<name>.<32 hex digits>.partial`` and renames it into place
+_PARTIAL = re.compile(r"\.[0-9a-f]{32}\.partial$")
+
+
+def _remove_partial_writes(path: Path) -> None:
+    """Remove the temporary files of chunk writes that a killed writer left in the store (the caller holds its lock)."""
+    for p in path.rglob("*.partial"):
+        if _PARTIAL.search(p.name) and p.is_file():
+            try:
+                p.unlink()
+            except OSError:
+                pass
+
+
+def storage_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while zarr or its codecs read or decoded stored data (a damaged chunk)."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        tb = e.__traceback__
+        while tb is not None:
+            name = tb.tb_frame.f_code.co_filename.replace("\\", "/")
+            if "/zarr/" in name or "numcodecs" in name:
+                return True
+            tb = tb.tb_next
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def damaged_store(path: str | os.PathLike[str], exc: BaseException) -> VotebenchError:
+    """The one-line error for a results store whose stored data cannot be read."""
+    why = (str(exc).strip().splitlines() or [""])[0]
+    return VotebenchError(f"{path}: corrupted or unreadable chunk in this results store ({type(exc).__name__}: {why}); "
+                          "delete the store, or run its sweep or bootstrap again with --overwrite")
+
+
+@contextmanager
+def readable_results(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn an error of zarr or its codecs while reading ``path`` (a damaged chunk) into a one-line error."""
+    try:
+        yield
+    except VotebenchError:
+        raise
+    except Exception as exc:
+        if not storage_failure(exc):
+            raise
+        raise damaged_store(path, exc) from None
 
 
 def _resume(path: Path, attrs: Mapping[str, Any], skeletons: Mapping[str, xr.Dataset]) -> Any:
@@ -166,9 +224,15 @@ def _verify_group(path: Path, group: str, skeleton: xr.Dataset) -> None:
 
 
 def pending_blocks(root: Any, blocks: Sequence[Block]) -> list[Block]:
-    """The blocks whose ``done`` flag is not set in the store ``root``."""
+    """The blocks whose ``done`` flag is not set in the store ``root``, and the finished ones whose data is gone.
+
+    A block's values are stored chunk by chunk (:func:`write_block` writes every chunk, even one equal to the fill
+    value), so a block flagged done whose chunk files are missing (a store copied in part, a file deleted) has lost
+    its results: it is computed again, not served as the fill value.
+    """
     done_cache: dict[str, np.ndarray] = {}
     out = []
+    lost = 0
     for blk in blocks:
         if blk.group not in done_cache:
             try:
@@ -179,22 +243,55 @@ def pending_blocks(root: Any, blocks: Sequence[Block]) -> list[Block]:
                                      "--overwrite") from None
         if not done_cache[blk.group][blk.done_index]:
             out.append(blk)
+        elif not _chunks_present(root, blk):
+            out.append(blk)
+            lost += 1
+    if lost:
+        log.warning("results store %s: %d finished block(s) had lost their data and are computed again",
+                    getattr(root.store, "root", root.store), lost)
     return out
 
 
-def write_block(root: Any, blk: Block, values: np.ndarray, kind: Kind) -> None:
-    """Store a finished block of a group of ``kind``: its values, its summary for the live dashboard, then its flag."""
-    grp = root[blk.group]
-    if kind.write is not None:
-        kind.write(grp, blk, values)
-    else:
-        grp[blk.var][blk.region] = values
-    if kind.summary is not None:  # the live dashboard's mergeable summary of the block, before its done flag
-        from ..summaries import write_block_summary
+def _chunks_present(root: Any, blk: Block) -> bool:
+    """Whether every chunk file of ``blk``'s region of its variable exists (stores on a local disk; others: True)."""
+    folder = getattr(root.store, "root", None)
+    if folder is None:
+        return True
+    arr = root[blk.group][blk.var]
+    ranges = []
+    for axis, (size, chunk) in enumerate(zip(arr.shape, arr.chunks)):
+        sel = blk.region[axis] if axis < len(blk.region) else slice(None)
+        if isinstance(sel, slice):
+            start, stop, _ = sel.indices(size)
+        else:
+            start, stop = int(sel), int(sel) + 1
+        if stop <= start:
+            return True
+        ranges.append(range(start // chunk, (stop - 1) // chunk + 1))
+    base = Path(folder) / blk.group / blk.var
+    return all((base / arr.metadata.encode_chunk_key(c)).exists() for c in itertools.product(*ranges))
 
-        write_block_summary(grp, blk.done_index, values, kind.summary)
-    done = grp["done"]
-    done[blk.done_index] = True
+
+def write_block(root: Any, blk: Block, values: np.ndarray, kind: Kind) -> None:
+    """Store a finished block of a group of ``kind``: its values, its summary for the live dashboard, then its flag.
+
+    Every chunk is written, also one that equals the fill value (zarr skips those by default), so that a missing
+    chunk file always means lost data (:func:`pending_blocks`).
+    """
+    import zarr
+
+    with zarr.config.set({"array.write_empty_chunks": True}):
+        grp = root[blk.group]
+        if kind.write is not None:
+            kind.write(grp, blk, values)
+        else:
+            grp[blk.var][blk.region] = values
+        if kind.summary is not None:  # the live dashboard's mergeable summary of the block, before its done flag
+            from ..summaries import write_block_summary
+
+            write_block_summary(grp, blk.done_index, values, kind.summary)
+        done = grp["done"]
+        done[blk.done_index] = True
 
 
 @overload

@@ -91,14 +91,15 @@ def _start_dashboard(args: argparse.Namespace, store: Any, client: Any | None, t
 
 def _print_store(path: Any, computed: int) -> None:
     """The groups of the store and their finished blocks (stdout), and how many this run computed (stderr)."""
-    from ...sweep import open_results
+    from ...sweep import open_results, readable_results
 
     lines = [f"# results store {path}"]
     total = 0
-    for name, ds in open_results(path).items():
-        done = ds["done"].values
-        total += done.size
-        lines.append(f"{name}: {dict(ds.sizes)}; blocks done {int(done.sum())}/{done.size}")
+    with readable_results(path):
+        for name, ds in open_results(path).items():
+            done = ds["done"].values
+            total += done.size
+            lines.append(f"{name}: {dict(ds.sizes)}; blocks done {int(done.sum())}/{done.size}")
     print("\n".join(lines), flush=True)
     print(f"votebench: computed {computed} of {total} blocks in this run", file=sys.stderr, flush=True)
 
