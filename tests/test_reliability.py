@@ -283,6 +283,24 @@ def test_finished_blocks_whose_chunks_were_lost_are_computed_again(tmp_path, cap
     assert not partial.exists()
 
 
+def test_a_grid_point_whose_chunks_were_lost_is_computed_again(tmp_path, capsys):
+    """Kinds that write several variables per block (grid: score and rank) are checked too."""
+    store = tmp_path / "g.zarr"
+    cfg = tmp_path / "grid.toml"
+    cfg.write_text(f'seed = 1\nstore = "{store}"\n[input]\npath = "{AUTOML}"\n[[rules]]\nname = "optimality_gap"\n'
+                   '[[perturbations]]\nkind = "grid"\nrule = "optimality_gap"\nparams = {gamma = [0.5, 0.8, 0.9]}\n',
+                   encoding="utf-8")
+    code, _, err = run_cli(capsys, "sweep", cfg, "--no-progress")
+    assert code == 0, err
+    name = "esann_automl/grid-optimality_gap"
+    want = open_results(store, name)["rank"].values.copy()
+    (store / name / "rank" / "c" / "0" / "0").unlink()  # the ranks of every point (one chunk)
+    code, _, err = run_cli(capsys, "sweep", cfg, "--no-progress")
+    assert code == 0, err
+    assert "computed 3 of 3 blocks" in err
+    np.testing.assert_array_equal(open_results(store, name)["rank"].values, want)
+
+
 def test_a_corrupted_results_chunk_is_one_line_for_every_reader(tmp_path, capsys):
     """Garbage in a chunk of a results store: bootstrap --store, sweep, report and serve each say so in one line."""
     data = copy_input(tmp_path, AUTOML, "automl")

@@ -257,19 +257,25 @@ def _chunks_present(root: Any, blk: Block) -> bool:
     folder = getattr(root.store, "root", None)
     if folder is None:
         return True
-    arr = root[blk.group][blk.var]
-    ranges = []
-    for axis, (size, chunk) in enumerate(zip(arr.shape, arr.chunks)):
-        sel = blk.region[axis] if axis < len(blk.region) else slice(None)
-        if isinstance(sel, slice):
-            start, stop, _ = sel.indices(size)
-        else:
-            start, stop = int(sel), int(sel) + 1
-        if stop <= start:
-            return True
-        ranges.append(range(start // chunk, (stop - 1) // chunk + 1))
-    base = Path(folder) / blk.group / blk.var
-    return all((base / arr.metadata.encode_chunk_key(c)).exists() for c in itertools.product(*ranges))
+    grp = root[blk.group]
+    arrays = dict(grp.arrays())
+    # the block's variable, or (kinds with their own writer, whose block names no array) every data variable
+    names = [blk.var] if blk.var in arrays else [n for n, a in arrays.items()
+                                                   if n != "done" and tuple(a.metadata.dimension_names or ()) != (n,)]
+    for name in names:
+        arr = arrays[name]
+        ranges = []
+        for axis, (size, chunk) in enumerate(zip(arr.shape, arr.chunks)):
+            sel = blk.region[axis] if axis < len(blk.region) else slice(None)
+            if isinstance(sel, slice):
+                start, stop, _ = sel.indices(size)
+            else:
+                start, stop = int(sel), int(sel) + 1
+            ranges.append(range(start // chunk, (stop - 1) // chunk + 1) if stop > start else range(0))
+        base = Path(folder) / blk.group / name
+        if not all((base / arr.metadata.encode_chunk_key(c)).exists() for c in itertools.product(*ranges)):
+            return False
+    return True
 
 
 def write_block(root: Any, blk: Block, values: np.ndarray, kind: Kind) -> None:
