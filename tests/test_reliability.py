@@ -481,6 +481,50 @@ def test_bad_scheduler_address_is_one_line_and_does_not_hang(address):
     assert proc.stderr.count("\n") == 1 and "cannot connect to dask scheduler" in proc.stderr, proc.stderr
 
 
+def _listener(kind: str):
+    """A local port that accepts connections but is not a dask scheduler: silent, or an HTTP server."""
+    import http.server
+    import socket
+    import threading
+
+    if kind == "http":
+        srv = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        return srv.server_address[1], srv.shutdown
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    held: list = []
+    threading.Thread(target=lambda: held.extend(sock.accept() for _ in range(4)), daemon=True).start()
+    return sock.getsockname()[1], sock.close
+
+
+@pytest.mark.parametrize("kind", ["silent", "http", "closed"])
+def test_a_port_that_is_not_a_dask_scheduler_is_one_line_within_the_timeout(kind):
+    """A port that accepts but never answers dask's handshake used to hang without limit (or allocate exabytes)."""
+    import socket
+
+    if kind == "closed":
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]  # free again once closed: nothing listens there
+        stop = None
+    else:
+        port, stop = _listener(kind)
+    env = {**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "4s"}
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run([votebench(), "rank", str(AUTOML), "--scheduler", f"tcp://127.0.0.1:{port}"],
+                              capture_output=True, text=True, timeout=60, env=env)
+    finally:
+        if stop is not None:
+            stop()
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert proc.stderr.count("\n") == 1 and "cannot connect to dask scheduler" in proc.stderr, proc.stderr
+    assert ("connection refused" if kind == "closed" else "scheduler's port") in proc.stderr
+    assert time.monotonic() - t0 < 30  # the 4 s timeout, not dask's unbounded wait
+
+
 @pytest.mark.parametrize("text, fragment", [
     ("replicates = 2.7\n", "replicates = 2.7 is not a valid value (an integer)"),
     ("replicates = true\n", "replicates = True is not a valid value (an integer)"),

@@ -18,7 +18,8 @@ from typing import Any
 
 from ..errors import VotebenchError
 
-__all__ = ["TaskFailed", "check_address", "connect", "embedded_client", "run_task", "single_threaded", "task_result"]
+__all__ = ["TaskFailed", "check_address", "check_handshake", "connect", "embedded_client", "run_task", "single_threaded",
+           "task_result"]
 
 
 def connect(scheduler: str | None) -> Any | None:
@@ -36,11 +37,75 @@ def connect(scheduler: str | None) -> Any | None:
     from distributed import Client
 
     check_address(address)
+    timeout = dask.config.get("distributed.comm.timeouts.connect")
+    check_handshake(address, timeout)
     try:  # the connection timeout is dask's own setting (distributed.comm.timeouts.connect, 30 s by default)
-        return Client(address, timeout=dask.config.get("distributed.comm.timeouts.connect"), set_as_default=False)
+        return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         why = str(exc).splitlines()[0] if str(exc) else repr(exc)
         raise VotebenchError(f"cannot connect to dask scheduler {address!r} ({why})") from None
+
+
+def check_handshake(address: str, timeout: Any) -> None:
+    """Connect to ``address`` and exchange dask's handshake within ``timeout``, else one line.
+
+    ``distributed.Client`` waits without limit for the handshake of a port that accepts connections but is not a
+    dask scheduler (an HTTP server, another service), or reads its bytes as a frame length and fails allocating
+    exabytes; this probe bounds the whole exchange and names the problem.
+    """
+    import asyncio
+
+    from dask.utils import parse_timedelta
+    from distributed.comm import connect as comm_connect
+
+    seconds = float(parse_timedelta(timeout, default="seconds") or 30.0)
+    _refused(address, seconds)
+    outcome: dict[str, BaseException | None] = {}
+
+    async def probe() -> None:
+        comm = await asyncio.wait_for(comm_connect(address, timeout=seconds), seconds)
+        await comm.close()
+
+    def run() -> None:  # in a thread of its own: works whether or not the caller runs an event loop
+        try:
+            asyncio.run(probe())
+            outcome["error"] = None
+        except BaseException as exc:  # noqa: BLE001 - reported below as one line
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="votebench-scheduler-probe", daemon=True)
+    thread.start()
+    thread.join(seconds + 5.0)
+    if "error" in outcome and outcome["error"] is None:
+        return
+    exc = outcome.get("error")
+    if exc is None or isinstance(exc, asyncio.TimeoutError | TimeoutError):
+        why = f"no dask handshake within {seconds:g} s: is this the scheduler's port (8786 by default)?"
+    elif isinstance(exc, MemoryError | ValueError | TypeError | KeyError) or "deserializ" in str(exc).lower():
+        why = "it answered, but not as a dask scheduler: is this the scheduler's port (8786 by default)?"
+    else:
+        why = (str(exc).splitlines() or [repr(exc)])[0] or type(exc).__name__
+    raise VotebenchError(f"cannot connect to dask scheduler {address!r} ({why})")
+
+
+def _refused(address: str, seconds: float) -> None:
+    """A plain TCP address where nothing listens: one line at once (dask would retry until its timeout)."""
+    import socket
+
+    from distributed.comm import parse_address
+    from distributed.comm.addressing import parse_host_port
+
+    scheme, loc = parse_address(address)
+    if scheme != "tcp":
+        return
+    host, port = parse_host_port(loc)
+    try:
+        socket.create_connection((host, port), timeout=seconds).close()
+    except ConnectionRefusedError:
+        raise VotebenchError(f"cannot connect to dask scheduler {address!r} (connection refused: nothing listens on "
+                             f"{host}:{port}; start the scheduler, or check the address)") from None
+    except OSError:
+        pass  # unreachable or slow: the handshake below gives up after the timeout and says so
 
 
 def check_address(address: str) -> None:
