@@ -459,6 +459,17 @@ def test_absurd_replicates_are_refused_before_reading_or_allocating(tmp_path, ca
     assert os.listdir(tmp_path) == []
 
 
+def test_replicates_whose_pairwise_stability_cannot_fit_are_refused_before_reading(tmp_path, capsys):
+    """The stability summary correlates every pair of replicates: (B, B) arrays, not only (B, S)."""
+    import psutil
+
+    # replicate scores of a few systems would fit; their B x B correlations (8 bytes each) would not
+    B = int(math.sqrt(psutil.virtual_memory().available / 8.0)) + 1
+    code, out, err = run_cli(capsys, "bootstrap", tmp_path / "absent.csv", "--replicates", B)
+    one_line_error(code, out, err, f"--replicates {B}", "correlations of every pair of replicates", "use fewer replicates")
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("content", ['{"ds_01": "heavy"}', '{"ds_01": true}', '{"ds_01": -1}', "task,weight\nds_01,inf\n"])
 def test_weights_that_are_not_numbers_are_one_line(tmp_path, capsys, content):
     w = tmp_path / ("w.csv" if content.startswith("task") else "w.json")
