@@ -654,6 +654,32 @@ def test_topsis_vikor_promethee_near_the_float_limit_against_exact_arithmetic(se
         np.testing.assert_allclose(f(X), f(small), rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_median_and_relative_difference_near_the_float_limit_against_exact_arithmetic(seed, monkeypatch):
+    """The mean of the two middle scores and u + v used to overflow to inf (false ties, wrong orders)."""
+    from engine.kernels.baselines import median_across, relative_difference_across
+
+    X = _huge(seed)  # 4 tasks: the median is the mean of two middle values
+    F = _frac(X)
+    want = []
+    for s in range(X.shape[1]):
+        col = sorted(F[t][s] for t in range(X.shape[0]))
+        want.append(float((col[1] + col[2]) / 2))
+    np.testing.assert_array_equal(median_across(X), want)  # exactly the rounded rational median
+    P = np.abs(X)  # relative difference needs non-negative scores
+    G, T, S = _frac(P), P.shape[0], P.shape[1]
+    ref = [float(sum(sum((G[t][i] - G[t][j]) / (G[t][i] + G[t][j]) for t in range(T)) for j in range(S) if j != i)
+                 / (T * (S - 1))) for i in range(S)]
+    np.testing.assert_allclose(relative_difference_across(P), ref, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(relative_difference_across(np.ldexp(P, -1000)), ref, rtol=1e-12, atol=1e-15)
+    # the blocked path (many systems, engine.pairblock) and the shared pair sums of rank_rules agree
+    s = engine.scores_from_array(P.T, systems=[f"s{i}" for i in range(S)], tasks=[f"t{t}" for t in range(T)])
+    both = engine.rank_rules(s, ["relative_difference", "borda"])
+    np.testing.assert_allclose(both["score"].sel(rule="relative_difference").values, ref, rtol=1e-12, atol=1e-15)
+    monkeypatch.setenv("VOTEBENCH_PAIR_ROWS", "2")  # blocks of two rows of the pair matrix
+    np.testing.assert_allclose(engine.aggregate(s, rule="relative_difference").values, ref, rtol=1e-12, atol=1e-15)
+
+
 def test_huge_scores_through_the_cli(tmp_path, capsys):
     X = _huge(5, T=3, S=5)
     csv = tmp_path / "huge.csv"

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .aggregate import as_profile, task_weights
-from .exact import TIE_RTOL, exact_weights, ordered_sum, rational_weights, weighted_task_mean, weighted_task_sum
+from .exact import TIE_RTOL, exact_weights, ordered_sum, rational_weights, tame, weighted_task_mean, weighted_task_sum
 from .ranking import borda_points
 from .social import pairwise_counts, task_pair_sums
 
@@ -170,6 +170,14 @@ def median_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.nda
     """
     rule = "median"
     X = _scores(X, rule)
+    # a system's scores near the float64 limit: the median of its scores scaled by a power of two (exact), scaled
+    # back, so the mean of the two middle values cannot overflow
+    Xs, e = tame(X, axis=-2)
+    out = _median(Xs, weights, rule)
+    return out if e is None else np.ldexp(out, e)
+
+
+def _median(X: np.ndarray, weights: np.ndarray | None, rule: str) -> np.ndarray:
     if weights is None:
         _require_complete(X, np.ones(X.shape[:-1]), rule)
         return np.median(X, axis=-2)
@@ -546,7 +554,9 @@ def relative_difference_across(X: np.ndarray, *, weights: np.ndarray | None = No
             "negative scores on tasks of positive weight (negated lower-is-better metrics must be "
             "mapped to non-negative higher-is-better scores first)"
         )
-    num, den = _pairwise_sums(X, w, "reldiff")
+    # (u - v) / (u + v) does not change when a task's scores are scaled: a task near the float64 limit is scaled
+    # by a power of two first, so that u + v cannot overflow
+    num, den = _pairwise_sums(tame(X)[0], w, "reldiff")
     return relative_difference_from_sums({"reldiff": num, "pairs": den})
 
 

@@ -41,6 +41,8 @@ import numpy as np
 
 __all__ = [
     "TIE_RTOL",
+    "TAME_ABOVE",
+    "tame",
     "DIGITS",
     "tie_tolerance",
     "snap_ties",
@@ -136,6 +138,43 @@ def snap_ties(score: np.ndarray, magnitude: float | np.ndarray | None = None) ->
     out = np.empty_like(flat)
     np.put_along_axis(out, order, rep, axis=-1)
     return out.reshape(s.shape)
+
+
+# ------------------------------------------------------------------------------------------ huge magnitudes
+#: values whose magnitude exceeds this are rescaled by :func:`tame` before sums, differences or squares
+TAME_ABOVE = 2.0**500
+
+
+def tame(X: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.ndarray | None]:
+    """Rescale by a power of two every slice along ``axis`` whose largest ``|x|`` exceeds :data:`TAME_ABOVE`.
+
+    Such a slice is multiplied by ``2**-e`` (``e`` the binary exponent of its largest ``|x|``, which then lies
+    in [0.5, 1)), so that sums, means, differences and squares of its values cannot overflow.  Multiplying
+    by a power of two is exact, so a scale-invariant result (a ratio, a min-max normalisation, an order) is
+    that of exact arithmetic, and a scale-equivariant one (a median, a mean) is ``ldexp(result, e)``.  Other
+    slices are left untouched, bit for bit.
+
+    Returns
+    -------
+    X, exponent
+        The rescaled values and ``e`` (the shape of ``X`` without ``axis``; 0 where unchanged), or ``X``
+        itself and ``None`` when nothing needed rescaling.
+
+    Examples
+    --------
+    >>> Y, e = tame(np.array([[1.5e308, 1e308], [1.0, 2.0]]))
+    >>> e.tolist(), bool((np.ldexp(Y, e[:, None]) == [[1.5e308, 1e308], [1.0, 2.0]]).all())
+    ([1024, 0], True)
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[axis] == 0:
+        return X, None
+    m = np.abs(np.where(np.isnan(X), 0.0, X)).max(axis=axis)  # NaN (a missing score) counts as 0
+    big = m > TAME_ABOVE
+    if not big.any():
+        return X, None
+    e = np.where(big, np.frexp(np.where(big, m, 1.0))[1], 0)
+    return np.ldexp(X, -np.expand_dims(e, axis)), e
 
 
 # ------------------------------------------------------------------------------------------ ordered sums

@@ -103,7 +103,7 @@ from typing import Any
 import numpy as np
 
 from .aggregate import as_profile, task_weights
-from .exact import ordered_sum, weighted_task_mean
+from .exact import ordered_sum, tame, weighted_task_mean
 from .ranking import min_rank, tie_groups
 
 __all__ = [
@@ -234,33 +234,6 @@ def _signs(maximize: bool | Sequence[bool] | np.ndarray, T: int, name: str) -> n
 def _orient(X: np.ndarray, maximize, name: str) -> np.ndarray:
     sign = _signs(maximize, X.shape[-2], name)
     return X if (sign > 0).all() else X * sign[:, None]
-
-
-#: criteria whose largest magnitude exceeds this are rescaled by a power of two before any difference or square
-_TAME_ABOVE = 2.0**500
-
-
-def _tame(X: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """Rescale every criterion of huge magnitude so that its differences and squares cannot overflow.
-
-    A criterion (row over the systems) whose largest ``|x|`` exceeds ``2**500`` is multiplied by ``2**-e``
-    (``e`` its binary exponent, so that ``max |x|`` lands in [0.5, 1)); multiplying by a power of two is
-    exact, and min-max normalisation, VIKOR's ratios and PROMETHEE's preference functions (with their
-    thresholds scaled alike) are scale-invariant, so the results are those of exact arithmetic instead
-    of ``inf - inf``.  Other criteria are left untouched (bit for bit).
-
-    Returns
-    -------
-    X, exponent
-        The rescaled scores and the per-criterion exponent ``e`` (shape ``X.shape[:-1]``, 0 where
-        unchanged), or ``X`` itself and None when nothing needed rescaling.
-    """
-    m = np.abs(X).max(axis=-1) if X.shape[-1] else np.zeros(X.shape[:-1])
-    big = m > _TAME_ABOVE
-    if not big.any():
-        return X, None
-    e = np.where(big, np.frexp(np.where(big, m, 1.0))[1], 0)
-    return np.ldexp(X, -e[..., None]), e
 
 
 def _kinds(preference: str | Sequence[str], T: int) -> np.ndarray:
@@ -716,7 +689,7 @@ def _setup(X, weights, preference, q, p, s, maximize):
     Xo = _orient(X, maximize, "promethee2")
     if Xo.shape[-1] == 0:
         return Xo, w, kinds, None, None, None
-    Xo, e = _tame(Xo)
+    Xo, e = tame(Xo)
     if e is not None:  # thresholds are in the units of the criterion: rescale them alike
         q, p, s = (None if v is None else np.ldexp(_param(v, n, e.shape), -e) for v, n in ((q, "q"), (p, "p"), (s, "s")))
     kq, kp, ks = _resolve_parameters(Xo, kinds, q, p, s)
@@ -938,7 +911,7 @@ def topsis(
     >>> np.round(topsis(X, weights=[0.5, 0.5], maximize=[False, True]), 3)
     array([0.5  , 0.617, 0.5  ])
     """
-    X, _ = _tame(_orient(_matrix(X, "topsis"), maximize, "topsis"))
+    X, _ = tame(_orient(_matrix(X, "topsis"), maximize, "topsis"))
     w = _weights(weights, X, "topsis")[..., None]
     lo = X.min(axis=-1, keepdims=True)
     span = X.max(axis=-1, keepdims=True) - lo
@@ -994,7 +967,7 @@ def vikor(
     """
     if not (0.0 <= float(v) <= 1.0):
         raise ValueError(f"vikor: v must lie in [0, 1], got {v}")
-    X, _ = _tame(_orient(_matrix(X, "vikor"), maximize, "vikor"))
+    X, _ = tame(_orient(_matrix(X, "vikor"), maximize, "vikor"))
     w = _weights(weights, X, "vikor")[..., None]
     best = X.max(axis=-1, keepdims=True)
     span = best - X.min(axis=-1, keepdims=True)
