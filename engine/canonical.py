@@ -244,7 +244,23 @@ def read_sidecar(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def check_sidecar(meta: Mapping[str, Any], source: str = "sidecar") -> None:
-    """Check the shape of a sidecar's ``higher_is_better`` and ``task_groups`` (:class:`VotebenchError` naming the problem)."""
+    """Check the shape of a sidecar's ``higher_is_better`` and ``task_groups`` (:class:`VotebenchError` naming the problem).
+
+    A key that looks like one of them but is spelt otherwise (``higher-is-better``, ``task_group``, or
+    ``lower_is_better``) is refused too: it would be ignored, and every task would silently be higher-is-better.
+    """
+    import difflib
+
+    for key in meta:
+        norm = str(key).lower().replace("-", "_").replace(" ", "_")
+        if key in ("higher_is_better", "task_groups"):
+            continue
+        if norm == "lower_is_better":
+            raise VotebenchError(f"{source}: a sidecar gives directions as 'higher_is_better': {{task: false}} for the "
+                                 f"tasks where lower is better, not as {key!r}")
+        close = difflib.get_close_matches(norm, ["higher_is_better", "task_groups"], n=1, cutoff=0.8)
+        if close and close[0] not in meta:
+            raise VotebenchError(f"{source}: unknown sidecar key {key!r}: did you mean {close[0]!r}?")
     hib = meta.get("higher_is_better", {})
     if not isinstance(hib, dict) or not all(isinstance(v, bool) for v in hib.values()):
         raise VotebenchError(f"{source}: 'higher_is_better' must map task names to true/false")
@@ -257,9 +273,15 @@ def check_sidecar(meta: Mapping[str, Any], source: str = "sidecar") -> None:
     for key, grouping in groups.items():
         if not isinstance(grouping, dict):
             raise VotebenchError(f"{source}: {shape}; grouping {key!r} is {type(grouping).__name__} {_short(grouping)}")
+        seen: dict[str, str] = {}
         for g, members in grouping.items():
             if not isinstance(members, list) or not all(isinstance(t, str) for t in members):
                 raise VotebenchError(f"{source}: {shape}; group {g!r} of grouping {key!r} is not a list of task names")
+            for t in members:
+                if t in seen and seen[t] != g:  # weights 1/|group| and two-step rules need one group per task
+                    raise VotebenchError(f"{source}: task {t!r} is in groups {seen[t]!r} and {g!r} of grouping {key!r}; "
+                                         "a task belongs to one group of a grouping")
+                seen[t] = g
 
 
 def _short(value: Any) -> str:

@@ -261,6 +261,14 @@ def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: 
     by the listwise policy) get ``NaN`` and never reach the kernel."""
     opts = _options_for(rule, options)
     X = np.asarray(X, dtype=np.float64)
+    if X.ndim > 1 and rule.missing == "policy":
+        # a task without any score (dropped by drop-judges) is absent: rules that need complete data never see it
+        gone = np.isnan(X).all(axis=-1)
+        gone = gone.all(axis=tuple(range(gone.ndim - 1))) if gone.ndim > 1 else gone
+        if gone.any() and not gone.all():
+            X = X[..., ~gone, :]
+            if weights is not None:
+                weights = np.asarray(weights)[..., ~gone]
     absent = np.isnan(X).all(axis=tuple(range(X.ndim - 1))) if X.ndim > 1 else np.isnan(X)
 
     def run(Xk: np.ndarray) -> np.ndarray:

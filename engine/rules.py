@@ -137,10 +137,10 @@ class Rule:
         pairwise sums (Borda, Average Rank); a candidate bootstrap is then one
         matrix product per block (whole-number weights only).
     tie_scale : {"score", "input", "unit"}
-        The magnitude of the rule's terms for the tie rule
-        (:func:`engine.kernels.exact.snap_ties`): ``"score"``, the largest ``|score|`` of the
-        ranking (sums of non-negative terms, counts); ``"input"``, also the largest ``|score|``
-        of the task-level input (a mean of scores of mixed sign can be much smaller than its
+        The magnitude of each score's terms for the tie rule
+        (:func:`engine.kernels.exact.snap_ties`): ``"score"``, the score's own ``|score|``
+        (sums of non-negative terms, counts); ``"input"``, also the system's largest ``|score|``
+        in the task-level input (a mean of scores of mixed sign can be much smaller than its
         terms); ``"unit"``, at least 1 (terms normalised to [-1, 1]: PROMETHEE flows, TOPSIS,
         VIKOR, pairwise shares).
     """
@@ -163,11 +163,11 @@ class Rule:
         """Magnitude of the terms of this rule on task-level scores ``X`` (..., T, S) for the tie rule."""
         if self.tie_scale == "unit":
             return 1.0
-        if self.tie_scale == "input":
+        if self.tie_scale == "input":  # each system's largest |score| over the tasks: (..., S)
             X = np.asarray(X, dtype=np.float64)
             if X.ndim < 2:
                 return None
-            return np.where(np.isfinite(X), np.abs(X), 0.0).max(axis=(-2, -1), initial=0.0)
+            return np.where(np.isfinite(X), np.abs(X), 0.0).max(axis=-2, initial=0.0)
         return None
 
     def snap(self, score: np.ndarray, X: np.ndarray | None = None) -> np.ndarray:

@@ -380,3 +380,54 @@ def test_means_equal_to_one_24th_tie():
     r = engine.rank(engine.scores_from_array(Y), rule="mean", missing="drop-judges")
     exact = [F(1, 48), (F(0) + F(1, 32)) / 2, F(1, 48), F(0)]
     assert r["rank"].values.astype(int).tolist() == competition_ranks(exact)
+
+
+def _bf_tie_classes(score, tol):
+    """The tie rule from its definition, by plain loops: sorted neighbours join when their gap is at most the
+    larger tolerance (exactly equal scores share the largest tolerance among them); chains take their maximum."""
+    vals = [(float(v), float(t)) for v, t in zip(score, tol) if not np.isnan(v)]
+    run_tol = {}
+    for v, t in vals:
+        run_tol[v] = max(run_tol.get(v, 0.0), t)
+    distinct = sorted(run_tol)
+    rep, chain = {}, [distinct[0]] if distinct else []
+    for a, b in zip(distinct, distinct[1:]):
+        if b - a <= max(run_tol[a], run_tol[b]):
+            chain.append(b)
+        else:
+            rep.update({c: chain[-1] for c in chain})
+            chain = [b]
+    rep.update({c: chain[-1] for c in chain})
+    return [rep[float(v)] if not np.isnan(v) else np.nan for v in score]
+
+
+@settings(max_examples=200)
+@given(st.lists(st.sampled_from([0.1, 0.1 + 2e-14, 0.1 + 5e-13, 1.0, 1.0 + 4e-13, 1.0 + 3e-12, 1e300, 1e300 * (1 + 1e-13),
+                                 np.nan, -0.5, -0.5 - 1e-13]), min_size=2, max_size=9),
+       st.lists(st.sampled_from([0.0, 1.0, 1e3]), min_size=9, max_size=9), st.randoms(use_true_random=False))
+def test_tie_rule_equals_its_definition_per_score(values, mags, rnd):
+    """Each score's tolerance is TIE_RTOL x max(|score|, its magnitude): a huge score elsewhere merges nothing;
+    the result does not depend on the order of the systems."""
+    from engine.kernels.exact import TIE_RTOL, snap_ties
+
+    x = np.array(values)
+    m = np.array(mags[: x.size])
+    tol = TIE_RTOL * np.maximum(np.where(np.isnan(x), 0.0, np.abs(x)), m)
+    got = snap_ties(x, m)
+    np.testing.assert_array_equal(got, _bf_tie_classes(x, tol))
+    perm = list(range(x.size))
+    rnd.shuffle(perm)
+    np.testing.assert_array_equal(snap_ties(x[perm], m[perm]), got[perm])
+
+
+def test_a_huge_score_does_not_tie_ordinary_means(capsys, tmp_path):
+    """One system near 1e308 used to make the tolerance of the whole ranking 1.7e296: 0.1 and 1.7 tied."""
+    from conftest import run_cli
+
+    csv = tmp_path / "t3.csv"
+    csv.write_text("system,a,b,c\nx,0.1,0.1,0.1\ny,1.7,1.7,1.7\nz,1.7e308,1.7e308,1.7e308\n")
+    code, out, err = run_cli(capsys, "rank", csv, "--rule", "mean", "--format", "csv")
+    assert code == 0, err
+    rows = [line.split(",") for line in out.strip().splitlines()[1:]]
+    assert [(r[0], r[1]) for r in rows] == [("1", "z"), ("2", "y"), ("3", "x")]
+    assert float(rows[1][2]) == pytest.approx(1.7) and float(rows[2][2]) == pytest.approx(0.1)

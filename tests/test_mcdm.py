@@ -709,3 +709,21 @@ def test_ahp_validation():
     w, cr = ahp_weights(np.array([[1.0, 3.0], [1 / 3, 1.0]]))
     np.testing.assert_allclose(w, [0.75, 0.25])
     assert cr == 0.0
+
+
+@pytest.mark.parametrize("rule", ["topsis", "vikor", "promethee2"])
+def test_drop_judges_leaves_the_dropped_tasks_out_of_the_decision_matrix(rule):
+    """drop-judges removes the tasks with a missing score; the MCDM rules (complete data only) then rank the others
+    exactly as on the table without those tasks (they used to stop: "X contains 200 NaN value(s)")."""
+    from conftest import DATA
+
+    import engine
+
+    s = engine.open_scores(DATA / "vnr_glue.csv")
+    full = s.values if s.ndim == 2 else s.values[..., 0]
+    gone = [str(t) for t, col in zip(s["task"].values, np.isnan(full).any(axis=0)) if col]
+    assert gone  # QNLI, STS-B_n1
+    got = engine.rank(s, rule=rule, missing="drop-judges")
+    kept = engine.rank(s.sel(task=[t for t in s["task"].values if str(t) not in gone]), rule=rule)
+    np.testing.assert_array_equal(got["rank"].values, kept["rank"].values)
+    np.testing.assert_allclose(got["score"].values, kept["score"].values, rtol=1e-12)

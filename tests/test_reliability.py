@@ -470,6 +470,16 @@ def test_replicates_whose_pairwise_stability_cannot_fit_are_refused_before_readi
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("name, content, fragment", [
+    ("w.csv", "task,weight\nds_01,1\nds_02,2\nds_01,3\n", "line 4: task 'ds_01' is given twice (first on line 2)"),
+    ("w.json", '{"ds_01": 1, "ds_02": 2, "ds_01": 3}', "task 'ds_01' is given twice"),
+])
+def test_a_weights_file_naming_a_task_twice_is_refused(tmp_path, capsys, name, content, fragment):
+    w = tmp_path / name
+    w.write_text(content)
+    one_line_error(*run_cli(capsys, "rank", AUTOML, "--weights", w), fragment)
+
+
 @pytest.mark.parametrize("content", ['{"ds_01": "heavy"}', '{"ds_01": true}', '{"ds_01": -1}', "task,weight\nds_01,inf\n"])
 def test_weights_that_are_not_numbers_are_one_line(tmp_path, capsys, content):
     w = tmp_path / ("w.csv" if content.startswith("task") else "w.json")
@@ -566,12 +576,33 @@ def test_null_system_name_in_parquet_is_refused(tmp_path, capsys, shape):
     one_line_error(*run_cli(capsys, "rank", tmp_path / "x.parquet"), f"row {row}: null system name")
 
 
+def test_an_infinite_parquet_score_is_named_as_written(tmp_path, capsys):
+    df = pd.DataFrame({"system": ["a", "b", "c"], "t": [1.0, np.inf, 3.0]})
+    df.to_parquet(tmp_path / "x.parquet")
+    code, out, err = run_cli(capsys, "rank", tmp_path / "x.parquet")
+    one_line_error(code, out, err, "task 't' value inf is not a finite number")
+    assert "np.float64" not in err
+
+
+def test_only_loopback_addresses_serve_without_a_token():
+    from engine.app.dashboard import is_loopback
+
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.8.9.10", "localhost", "::1", "[::1]"))
+    # a host name that merely starts like a loopback address may resolve anywhere: a token is required
+    assert not any(is_loopback(h) for h in ("127.x.example", "127.0.0.1.example.org", "0.0.0.0", "::", "10.1.2.3"))
+
+
 @pytest.mark.parametrize("meta, fragment", [
     ({"higher_is_better": {"ds_01": False, "task_99": True}}, "'higher_is_better' names 1 task(s) the input does not have: 'task_99'"),
     ({"task_groups": "benchmark_categories"}, "'task_groups' must map grouping names to objects"),
     ({"task_groups": {"cats": ["ds_01"]}}, "grouping 'cats' is list"),
     ({"task_groups": {"cats": {"g": "ds_01"}}}, "group 'g' of grouping 'cats' is not a list of task names"),
     ({"task_groups": {"cats": {"g": ["ds_01", "nope"]}}}, "grouping 'cats' names 1 task(s) the input does not have: 'nope'"),
+    ({"higher-is-better": {"ds_01": False}}, "unknown sidecar key 'higher-is-better': did you mean 'higher_is_better'?"),
+    ({"task_group": {"cats": {"g": ["ds_01"]}}}, "unknown sidecar key 'task_group': did you mean 'task_groups'?"),
+    ({"lower_is_better": ["ds_01"]}, "gives directions as 'higher_is_better': {task: false}"),
+    ({"task_groups": {"cats": {"a": ["ds_01", "ds_02"], "b": ["ds_02"]}}},
+     "task 'ds_02' is in groups 'a' and 'b' of grouping 'cats'"),
 ])
 def test_sidecar_naming_unknown_tasks_or_malformed_groups_is_refused(tmp_path, capsys, meta, fragment):
     data = tmp_path / "x.csv"

@@ -669,3 +669,16 @@ def test_cd_figure_draws_the_cliques_it_is_given():
     spans = sorted((min(ln.get_xdata()), max(ln.get_xdata())) for ln in thick)
     assert spans[0][0] < 1.0 and 2.0 < spans[0][1] < 2.5  # a and b
     assert 2.5 < spans[1][0] < 3.0 and spans[1][1] > 4.0  # c and d
+
+
+def test_report_of_a_table_where_every_system_ties(tmp_path, capsys):
+    """Every system equal on every task: the Friedman statistic is undefined; the page says so (it used to crash)."""
+    from conftest import run_cli
+
+    csv = tmp_path / "tied.csv"
+    csv.write_text("system,a,b,c\nx,1,1,1\ny,1,1,1\nz,1,1,1\n")
+    code, _, err = run_cli(capsys, "report", csv, "--out", tmp_path / "rep")
+    assert code == 0, err
+    assert "Traceback" not in err and "Warning" not in err
+    page = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
+    assert "Friedman test on these systems: not defined" in page

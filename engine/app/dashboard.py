@@ -851,7 +851,16 @@ def _capped_server(app: Any, limits: Limits) -> Any:
 
 
 def is_loopback(host: str) -> bool:
-    return host in _LOOPBACK or host.startswith("127.")
+    """Whether binding ``host`` serves this machine only: ``localhost`` or a loopback IP literal (not a host name
+    that merely starts with ``127.``, which may resolve anywhere)."""
+    import ipaddress
+
+    if host in _LOOPBACK:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _url(host: str, port: int, token: str | None = None) -> str:

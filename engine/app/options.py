@@ -153,23 +153,36 @@ def read_weights(spec: Any) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise VotebenchError(f"{spec}: cannot read weights file ({getattr(exc, 'strerror', None) or exc})") from None
     if p.suffix.lower() == ".json":
+
+        def once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+            keys = [k for k, _ in pairs]
+            twice = next((k for k in keys if keys.count(k) > 1), None)
+            if twice is not None:
+                raise VotebenchError(f"{spec}: task {twice!r} is given twice")
+            return dict(pairs)
+
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=once)
         except json.JSONDecodeError as exc:
             raise VotebenchError(f"{spec}: malformed JSON weights ({exc})") from None
         if not isinstance(data, dict):
             raise VotebenchError(f"{spec}: JSON weights must be an object {{task: weight}}")
         return check_weights(data, str(spec))
     out: dict[str, float] = {}
+    line_of: dict[str, int] = {}
     for i, row in enumerate(csv.reader(io.StringIO(text)), start=1):
         if not row or (i == 1 and row[-1].strip().lower() in ("weight", "w")):
             continue
         if len(row) != 2:
             raise VotebenchError(f"{spec}: line {i}: expected 'task,weight'")
+        task = row[0].strip()
+        if task in line_of:
+            raise VotebenchError(f"{spec}: line {i}: task {task!r} is given twice (first on line {line_of[task]})")
         try:
-            out[row[0].strip()] = float(row[1])
+            out[task] = float(row[1])
         except ValueError:
             raise VotebenchError(f"{spec}: line {i}: weight {row[1]!r} is not a number") from None
+        line_of[task] = i
     return check_weights(out, str(spec))
 
 

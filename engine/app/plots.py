@@ -14,6 +14,7 @@ select the systems to show (``top-k``) and say so in the title.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -189,8 +190,10 @@ def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label:
     ax = fig.add_subplot(gs[1])
     if n >= 2:
         Z = hierarchy.linkage(filled, method=method, metric=metric)
-        dn = hierarchy.dendrogram(Z, orientation="left", no_labels=True, ax=ax_d, color_threshold=0,
-                                  above_threshold_color="0.35")
+        with warnings.catch_warnings():  # identical rank rows: every merge at height 0, a flat (but correct) tree
+            warnings.filterwarnings("ignore", message="Attempting to set identical", category=UserWarning)
+            dn = hierarchy.dendrogram(Z, orientation="left", no_labels=True, ax=ax_d, color_threshold=0,
+                                      above_threshold_color="0.35")
         order = np.asarray(dn["leaves"])  # bottom to top, at y = 5, 15, 25, ...
     else:
         order = np.arange(n)

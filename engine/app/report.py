@@ -577,9 +577,12 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
     body = [f"<p>Compared: {html.escape(cap)}. {what}; <b>alpha = {st.alpha:g}</b>. {n_diff} of {P} pairs differ "
             "significantly. Systems sharing a letter are not significantly different; two systems with no letter in "
             "common are.</p>"]
-    if g["friedman"]:
-        body.append(f"<p>Friedman test on these systems: chi-square = {g['friedman']['statistic']:.4g}, "
-                    f"p = {g['friedman']['pvalue']:.3g}.</p>")
+    fr = g["friedman"]
+    if fr and (fr.get("statistic") is None or fr.get("pvalue") is None):
+        body.append("<p>Friedman test on these systems: not defined (they tie on every task, so no ranking of them "
+                    "varies).</p>")
+    elif fr:
+        body.append(f"<p>Friedman test on these systems: chi-square = {fr['statistic']:.4g}, p = {fr['pvalue']:.3g}.</p>")
     body += [f"<p><b>Note:</b> {html.escape(t)}.</p>" for t in g["notes"]]
     body.append(_letters_table(out, g["systems"], g["mean"], g["letters"], "Letter groups, best mean first" +
                                ("" if g["level"] == "instance" else f" (mean over these {g['n_tasks']} tasks)")))

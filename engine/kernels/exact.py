@@ -18,10 +18,12 @@ instances, chunks or workers.  Three tools make that true by construction:
   after the other (:func:`ordered_sum`), so they never depend on batch or block
   sizes either.
 * **One tie rule** (:func:`snap_ties`): two aggregate scores ``a`` and ``b`` of
-  one ranking tie when ``|a - b| <= TIE_RTOL * m``, where ``m`` is the magnitude
-  of the ranking (the largest ``|score|``, or the largest term of the rule when
-  the rule says its terms can be larger, e.g. a mean of scores of mixed sign).
-  Tied scores are replaced by the largest score of their class (classes are
+  one ranking tie when ``|a - b| <= TIE_RTOL * max(m_a, m_b)``, where ``m_a`` is
+  the magnitude of ``a``: ``|a|``, or the largest term that made it when the rule
+  says its terms can be larger (a mean of scores of mixed sign: the system's
+  largest ``|score|``; shares and flows: 1).  The rounding of a score is relative
+  to its own terms, so a huge score elsewhere in the ranking does not merge two
+  ordinary ones.  Tied scores are replaced by the largest score of their class (classes are
   chains of neighbours in sorted order), so every later step (ranks, intervals,
   ``P(i above j)``, the leader's tied set, reports, the dashboard) sees exact
   equality.  ``TIE_RTOL = 1e-12`` is about 4,500 units in the last place: far
@@ -75,20 +77,20 @@ _MAX_DENOMINATOR = 1 << 20
 
 # ------------------------------------------------------------------------------------------ tie rule
 def tie_tolerance(score: np.ndarray, magnitude: float | np.ndarray | None = None) -> np.ndarray:
-    """The tie tolerance of every ranking (row) of ``score``, shape ``score.shape[:-1]``.
+    """The tie tolerance of every score: ``TIE_RTOL * max(|score|, magnitude)`` (shape of ``score``; 0 for ``NaN``).
 
-    ``TIE_RTOL * max(max |score|, magnitude)`` over the finite scores of the row.
+    ``magnitude`` broadcasts against ``score`` (a scalar, or one value per system).
 
     Examples
     --------
-    >>> float(tie_tolerance(np.array([0.5, -2.0, np.nan])))
-    2e-12
+    >>> tie_tolerance(np.array([0.5, -2.0, np.nan])).tolist()
+    [5e-13, 2e-12, 0.0]
     """
     s = np.asarray(score, dtype=np.float64)
-    a = np.where(np.isfinite(s), np.abs(s), 0.0)
-    m = a.max(axis=-1, initial=0.0)
+    m = np.where(np.isfinite(s), np.abs(s), 0.0)
     if magnitude is not None:
-        m = np.maximum(m, np.abs(np.asarray(magnitude, dtype=np.float64)))
+        mag = np.abs(np.asarray(magnitude, dtype=np.float64))
+        m = np.maximum(m, np.where(np.isfinite(mag), mag, 0.0))
     return TIE_RTOL * m
 
 
@@ -99,34 +101,43 @@ def snap_ties(score: np.ndarray, magnitude: float | np.ndarray | None = None) ->
     ----------
     score : array_like, shape (..., S)
         Aggregate scores, one ranking per row (system axis last); ``NaN`` = not ranked.
-    magnitude : float or array_like, shape (...), optional
-        Magnitude of the rule's terms when it can exceed the largest ``|score|`` (see the module
-        docstring).
+    magnitude : float or array_like, broadcastable to ``score``, optional
+        Magnitude of the terms of each score when it can exceed ``|score|`` (see the module docstring).
 
     Returns
     -------
     ndarray, shape (..., S)
-        A copy where every class of scores chained by gaps ``<= tolerance`` in sorted order holds
-        the class maximum.  Depends on the multiset of the row only (not on the system order).
+        A copy where every class of scores chained by gaps ``<= TIE_RTOL * max(m_a, m_b)`` between neighbours
+        in sorted order holds the class maximum (``m`` of exactly equal scores: the largest of them).
+        Depends on the multiset of (score, magnitude) pairs of the row only (not on the system order).
 
     Examples
     --------
     >>> a = np.array([0.1 + 0.2, 0.5, 0.3, np.nan])   # 0.30000000000000004 and 0.3
     >>> snap_ties(a).tolist()
     [0.30000000000000004, 0.5, 0.30000000000000004, nan]
+    >>> snap_ties(np.array([0.1, 0.1000001, 1e300])).tolist()  # a huge score elsewhere merges nothing
+    [0.1, 0.1000001, 1e+300]
     """
     s = np.array(score, dtype=np.float64)
     if s.ndim == 0 or s.shape[-1] < 2 or s.size == 0:
         return s
     n = s.shape[-1]
     flat = s.reshape(-1, n)
-    tol = np.broadcast_to(tie_tolerance(s, magnitude), s.shape[:-1]).reshape(-1)
+    tol = np.broadcast_to(tie_tolerance(s, magnitude), s.shape).reshape(-1, n)
     order = np.argsort(flat, axis=-1, kind="stable")
     srt = np.take_along_axis(flat, order, axis=-1)
     gap = srt[:, 1:] - srt[:, :-1]  # NaN next to NaN
-    join = gap <= tol[:, None]
-    if not (join & (gap > 0)).any():  # every tie is already exact
-        return s
+    if not ((gap > 0) & (gap <= np.take_along_axis(tol, order, axis=-1).max(axis=-1, keepdims=True))).any():
+        return s  # no two distinct scores close enough for any tolerance of the row: every tie is already exact
+    # the tolerance of exactly equal scores is their largest (so that the system order cannot matter)
+    t = np.take_along_axis(tol, order, axis=-1)
+    rows = np.arange(flat.shape[0])[:, None]
+    run = np.cumsum(np.concatenate([np.ones((flat.shape[0], 1), dtype=bool), ~(gap == 0)], axis=-1), axis=-1) - 1
+    run_tol = np.zeros(flat.shape)
+    np.maximum.at(run_tol, (np.broadcast_to(rows, run.shape), run), t)
+    t = run_tol[rows, run]
+    join = gap <= np.maximum(t[:, 1:], t[:, :-1])
     # position of the last member of each chain: a chain ends where the next gap does not join
     pos = np.arange(n)
     ends = np.ones(srt.shape, dtype=bool)

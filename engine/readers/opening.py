@@ -105,7 +105,7 @@ def open_scores(
         raise VotebenchError(f"{p}: no such file or directory")
     reader = get_reader(format) if format is not None else guess_reader(p)
     if reader.kind != "scores":
-        raise VotebenchError(f"{p}: a {reader.description or reader.name}, not a score table"
+        raise VotebenchError(f"{p}: {reader.description or reader.name}, not a score table"
                              + (f"; {KIND_HINTS[reader.kind]}" if reader.kind in KIND_HINTS else ""))
     scores = reader.open(p, **check_options(reader, options, str(p)))
     if not isinstance(scores, xr.DataArray):

@@ -62,13 +62,22 @@ def _to_float(col: pd.Series, *, source: str, column: str, line_offset: int = 2)
         if bad.any():
             i = int(np.argmax(bad))
             raise VotebenchError(
-                f"{source}: line {i + line_offset}: {column} value {col.iloc[i]!r} is not a number"
+                f"{source}: line {i + line_offset}: {column} value {_shown(col.iloc[i])} is not a number"
             )
     inf = np.isinf(vals)
     if inf.any():
         i = int(np.argmax(inf))
-        raise VotebenchError(f"{source}: line {i + line_offset}: {column} value {col.iloc[i]!r} is not a finite number")
+        raise VotebenchError(f"{source}: line {i + line_offset}: {column} value {_shown(col.iloc[i])} is not a finite number")
     return vals
+
+
+def _shown(value: object) -> str:
+    """A cell as the user wrote it: text quoted, numbers plain (``inf``, not ``np.float64(inf)``)."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, np.generic):
+        value = value.item()
+    return str(value)
 
 
 def _instance_codes(labels: pd.Series) -> tuple[np.ndarray, np.ndarray]:
