@@ -567,6 +567,36 @@ def test_half_open_connections_are_capped_and_timed_out(sweep):
         stop()
 
 
+def test_connections_beyond_the_cap_are_closed_at_once(sweep):
+    """With a long header timeout only the connection cap can close the extra half-open connections."""
+    import socket
+
+    url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0,
+                                    limits=Limits(max_connections=10, header_timeout=60.0))
+    host, port = host_port(url)
+    socks = []
+    try:
+        for _ in range(40):
+            s = socket.create_connection((host, port), timeout=10)
+            s.sendall(b"GET /api/snap")
+            socks.append(s)
+        time.sleep(1.0)
+        closed = 0
+        for s in socks:
+            s.settimeout(0.2)
+            try:
+                closed += s.recv(1) == b""
+            except ConnectionResetError:
+                closed += 1
+            except TimeoutError:
+                pass  # still held: within the cap, waiting for its headers
+        assert 28 <= closed <= 31, closed  # the 30 beyond the cap of 10, give or take the server's own bookkeeping
+    finally:
+        for s in socks:
+            s.close()
+        stop()
+
+
 def test_a_token_is_checked_on_every_request(sweep):
     token = "t0k3n-for-the-tests-0123456789"
     url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0, token=token)
