@@ -441,3 +441,41 @@ def test_each_system_is_scaled_by_its_own_largest_term():
     got = mean_across(X)
     np.testing.assert_array_equal(got, [_fraction_mean(X[:, k], np.ones(8)) for k in range(2)])
     assert got[0] == (1.0 + 2.0**-48) / 8
+
+
+# --------------------------------------------------------------------------- streamed integer counts
+def test_streamed_counts_of_a_task_with_more_instances_than_int16_holds():
+    """40,000 instances in which the first system beats the second: a count past 32,767 must not wrap."""
+    import engine
+
+    K = 40_000
+    v = np.zeros((2, 1, K))
+    v[0] = 1.0
+    v[1, 0, :3] = np.nan  # three instances without the second system
+    s = engine.scores_from_array(v)
+    for chunks in ({"instance": -1}, {"instance": K // 2}):  # one instance chunk (no sum) and two
+        for level in ("two", "one"):
+            got = engine.aggregate(s.chunk(chunks), rule="copeland", level=level).values
+            assert got.ravel().tolist() == [1.0, -1.0], (chunks, level)
+
+
+def test_streamed_level_one_totals_over_tasks_are_int64(monkeypatch):
+    """Four tasks whose counts (2**30 each) fit int32 while their level-one total (2**32) does not.
+
+    The instance counter is replaced by one that reports 2**30 wins of the first system over the second
+    in every task (as many instances would); the pooled Copeland score must still see those wins."""
+    import engine
+    import engine.pairblock as P
+
+    def counts(block, *, count_dtype=np.int64):
+        Tc, _, S = block.shape
+        out = np.zeros((Tc, 1, 2, S, S), dtype=count_dtype)
+        out[:, 0, 0, 0, 1] = 2**30
+        out[:, 0, 1] = 2**30
+        return out
+
+    monkeypatch.setattr(P, "chunk_counts", counts)
+    v = np.zeros((2, 4, 3))
+    v[0] = 1.0
+    s = engine.scores_from_array(v).chunk({"task": 1, "instance": -1})
+    assert engine.aggregate(s, rule="copeland", level="one").values.tolist() == [1.0, -1.0]
