@@ -33,7 +33,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .kernels.baselines import relative_difference_terms
-from .kernels.exact import TIE_RTOL, anchor, digits, digits_to_float, ordered_sum, tame
+from .kernels.exact import SUM_BITS, TIE_RTOL, anchor, digits, digits_to_float, ordered_sum, tame
 from .kernels.pairwins import dense_ranks, greater_counts, win_counts
 from .kernels.social import baldwin_round
 
@@ -325,7 +325,7 @@ def _baldwin_rounds(state: dict[str, Any], present: np.ndarray, x: np.ndarray, p
 def _one_profile(rule: str, x: np.ndarray, W: np.ndarray | None, rows: int | None, stack: bool = False) -> np.ndarray:
     """Scores ``(B, S)`` of one profile ``x`` (T, S) under ``B`` weight vectors (one without weights)."""
     if rule == "relative_difference":
-        return _reldiff_profile(tame(np.asarray(x, dtype=np.float64))[0], W, rows, stack)  # ratios: scale-free
+        return _reldiff_profile(tame(np.asarray(x, dtype=np.float64), below=SUM_BITS)[0], W, rows, stack)  # scale-free
     T, S = x.shape
     pres = ~np.isnan(x)
     B = 1 if W is None else W.shape[0]

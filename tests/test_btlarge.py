@@ -154,3 +154,45 @@ def test_many_systems_leave_out_a_system_without_battles_and_scale_to_elo():
     assert np.isnan(s[5]) and np.isfinite(np.delete(s, 5)).all()
     assert abs(np.nanmean(s)) < 1e-12
     np.testing.assert_allclose(B.bradley_terry_across(X, scale="elo"), 1000 + 400 * s / np.log(10), atol=1e-9)
+
+
+def test_davidson_takes_the_ridge_when_strict_wins_do_not_cross_every_cut(monkeypatch):
+    """One tie, then one win: under Davidson the gap and nu grow without bound (no MLE) although "beat or tied" is
+    strongly connected; the ridge is taken on the strict-win graph, and both paths give the same finite fit."""
+    rng = np.random.default_rng(11)
+    seen = set()
+    for case in range(150):
+        T, S = int(rng.integers(1, 4)), int(rng.integers(2, 6))
+        X = rng.integers(0, 3, size=(T, S)).astype(float)
+        if case == 0:
+            X = np.array([[1.0, 1.0], [1.0, 2.0]])
+        T = X.shape[0]
+        W, Ti = _loop_counts(X, np.ones(T))
+        N = W + W.T + Ti
+        keep = N.sum(axis=1) > 0
+        if keep.sum() < 2 or not Ti.any() or not W.any():
+            continue
+        strict = connected_components((W[np.ix_(keep, keep)] > 0).astype(int), directed=True, connection="strong")[0] == 1
+        st = L.judge_statistics(X, np.ones(T))
+        assert st.connected_wins == strict
+        got, nu, lam, _ = L.fit_statistics(st, tie_model="davidson", ridge_scale=B.RIDGE)
+        ref = B.fit_bradley_terry(W, Ti, tie_model="davidson")
+        assert (lam > 0) == (float(ref.ridge) > 0) == (not strict)
+        assert np.isfinite(got[keep]).all() and np.abs(got[keep]).max() < 100 and 0 < nu < 1e6  # was +-130, nu 1e56
+        np.testing.assert_allclose(got, ref.strength, atol=1e-8)
+        seen.add(strict)
+    assert seen == {True, False}
+
+
+def test_few_systems_take_real_valued_weights(monkeypatch):
+    """Weights that are not simple fractions: the two halves of a tie sum may differ in the last bit; the
+    count-matrix fit used to refuse them ("tie counts must be symmetric"). Both paths agree."""
+    X = np.array([[0.0, 0.0, 1.0], [2.0, 0.0, 1.0], [1.0, 2.0, 2.0], [3.0, 3.0, 0.0]])
+    w = np.array([1.0, 2**0.5, np.pi, np.e])
+    for tie_model in ("half", "davidson"):
+        small = B.bradley_terry_across(X, weights=w, tie_model=tie_model)
+        monkeypatch.setattr(B, "BT_STATISTICS_FROM", 2)
+        lean = B.bradley_terry_across(X, weights=w, tie_model=tie_model)
+        monkeypatch.undo()
+        np.testing.assert_allclose(small, lean, atol=1e-9)
+        assert np.isfinite(small).all()

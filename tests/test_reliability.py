@@ -740,6 +740,19 @@ def test_json_output_never_holds_infinity_or_nan(tmp_path, capsys):
     assert {r["system"]: r["score"] for r in res["ranking"]}["x"] == 1.5e308
 
 
+def test_means_near_the_float_limit_equal_the_rounded_rational_mean():
+    """Cancelling huge terms leave a small remainder that keeps its bits; huge weights average like small ones."""
+    from engine.kernels.aggregate import mean_across
+
+    a = 3 * 2.0**1021
+    col = [a, a, a, -a, -a, -a, 1.0, 0.0, 0.0, 0.0]
+    want = float(sum(Fraction(v) for v in col) / len(col))
+    assert mean_across(np.array(col)[:, None]).tolist() == [want]  # 0.1, not 0.10000000000000009
+    X = np.array([[1.0, 3.0], [2.0, 5.0]])
+    huge = mean_across(X, weights=np.array([0.5e308, 1.5e308]))  # their total is beyond float64
+    np.testing.assert_allclose(huge, mean_across(X, weights=np.array([1.0, 3.0])), rtol=1e-15)
+
+
 def test_json_text_turns_non_finite_floats_into_strict_json():
     """Whatever a result holds (an interval bound, a p-value of a degenerate case), --format json stays strict JSON."""
     from engine.app.output import json_text

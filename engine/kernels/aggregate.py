@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exact import ordered_sum, weighted_task_sum
+from .exact import SUM_BITS, ordered_sum, tame, weighted_task_sum
 from .ranking import borda_points
 
 __all__ = [
@@ -72,8 +72,10 @@ def overflow_safe_sum(X: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndar
     bad = ~np.isfinite(num)
     if not bad.any():
         return num, None
-    m = np.abs(X0).max(axis=-2)
-    e = np.where(bad, np.frexp(np.where(bad & (m > 0), m, 1.0))[1], 0)  # the largest |term| scaled into [0.5, 1)
+    # the systems that overflowed: their terms brought below 2**SUM_BITS (just enough, so that a remainder left by
+    # cancelling terms keeps its bits), summed again in the same order
+    _, e = tame(np.where(bad[..., None, :], X0, 0.0), axis=-2, below=SUM_BITS)
+    e = np.zeros(bad.shape, dtype=int) if e is None else e
     again = ordered_sum(np.ldexp(X0, -e[..., None, :]) * wt, axis=-2)
     return np.where(bad, again, num), e
 
@@ -174,7 +176,8 @@ def mean_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarr
         ``sum_t w_t X_t / sum_t w_t`` over the tasks where the system has a score.
     """
     X = np.asarray(X, dtype=np.float64)
-    w = task_weights(weights, X.shape[-2])
+    # weights near the float64 limit (their total would overflow): the same weights times a power of two
+    w = tame(task_weights(weights, X.shape[-2]), below=SUM_BITS)[0]
     present = ~np.isnan(X)
     # one term after the other in the canonical task order (engine.kernels.exact): the same bits for any
     # batch of weight vectors (bootstrap multiplicities), so equal columns stay equal; a sum beyond the

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .aggregate import as_profile, task_weights
-from .exact import TIE_RTOL, exact_weights, ordered_sum, rational_weights, tame, weighted_task_mean, weighted_task_sum
+from .exact import SUM_BITS, TIE_RTOL, exact_weights, ordered_sum, rational_weights, tame, weighted_task_mean, weighted_task_sum
 from .ranking import borda_points
 from .social import pairwise_counts, task_pair_sums
 
@@ -172,7 +172,7 @@ def median_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.nda
     X = _scores(X, rule)
     # a system's scores near the float64 limit: the median of its scores scaled by a power of two (exact), scaled
     # back, so the mean of the two middle values cannot overflow
-    Xs, e = tame(X, axis=-2)
+    Xs, e = tame(X, axis=-2, below=SUM_BITS)
     out = _median(Xs, weights, rule)
     return out if e is None else np.ldexp(out, e)
 
@@ -556,7 +556,7 @@ def relative_difference_across(X: np.ndarray, *, weights: np.ndarray | None = No
         )
     # (u - v) / (u + v) does not change when a task's scores are scaled: a task near the float64 limit is scaled
     # by a power of two first, so that u + v cannot overflow
-    num, den = _pairwise_sums(tame(X)[0], w, "reldiff")
+    num, den = _pairwise_sums(tame(X, below=SUM_BITS)[0], w, "reldiff")
     return relative_difference_from_sums({"reldiff": num, "pairs": den})
 
 

@@ -738,9 +738,14 @@ def _fit_rows(W: np.ndarray, T: np.ndarray, *, tie_model: str, ridge: float | No
         Ng = Wg + np.swapaxes(Wg, -1, -2) + Tg
         lam_g = np.zeros(rows.size)
         for r in range(rows.size):
+            davidson = tie_model == "davidson" and Tg[r].any()
             if ridge is not None:
                 lam_g[r] = ridge
-            elif not _strongly_connected((Wg[r] > 0) | (Tg[r] > 0)):
+            elif davidson and not Wg[r].any():  # every battle a tie: nu = inf, nothing to fit
+                continue
+            # ties as half wins: "beat or tied" must be strongly connected; Davidson's ties let a gap and nu
+            # grow without bound, so its MLE needs strict wins across every cut
+            elif not _strongly_connected(Wg[r] > 0 if davidson else (Wg[r] > 0) | (Tg[r] > 0)):
                 lam_g[r] = RIDGE * Ng[r].sum() / keep.size
         st = None
         if start is not None and tie_model == "half":
@@ -1207,6 +1212,7 @@ def bradley_terry_across(X: np.ndarray, *, weights: np.ndarray | None = None, ti
         s = _bradley_terry_statistics(X, weights, tie_model)
     else:
         W, T = _batch_counts(X, weights)
+        T = 0.5 * (T + np.swapaxes(T, -1, -2))  # real weights: the two halves of a tie sum may differ in the last bit
         batch = np.broadcast_shapes(X.shape[:-2], () if weights is None else np.shape(weights)[:-1])
         fit = fit_bradley_terry(W, T, tie_model=tie_model)
         s = fit.strength.reshape(*batch, X.shape[-1])

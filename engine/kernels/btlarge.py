@@ -60,7 +60,10 @@ class JudgeStatistics:
         The judges' weights.
     connected : bool
         Whether the graph "``i`` beat or tied ``j`` in some judge" over the systems with a battle is
-        strongly connected (the MLE exists without a ridge).
+        strongly connected (ties as half wins: the MLE exists without a ridge).
+    connected_wins : bool
+        The same for "``i`` beat ``j``" (Davidson's model: ties alone let a strength gap and ``nu`` grow
+        without bound, so its MLE needs strict wins across every cut).
     """
 
     points: np.ndarray
@@ -69,6 +72,7 @@ class JudgeStatistics:
     present: np.ndarray
     weight: np.ndarray
     connected: bool
+    connected_wins: bool = True
 
     @property
     def battles(self) -> np.ndarray:
@@ -101,7 +105,8 @@ def judge_statistics(X: np.ndarray, weight: np.ndarray) -> JudgeStatistics:
     margin = w @ ((beaten - lost) / 2.0)
     ties = float(w @ tied.sum(axis=1))
     return JudgeStatistics(points=points, margin=margin, ties=ties, present=pres, weight=w,
-                           connected=_strongly_connected_judges(X, pres))
+                           connected=_strongly_connected_judges(X, pres),
+                           connected_wins=_strongly_connected_judges(X, pres, strict=True))
 
 
 def _tied_others(X: np.ndarray) -> np.ndarray:
@@ -117,11 +122,13 @@ def _tied_others(X: np.ndarray) -> np.ndarray:
     return out
 
 
-def _strongly_connected_judges(X: np.ndarray, pres: np.ndarray) -> bool:
-    """Strong connectivity of "``i`` beat or tied ``j`` in some judge" over the systems with a battle.
+def _strongly_connected_judges(X: np.ndarray, pres: np.ndarray, *, strict: bool = False) -> bool:
+    """Strong connectivity of "``i`` beat or tied ``j`` in some judge" (``strict``: "``i`` beat ``j``") over the
+    systems with a battle, on a sparse graph with the same reachability.
 
-    Each judge contributes the edges from every system to the next one below it in its order, and back
-    between tied neighbours: the transitive closure is the same as that of the full relation.
+    Each judge links every system to the next one below it in its order, and back between tied neighbours.
+    With ``strict`` the systems of one score value link to a helper node, which links to every system of the
+    next lower value (no link between equal scores).
     """
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
@@ -132,22 +139,32 @@ def _strongly_connected_judges(X: np.ndarray, pres: np.ndarray) -> bool:
     if keep.sum() <= 1:
         return True
     src, dst = [], []
+    n_nodes = S
     for t in range(X.shape[0]):
         idx = np.flatnonzero(active[t])
         if idx.size < 2:
             continue
         order = idx[np.argsort(-X[t, idx], kind="stable")]
-        a, b = order[:-1], order[1:]
-        src.append(a)
-        dst.append(b)
-        eq = X[t, a] == X[t, b]
-        src.append(b[eq])
-        dst.append(a[eq])
+        vals = X[t, order]
+        if not strict:
+            a, b = order[:-1], order[1:]
+            src += [a, b[vals[1:] == vals[:-1]]]
+            dst += [b, a[vals[1:] == vals[:-1]]]
+            continue
+        cut = np.flatnonzero(vals[1:] != vals[:-1]) + 1  # starts of the lower score values
+        bounds = np.concatenate([[0], cut, [order.size]])
+        for g in range(cut.size):  # values g (higher) and g + 1: one helper node between them
+            hub = n_nodes
+            n_nodes += 1
+            upper, lower = order[bounds[g]:bounds[g + 1]], order[bounds[g + 1]:bounds[g + 2]]
+            src += [upper, np.full(lower.size, hub)]
+            dst += [np.full(upper.size, hub), lower]
+    if not src:
+        return False
     r, c = np.concatenate(src), np.concatenate(dst)
-    g = coo_matrix((np.ones(r.size, dtype=np.int8), (r, c)), shape=(S, S)).tocsr()
-    sub = np.flatnonzero(keep)
-    n, _ = connected_components(g[sub][:, sub], directed=True, connection="strong")
-    return bool(n == 1)
+    g = coo_matrix((np.ones(r.size, dtype=np.int8), (r, c)), shape=(n_nodes, n_nodes)).tocsr()
+    _, labels = connected_components(g, directed=True, connection="strong")
+    return bool(np.unique(labels[np.flatnonzero(keep)]).size == 1)
 
 
 def _upper_blocks(Pw: np.ndarray, Pf: np.ndarray):
@@ -241,12 +258,13 @@ def fit_statistics(st: JudgeStatistics, *, tie_model: str = "half", ridge: float
     n = n_all[keep]
     total = float(n.sum())
     s = keep.size
-    lam = float(ridge) if ridge is not None else (0.0 if st.connected else ridge_scale * total / s)
-    shift = total / (4.0 * s * s)
     davidson = tie_model == "davidson" and st.ties > 0
     if tie_model == "davidson" and st.ties >= total:  # every battle a tie: equal strengths, nu = inf
         theta[keep] = 0.0
-        return theta, np.inf, lam, 0
+        return theta, np.inf, 0.0 if ridge is None else float(ridge), 0
+    exists = st.connected_wins if davidson else st.connected
+    lam = float(ridge) if ridge is not None else (0.0 if exists else ridge_scale * total / s)
+    shift = total / (4.0 * s * s)
     if davidson:
         th, nu, its = _newton_davidson(st.margin[keep], st.ties, Pw, Pf, n, lam, shift, tol, max_iter)
     else:

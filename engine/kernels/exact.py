@@ -44,6 +44,7 @@ import numpy as np
 __all__ = [
     "TIE_RTOL",
     "TAME_ABOVE",
+    "SUM_BITS",
     "tame",
     "DIGITS",
     "tie_tolerance",
@@ -156,14 +157,22 @@ def snap_ties(score: np.ndarray, magnitude: float | np.ndarray | None = None) ->
 TAME_ABOVE = 2.0**500
 
 
-def tame(X: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.ndarray | None]:
-    """Rescale by a power of two every slice along ``axis`` whose largest ``|x|`` exceeds :data:`TAME_ABOVE`.
+#: ``tame(..., below=SUM_BITS)``: values kept below 2**1000, so sums of up to 2**23 of them cannot overflow and
+#: values down to 2**-998 keep every bit
+SUM_BITS = 1000
 
-    Such a slice is multiplied by ``2**-e`` (``e`` the binary exponent of its largest ``|x|``, which then lies
-    in [0.5, 1)), so that sums, means, differences and squares of its values cannot overflow.  Multiplying
-    by a power of two is exact, so a scale-invariant result (a ratio, a min-max normalisation, an order) is
-    that of exact arithmetic, and a scale-equivariant one (a median, a mean) is ``ldexp(result, e)``.  Other
-    slices are left untouched, bit for bit.
+
+def tame(X: np.ndarray, axis: int = -1, *, below: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Rescale by a power of two every slice along ``axis`` whose values are too large for the arithmetic ahead.
+
+    By default (for squares and differences) a slice whose largest ``|x|`` exceeds :data:`TAME_ABOVE` is
+    multiplied by ``2**-e`` (``e`` the binary exponent of that largest value, which then lies in [0.5, 1)).
+    With ``below=k`` (for sums, means, medians, ratios: see :data:`SUM_BITS`) only a slice whose largest
+    ``|x|`` reaches ``2**k`` is scaled, by just enough to bring it below ``2**k``, so that its small values
+    keep their bits.  Multiplying by a power of two is exact (for values that stay normal), so a
+    scale-invariant result (a ratio, a min-max normalisation, an order) is that of exact arithmetic, and a
+    scale-equivariant one (a median, a mean) is ``ldexp(result, e)``.  Other slices are left untouched, bit
+    for bit.
 
     Returns
     -------
@@ -176,15 +185,19 @@ def tame(X: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.ndarray | None]:
     >>> Y, e = tame(np.array([[1.5e308, 1e308], [1.0, 2.0]]))
     >>> e.tolist(), bool((np.ldexp(Y, e[:, None]) == [[1.5e308, 1e308], [1.0, 2.0]]).all())
     ([1024, 0], True)
+    >>> tame(np.array([1.5e308, 0.1]), below=SUM_BITS)[1].tolist()  # 1.5e308 < 2**1024: scaled by 2**-24
+    24
     """
     X = np.asarray(X, dtype=np.float64)
     if X.shape[axis] == 0:
         return X, None
     m = np.abs(np.where(np.isnan(X), 0.0, X)).max(axis=axis)  # NaN (a missing score) counts as 0
-    big = m > TAME_ABOVE
+    big = m > TAME_ABOVE if below is None else m >= 2.0**below
     if not big.any():
         return X, None
-    e = np.where(big, np.frexp(np.where(big, m, 1.0))[1], 0)
+    e = np.where(big, np.frexp(np.where(big, m, 1.0))[1], 0)  # m < 2**e
+    if below is not None:
+        e = np.where(big, e - below, 0)
     return np.ldexp(X, -np.expand_dims(e, axis)), e
 
 

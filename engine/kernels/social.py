@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .aggregate import task_weights
-from .exact import TIE_RTOL, exact_matmul, exact_weights, rational_weights, tame, weighted_task_sum
+from .exact import SUM_BITS, TIE_RTOL, exact_matmul, exact_weights, rational_weights, tame, weighted_task_sum
 from .ranking import tie_groups
 
 __all__ = [
@@ -102,7 +102,7 @@ def task_pair_sums(
         return _scaled_sums(out, W.shape[:-1], n_s, L, unscaled)
     out = {k: np.zeros((W2.shape[0], n_s * n_s)) for k in kinds}
     step = max(1, _PAIR_BLOCK // max(1, n_s * n_s))
-    Xr = tame(X)[0] if "reldiff" in kinds else X  # relative differences of a task near the float64 limit: scaled
+    Xr = tame(X, below=SUM_BITS)[0] if "reldiff" in kinds else X  # relative differences of a task near the float64 limit: scaled
     for t0 in range(0, n_t, step):
         xb = X[t0 : t0 + step]
         kb = K[:, t0 : t0 + step]
