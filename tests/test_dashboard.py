@@ -539,27 +539,42 @@ def test_streams_are_capped(sweep):
         stop()
 
 
-def test_half_open_connections_are_capped_and_timed_out(sweep):
-    """Issue 13: 300 connections that never send a request are not held forever, and do not lock others out for long."""
+def _half_open_connections(url: str, n: int) -> list:
+    """``n`` connections that send half a request line and never finish it."""
     import socket
 
-    url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0,
-                                    limits=Limits(max_connections=50, header_timeout=0.5))
     host, port = host_port(url)
     socks = []
+    for _ in range(n):
+        s = socket.create_connection((host, port), timeout=10)
+        s.sendall(b"GET /api/snap")
+        socks.append(s)
+    return socks
+
+
+def _closed_by_server(socks: list, wait: float) -> int:
+    """How many of ``socks`` the server closes within ``wait`` seconds each (the others are still held)."""
+    closed = 0
+    for s in socks:
+        s.settimeout(wait)
+        try:
+            closed += s.recv(1) == b""
+        except ConnectionResetError:
+            closed += 1
+        except TimeoutError:
+            pass
+    return closed
+
+
+def test_half_open_connections_are_capped_and_timed_out(sweep):
+    """Issue 13: 300 connections that never send a request are not held forever, and do not lock others out for long."""
+    url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0,
+                                    limits=Limits(max_connections=50, header_timeout=0.5))
+    socks = []
     try:
-        for _ in range(300):
-            s = socket.create_connection((host, port), timeout=10)
-            s.sendall(b"GET /api/snap")  # half a request line, never finished
-            socks.append(s)
-        closed = 0
-        for s in socks:  # every one is closed by the server: at once beyond the cap, after the header timeout within it
-            s.settimeout(10)
-            try:
-                closed += s.recv(1) == b""
-            except ConnectionResetError:
-                closed += 1
-        assert closed == 300
+        socks = _half_open_connections(url, 300)
+        # every one is closed by the server: at once beyond the cap, after the header timeout within it
+        assert _closed_by_server(socks, 10) == 300
         assert get(url + "api/snapshot")[0] == 200
     finally:
         for s in socks:
@@ -569,27 +584,13 @@ def test_half_open_connections_are_capped_and_timed_out(sweep):
 
 def test_connections_beyond_the_cap_are_closed_at_once(sweep):
     """With a long header timeout only the connection cap can close the extra half-open connections."""
-    import socket
-
     url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0,
                                     limits=Limits(max_connections=10, header_timeout=60.0))
-    host, port = host_port(url)
     socks = []
     try:
-        for _ in range(40):
-            s = socket.create_connection((host, port), timeout=10)
-            s.sendall(b"GET /api/snap")
-            socks.append(s)
+        socks = _half_open_connections(url, 40)
         time.sleep(1.0)
-        closed = 0
-        for s in socks:
-            s.settimeout(0.2)
-            try:
-                closed += s.recv(1) == b""
-            except ConnectionResetError:
-                closed += 1
-            except TimeoutError:
-                pass  # still held: within the cap, waiting for its headers
+        closed = _closed_by_server(socks, 0.2)  # those within the cap are still held, waiting for their headers
         assert 28 <= closed <= 31, closed  # the 30 beyond the cap of 10, give or take the server's own bookkeeping
     finally:
         for s in socks:
