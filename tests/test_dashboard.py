@@ -831,3 +831,22 @@ def test_sweep_dashboard_bad_port_is_refused_before_anything_is_written(tmp_path
                    '[[perturbations]]\nkind = "bootstrap"\nover = "tasks"\nreplicates = 4\nblock = 2\n')
     one_line_error(*run_cli(capsys, "sweep", cfg, "--dashboard", "--port", "70000", "--no-progress"), "--port")
     assert not (tmp_path / "res.zarr").exists()
+
+
+def test_a_damaged_chunk_is_named_on_the_page_while_serving_and_in_one_line_by_serve(sweep, tmp_path, capsys):
+    """While serving, a group whose chunk cannot be decoded is dropped from the page with a message naming the
+    store; `votebench serve` refuses such a store in one line before serving."""
+    from conftest import one_line_error, run_cli
+
+    store = tmp_path / "damaged.zarr"
+    shutil.copytree(sweep[3], store)
+    summaries = sorted(p for p in store.rglob("*") if p.is_file() and "/summary/" in p.as_posix() and "/c/" in p.as_posix())
+    assert summaries
+    for p in summaries:
+        p.write_bytes(b"\x00 not zstd")
+    live = LiveStore(store, agree_budget=None)
+    live.update()
+    snap = live.snapshot()
+    assert "corrupted or unreadable chunk in this results store" in snap.get("message", "")
+    assert json.dumps(snap)
+    one_line_error(*run_cli(capsys, "serve", store, "--port", 0), "corrupted or unreadable chunk in this results store")
