@@ -14,6 +14,7 @@ an in-process dask client, about a second).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import math
@@ -539,17 +540,25 @@ def test_streams_are_capped(sweep):
         stop()
 
 
-def _half_open_connections(url: str, n: int) -> list:
-    """``n`` connections that send half a request line and never finish it."""
+@contextlib.contextmanager
+def _half_open_connections(sweep, n: int, limits: Limits):
+    """Serve ``sweep`` under ``limits``; yield its URL and ``n`` connections that send half a request line and
+    never finish it; close them all and stop the server afterwards."""
     import socket
 
+    url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0, limits=limits)
     host, port = host_port(url)
     socks = []
-    for _ in range(n):
-        s = socket.create_connection((host, port), timeout=10)
-        s.sendall(b"GET /api/snap")
-        socks.append(s)
-    return socks
+    try:
+        for _ in range(n):
+            s = socket.create_connection((host, port), timeout=10)
+            s.sendall(b"GET /api/snap")
+            socks.append(s)
+        yield url, socks
+    finally:
+        for s in socks:
+            s.close()
+        stop()
 
 
 def _closed_by_server(socks: list, wait: float) -> int:
@@ -568,34 +577,18 @@ def _closed_by_server(socks: list, wait: float) -> int:
 
 def test_half_open_connections_are_capped_and_timed_out(sweep):
     """Issue 13: 300 connections that never send a request are not held forever, and do not lock others out for long."""
-    url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0,
-                                    limits=Limits(max_connections=50, header_timeout=0.5))
-    socks = []
-    try:
-        socks = _half_open_connections(url, 300)
+    with _half_open_connections(sweep, 300, Limits(max_connections=50, header_timeout=0.5)) as (url, socks):
         # every one is closed by the server: at once beyond the cap, after the header timeout within it
         assert _closed_by_server(socks, 10) == 300
         assert get(url + "api/snapshot")[0] == 200
-    finally:
-        for s in socks:
-            s.close()
-        stop()
 
 
 def test_connections_beyond_the_cap_are_closed_at_once(sweep):
     """With a long header timeout only the connection cap can close the extra half-open connections."""
-    url, stop = start_in_background(sweep[3], port=0, poll=0.1, heartbeat=5.0,
-                                    limits=Limits(max_connections=10, header_timeout=60.0))
-    socks = []
-    try:
-        socks = _half_open_connections(url, 40)
+    with _half_open_connections(sweep, 40, Limits(max_connections=10, header_timeout=60.0)) as (_, socks):
         time.sleep(1.0)
         closed = _closed_by_server(socks, 0.2)  # those within the cap are still held, waiting for their headers
         assert 28 <= closed <= 31, closed  # the 30 beyond the cap of 10, give or take the server's own bookkeeping
-    finally:
-        for s in socks:
-            s.close()
-        stop()
 
 
 def test_a_token_is_checked_on_every_request(sweep):
