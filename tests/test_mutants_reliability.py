@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import threading
 import time
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -760,3 +761,79 @@ def test_a_kernel_error_names_the_rule():
         call_kernel(get_rule("median"), np.array([[0.5, 0.2, 0.9]]), np.array([0.5]), {})
     assert str(info.value) == ("rule 'median': median: task weights of the median must be whole numbers (multiplicities: "
                                "a task of weight k counts k times)")
+
+
+def test_tie_rule_boundaries():
+    """A gap exactly equal to the tolerance joins (the rule says "at most"); integers come back as float64 scores."""
+    from engine.kernels.exact import TIE_RTOL, snap_ties
+
+    assert TIE_RTOL * 1.0 == 1e-12 and 1e-12 - 0.0 == 1e-12  # the gap and the tolerance below are one float64
+    assert snap_ties(np.array([0.0, 1e-12]), 1.0).tolist() == [1e-12, 1e-12]
+    assert snap_ties(np.array([0.0, 2e-12]), 1.0).tolist() == [0.0, 2e-12]
+    out = snap_ties([3, 1, 3])
+    assert out.dtype == np.float64 and out.tolist() == [3.0, 1.0, 3.0]
+    assert snap_ties(np.float64(0.3)).tolist() == 0.3  # a single score: nothing to join
+
+
+def test_tie_tolerance_of_missing_and_infinite_values_is_zero():
+    from engine.kernels.exact import tie_tolerance
+
+    assert tie_tolerance(np.array([np.nan, np.inf, -np.inf, 0.5])).tolist() == [0.0, 0.0, 0.0, 5e-13]
+    # a magnitude that is not finite is no magnitude: the score's own size decides
+    got = tie_tolerance(np.array([0.5, 0.5, 0.5]), np.array([np.inf, np.nan, 4.0]))
+    assert got.tolist() == [5e-13, 5e-13, 4e-12]
+
+
+# --------------------------------------------------------------------------- tame: powers of two, worked by hand
+def test_tame_default_threshold_is_strictly_above_two_to_the_500():
+    from engine.kernels.exact import TAME_ABOVE, tame
+
+    assert TAME_ABOVE == 2.0**500
+    X = np.array([[2.0**500, 1.0], [2.0**501, -3.0], [1.5e308, np.nan], [np.nan, np.nan]])
+    Y, e = tame(X)
+    assert e.tolist() == [0, 502, 1024, 0]  # 2**501 < 2**502; 1.5e308 < 2**1024; a missing score counts as 0
+    assert Y[0].tolist() == [2.0**500, 1.0] and Y[1].tolist() == [0.5, -3.0 * 2.0**-502]
+    assert Y[2, 0] == 1.5e308 * 2.0**-1024 and np.isnan(Y[2, 1]) and np.isnan(Y[3]).all()
+    Y, e = tame(np.array([1.5e308]))  # one value along the axis
+    assert e.tolist() == 1024 and Y.tolist() == [1.5e308 * 2.0**-1024]
+    Y, e = tame([3, 1])  # nothing to do: the same values as float64, and no exponent
+    assert e is None and Y.dtype == np.float64 and Y.tolist() == [3.0, 1.0]
+    Y, e = tame(np.zeros((2, 0)))
+    assert e is None and Y.shape == (2, 0)
+
+
+def test_tame_below_scales_just_under_two_to_the_k():
+    from engine.kernels.exact import tame
+
+    Y, e = tame(np.array([[2048.0, 1.0], [1024.0, np.nan], [1023.0, 25.0], [25.0, 3.0]]), below=10)
+    assert e.tolist() == [2, 1, 0, 0]  # 2048 < 2**12 -> 12 - 10; 1024 reaches 2**10 -> 11 - 10; 1023 and 25 stay
+    assert Y[0].tolist() == [512.0, 0.25] and Y[1, 0] == 512.0 and Y[2:].tolist() == [[1023.0, 25.0], [25.0, 3.0]]
+    Y, e = tame(np.array([0.25, np.nan]), below=0)  # a missing score counts as 0, not as 1
+    assert e is None
+
+
+# --------------------------------------------------------------------------- overflow-safe sums: products and remainders
+def test_a_weighted_sum_that_overflows_through_its_weights_is_still_right():
+    """Scores of 1e300 (below 2**1000) under weights of 1e10: every product overflows though no score is huge; the
+    mean is 1e300, as by fractions."""
+    from engine.kernels.aggregate import mean_across
+
+    X = np.array([[1e300, 1.0, np.nan], [1e300, 2.0, 4.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = mean_across(X, weights=np.array([1e10, 3e10]))
+    want = [float((Fraction(1e300) * Fraction(1e10) + Fraction(1e300) * Fraction(3e10)) / Fraction(4e10)),
+            float((Fraction(1.0) * Fraction(1e10) + Fraction(2.0) * Fraction(3e10)) / Fraction(4e10)), 4.0]
+    assert got.tolist() == want
+    got = mean_across(np.full((1000, 2), 1e306))  # a thousand tasks near the limit: the sum overflows, the mean does not
+    np.testing.assert_allclose(got, 1e306, rtol=1000 * np.finfo(float).eps)  # 1,000 roundings of a sum in order
+
+
+def test_a_small_remainder_of_cancelling_huge_terms_keeps_its_bits():
+    from engine.kernels.aggregate import overflow_safe_sum
+
+    col = np.array([[1e308], [1e308], [-1e308], [-1e308], [1e-300]])  # 2e308 overflows; the exact sum is 1e-300
+    num, e = overflow_safe_sum(col, np.ones(5))
+    assert np.ldexp(num, e).tolist() == [1e-300]
+    num, e = overflow_safe_sum(np.hstack([col, np.ones((5, 1))]), np.ones(5))  # another column that does not overflow
+    assert e.tolist() == [e[0], 0] and np.ldexp(num, e).tolist() == [1e-300, 5.0]

@@ -433,8 +433,8 @@ def test_weighted_mean_beyond_the_float64_range_without_warnings():
 
 
 def test_each_system_is_scaled_by_its_own_largest_term():
-    """A system whose terms cancel keeps the bits of a small remainder: it is scaled by 2**-1023 (its own largest
-    term, 3 * 2**1021), not by 2**-1024 (another system's 1.5e308), so (1 + 2**-48) / 8 stays exact."""
+    """A system whose terms cancel keeps the bits of a small remainder: its scale comes from its own largest term
+    (3 * 2**1021), not from another system's 1.5e308, so (1 + 2**-48) / 8 stays exact."""
     a = 3.0 * 2.0**1021
     col = [a, a, a, -a, -a, -a, 1.0 + 2.0**-48, 0.0]
     X = np.array([col, [1.5e308] + [0.0] * 7]).T

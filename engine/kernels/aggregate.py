@@ -72,10 +72,12 @@ def overflow_safe_sum(X: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndar
     bad = ~np.isfinite(num)
     if not bad.any():
         return num, None
-    # the systems that overflowed: their terms brought below 2**SUM_BITS (just enough, so that a remainder left by
-    # cancelling terms keeps its bits), summed again in the same order
-    _, e = tame(np.where(bad[..., None, :], X0, 0.0), axis=-2, below=SUM_BITS)
-    e = np.zeros(bad.shape, dtype=int) if e is None else e
+    # the systems that overflowed: their scores scaled by the smallest power of two that keeps every partial sum
+    # below 2**1023 (|x| < 2**ex, |w| < 2**ew, T < 2**bits: a partial sum is below 2**(ex + ew + bits)), so that a
+    # remainder left by cancelling terms keeps its bits; summed again in the same order
+    ex = np.frexp(np.abs(np.where(bad[..., None, :], X0, 0.0)).max(axis=-2))[1]
+    ew = np.frexp(np.abs(wt).max(axis=-2))[1]
+    e = np.where(bad, np.maximum(ex + ew + int(X0.shape[-2]).bit_length() - 1023, 0), 0)
     again = ordered_sum(np.ldexp(X0, -e[..., None, :]) * wt, axis=-2)
     return np.where(bad, again, num), e
 
