@@ -837,3 +837,35 @@ def test_a_small_remainder_of_cancelling_huge_terms_keeps_its_bits():
     assert np.ldexp(num, e).tolist() == [1e-300]
     num, e = overflow_safe_sum(np.hstack([col, np.ones((5, 1))]), np.ones(5))  # another column that does not overflow
     assert e.tolist() == [e[0], 0] and np.ldexp(num, e).tolist() == [1e-300, 5.0]
+
+
+def test_sidecar_shapes_each_refused_in_one_named_line():
+    from engine.canonical import check_sidecar
+
+    check_sidecar({})  # nothing to check: every task higher-is-better, no groups
+    check_sidecar({"task_groups": {"by": {"g": ["a", "a"], "h": ["b"]}}})  # a task listed twice in its own group
+    shape = "'task_groups' must map grouping names to objects {group: [task, ...]}"
+    cases = [
+        ({"higher_is_beter": {}}, "unknown sidecar key 'higher_is_beter': did you mean 'higher_is_better'?"),
+        ({"higher_is_better": {"a": "yes"}}, "'higher_is_better' must map task names to true/false"),
+        ({"higher_is_better": ["a"]}, "'higher_is_better' must map task names to true/false"),
+        ({"task_groups": "glue"}, f"{shape}, got str 'glue'"),
+        ({"task_groups": {"by": ["a", "b"]}}, f"{shape}; grouping 'by' is list ['a', 'b']"),
+        ({"task_groups": {"by": {"g": "a"}}}, f"{shape}; group 'g' of grouping 'by' is not a list of task names"),
+        ({"task_groups": {"by": {"g": ["a", 3]}}}, f"{shape}; group 'g' of grouping 'by' is not a list of task names"),
+        ({"task_groups": {"by": {"g": ["a"], "h": ["b", "a"]}}},
+         "task 'a' is in groups 'g' and 'h' of grouping 'by'; a task belongs to one group of a grouping"),
+    ]
+    for meta, why in cases:
+        with pytest.raises(VotebenchError) as info:
+            check_sidecar(meta, "m.meta.json")
+        assert str(info.value) == f"m.meta.json: {why}", meta
+
+
+def test_digit_totals_whose_last_digit_borrows():
+    """Raw digit sums of mixed signs: 1 * 2**0 - 1 * 2**-31 is positive, its negation negative (worked by hand)."""
+    from engine.kernels.exact import digits_to_float
+
+    assert digits_to_float(np.array([1, -1]), 1).tolist() == 1.0 - 2.0**-31
+    assert digits_to_float(np.array([-1, 1]), 1).tolist() == -(1.0 - 2.0**-31)
+    assert digits_to_float(np.array([[0, 3, -2**31]]), 1).tolist() == [2.0**-31 * 2.0]  # 3 * 2**-31 - 2**31 * 2**-62
