@@ -869,3 +869,26 @@ def test_digit_totals_whose_last_digit_borrows():
     assert digits_to_float(np.array([1, -1]), 1).tolist() == 1.0 - 2.0**-31
     assert digits_to_float(np.array([-1, 1]), 1).tolist() == -(1.0 - 2.0**-31)
     assert digits_to_float(np.array([[0, 3, -2**31]]), 1).tolist() == [2.0**-31 * 2.0]  # 3 * 2**-31 - 2**31 * 2**-62
+
+
+# --------------------------------------------------------------------------- the magnitude each rule gives the tie rule
+def test_a_mean_of_cancelling_scores_ties_within_its_terms_rounding():
+    """Means ``0`` and about ``1e-7`` made of terms of size 1e6 differ by less than 1e-12 of those terms: one class.
+    Scores of share-like rules (TOPSIS) tie within 1e-12 absolute; rank-like rules (Borda) within 1e-12 relative."""
+    from engine.core import call_kernel
+    from engine.rules import get_rule
+
+    X = np.array([[1e6, 1e6, 1.0], [-1e6, -1e6 + 2e-7, 1.0]])
+    got = call_kernel(get_rule("mean"), X, None, {})
+    assert got[0] == got[1] == (1e6 + (-1e6 + 2e-7)) / 2 and got[2] == 1.0
+    assert get_rule("median").snap(np.array([0.0, 1e-7, 1.0]), X).tolist() == [1e-7, 1e-7, 1.0]
+    topsis = get_rule("topsis")
+    assert topsis.magnitude(X) == 1.0
+    assert topsis.snap(np.array([0.01, 0.01 + 5e-13, 0.5]), X).tolist() == [0.01 + 5e-13, 0.01 + 5e-13, 0.5]
+    borda = get_rule("borda")
+    assert borda.magnitude(X) is None
+    assert borda.snap(np.array([0.01, 0.01 + 5e-13, 0.5]), X).tolist() == [0.01, 0.01 + 5e-13, 0.5]
+    assert get_rule("mean").magnitude(X).tolist() == [1e6, 1e6, 1.0] and get_rule("mean").magnitude(X[0]) is None
+    # a missing score is no term; scores below 1 keep their own size
+    assert get_rule("mean").magnitude(np.array([[np.nan, 0.5, -0.25], [0.125, np.nan, 0.0625]])).tolist() == [0.125, 0.5,
+                                                                                                            0.25]
