@@ -892,3 +892,21 @@ def test_a_mean_of_cancelling_scores_ties_within_its_terms_rounding():
     # a missing score is no term; scores below 1 keep their own size
     assert get_rule("mean").magnitude(np.array([[np.nan, 0.5, -0.25], [0.125, np.nan, 0.0625]])).tolist() == [0.125, 0.5,
                                                                                                             0.25]
+
+
+def test_weights_far_apart_keep_the_small_one():
+    """Weights 2**600 and 2**-500 are both float64 numbers: a system scored on the second task only has that score as
+    its mean (the weights are scaled only if they could overflow a sum, never down to 0)."""
+    from engine.kernels.aggregate import mean_across
+
+    got = mean_across(np.array([[1.0, np.nan], [2.0, 3.0]]), weights=np.array([2.0**600, 2.0**-500]))
+    assert got.tolist() == [1.0, 3.0]
+
+
+def test_digit_totals_beyond_float64_are_inf_without_a_warning():
+    from engine.kernels.exact import digits_to_float
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = digits_to_float(np.array([1, 0]), 40)  # 2**(31 * 39): beyond float64
+    assert got.tolist() == float("inf")
