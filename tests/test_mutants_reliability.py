@@ -181,14 +181,14 @@ def _caught(fn):
 def test_storage_failure_looks_at_every_frame_and_every_link_of_the_chain():
     from engine.sweep import storage_failure
 
-    for where, want in (("/env/site-packages/zarr/core/array.py", True),
-                        ("/env/site-packages/numcodecs/zstd.py", True),
-                        ("C:\\env\\Lib\\site-packages\\zarr\\codecs\\blosc.py", True),  # Windows paths
-                        ("/home/u/zarr_tools/read.py", False), ("/home/u/project/zarr.py", False)):
+    for where, want in (("env/site-packages/zarr/core/array.py", True),
+                        ("env/site-packages/numcodecs/zstd.py", True),
+                        ("env\\Lib\\site-packages\\zarr\\codecs\\blosc.py", True),  # Windows separators
+                        ("u/zarr_tools/read.py", False), ("u/project/zarr.py", False)):
         exc = _caught(_raiser(where))  # the first frame is this test's, the zarr frame the second
         assert storage_failure(exc) is want, where
 
-    inner = _raiser("/env/site-packages/zarr/storage.py")
+    inner = _raiser("env/site-packages/zarr/storage.py")
 
     def explicit():  # raise ... from, outside an except block: __cause__ only
         exc = _caught(inner)
