@@ -753,6 +753,27 @@ def test_a_task_without_scores_is_dropped_from_every_replicate_of_a_batch():
         np.testing.assert_allclose(got[b], want, rtol=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore:Alternatives with indices")
+def test_a_dropped_task_takes_its_weight_along_and_an_absent_system_gets_nan():
+    """Weighted TOPSIS over three tasks, the second without any score and a fourth system without any: the others'
+    closeness equals pymcdm's TOPSIS on tasks one and three under their own weights; the absent system is NaN."""
+    from pymcdm.methods import TOPSIS
+
+    from engine.core import call_kernel
+    from engine.rules import get_rule
+
+    rng = np.random.default_rng(11)
+    X = rng.uniform(0.1, 1.0, size=(3, 5))
+    X[1] = np.nan
+    X[:, 3] = np.nan
+    w = np.array([0.2, 0.5, 0.3])
+    got = call_kernel(get_rule("topsis"), X, w, {})
+    keep = [0, 1, 2, 4]
+    want = TOPSIS()(X[np.ix_([0, 2], keep)].T, w[[0, 2]] / w[[0, 2]].sum(), np.array([1, 1]))
+    assert np.isnan(got[3])
+    np.testing.assert_allclose(got[keep], want, rtol=1e-12)
+
+
 def test_a_kernel_error_names_the_rule():
     from engine.core import call_kernel
     from engine.rules import get_rule
@@ -910,3 +931,26 @@ def test_digit_totals_beyond_float64_are_inf_without_a_warning():
         warnings.simplefilter("error")
         got = digits_to_float(np.array([1, 0]), 40)  # 2**(31 * 39): beyond float64
     assert got.tolist() == float("inf")
+
+
+def test_handshake_errors_of_other_kinds_are_named(monkeypatch):
+    """The probe's failure is told apart by its kind: a message about deserialising means a port that answered
+    something else; any other error is named by its first line, or by its repr or type when it has none."""
+    import distributed.comm
+
+    port, stop = _server()  # accepts: the refused-port check passes, the (replaced) handshake decides
+    address = f"tcp://127.0.0.1:{port}"
+    answered = "it answered, but not as a dask scheduler: is this the scheduler's port (8786 by default)?"
+    try:
+        for exc, why in ((RuntimeError("Could not Deserialize the message"), answered),
+                         (OSError("first line\nsecond line"), "first line"),
+                         (RuntimeError(), "RuntimeError()"),
+                         (RuntimeError("\n"), "RuntimeError")):
+            async def fail(*args, exc=exc, **kwargs):
+                raise exc
+
+            monkeypatch.setattr(distributed.comm, "connect", fail)
+            msg, _ = _handshake_error(address, "5s")
+            assert msg == f"cannot connect to dask scheduler {address!r} ({why})", exc
+    finally:
+        stop()
