@@ -954,3 +954,30 @@ def test_handshake_errors_of_other_kinds_are_named(monkeypatch):
             assert msg == f"cannot connect to dask scheduler {address!r} ({why})", exc
     finally:
         stop()
+
+
+def test_weights_that_blocks_cannot_take_go_to_the_plain_kernel(monkeypatch):
+    """Pair blocks forced for every size: Copeland under weights that are not whole numbers is still computed (by the
+    plain kernel, as without blocks); whole-number weights may go through blocks, with the same result."""
+    from engine.core import call_kernel
+    from engine.pairblock import use_blocks
+    from engine.rules import get_rule
+
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 4, size=(3, 6)).astype(float)
+    rule = get_rule("copeland")
+    for w in (np.array([0.3, 0.45, 0.25]), np.array([1.0, 2.0, 1.0])):
+        monkeypatch.delenv("VOTEBENCH_PAIR_ROWS", raising=False)
+        plain = call_kernel(rule, X, w, {})
+        monkeypatch.setenv("VOTEBENCH_PAIR_ROWS", "2")
+        assert use_blocks("copeland", X, w) is bool(np.all(w == np.round(w)))
+        np.testing.assert_array_equal(call_kernel(rule, X, w, {}), plain)
+
+
+def test_a_mean_of_cancelling_scores_beside_an_absent_system_ties_the_same():
+    from engine.core import call_kernel
+    from engine.rules import get_rule
+
+    X = np.array([[1e6, 1e6, 1.0, np.nan], [-1e6, -1e6 + 2e-7, 1.0, np.nan]])
+    got = call_kernel(get_rule("mean"), X, None, {})
+    assert got[0] == got[1] == (1e6 + (-1e6 + 2e-7)) / 2 and got[2] == 1.0 and np.isnan(got[3])
