@@ -62,7 +62,7 @@ def remove_strays(target: str | os.PathLike[str]) -> list[Path]:
         What was removed.
     """
     t = Path(target)
-    folder = t.parent if str(t.parent) else Path(".")
+    folder = t.parent  # Path("r.json").parent is Path(".")
     ours = re.compile(rf"^\.{re.escape(t.name)}\.tmp-(\d+)-[0-9a-f]{{8}}$")
     removed: list[Path] = []
     try:

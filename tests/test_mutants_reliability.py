@@ -23,6 +23,7 @@ import threading
 import time
 import warnings
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -981,3 +982,43 @@ def test_a_mean_of_cancelling_scores_beside_an_absent_system_ties_the_same():
     X = np.array([[1e6, 1e6, 1.0, np.nan], [-1e6, -1e6 + 2e-7, 1.0, np.nan]])
     got = call_kernel(get_rule("mean"), X, None, {})
     assert got[0] == got[1] == (1e6 + (-1e6 + 2e-7)) / 2 and got[2] == 1.0 and np.isnan(got[3])
+
+
+# --------------------------------------------------------------------------- strays of killed writes
+def test_strays_that_are_folders_or_links_are_removed_and_listed(tmp_path, monkeypatch):
+    from engine.files import remove_strays
+
+    dead = 2**22 + 12345  # above the default pid_max of 2**22: no process can have it
+    kept_dir = tmp_path / "data"
+    kept_dir.mkdir()
+    (kept_dir / "keep.txt").write_text("x")
+    folder = tmp_path / f".r.zarr.tmp-{dead}-0123abcd"  # a half-built store
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "c").write_text("partial")
+    link = tmp_path / f".r.zarr.tmp-{dead}-89abcdef"  # a link to a folder of the user's: the link goes, not the folder
+    link.symlink_to(kept_dir, target_is_directory=True)
+    removed = remove_strays(tmp_path / "r.zarr")
+    assert sorted(removed) == sorted([folder, link])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"] and (kept_dir / "keep.txt").read_text() == "x"
+    monkeypatch.chdir(tmp_path)  # a bare name: the current folder
+    (tmp_path / f".s.json.tmp-{dead}-0123abcd").write_text("partial")
+    assert remove_strays("s.json") == [Path(f".s.json.tmp-{dead}-0123abcd")]
+
+
+@pytest.mark.filterwarnings("ignore:Alternatives with indices")
+def test_an_absent_system_in_a_batch_of_replicates():
+    """Two replicates (batch axis first) in which system 2 has no score: each replicate equals pymcdm's TOPSIS of
+    the other systems, and system 2 is NaN in both."""
+    from pymcdm.methods import TOPSIS
+
+    from engine.core import call_kernel
+    from engine.rules import get_rule
+
+    rng = np.random.default_rng(4)
+    X = rng.uniform(0.1, 1.0, size=(2, 3, 4))
+    X[:, :, 2] = np.nan
+    got = call_kernel(get_rule("topsis"), X, None, {})
+    assert got.shape == (2, 4) and np.isnan(got[:, 2]).all()
+    for b in range(2):
+        want = TOPSIS()(X[b][:, [0, 1, 3]].T, np.full(3, 1 / 3), np.ones(3, dtype=int))
+        np.testing.assert_allclose(got[b, [0, 1, 3]], want, rtol=1e-12)
