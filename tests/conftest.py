@@ -659,3 +659,22 @@ def require_module(name: str):
     except ImportError as exc:
         problem = f"cannot import {name} ({exc}): the cross-checks need the test extra: pip install -e '.[test]'"
     pytest.fail(problem, pytrace=False)
+
+
+def bf_tie_classes(score, tol):
+    """The tie rule from its definition, by plain loops: sorted neighbours join when their gap is at most the
+    larger tolerance (exactly equal scores share the largest tolerance among them); chains take their maximum."""
+    vals = [(float(v), float(t)) for v, t in zip(score, tol) if not np.isnan(v)]
+    run_tol = {}
+    for v, t in vals:
+        run_tol[v] = max(run_tol.get(v, 0.0), t)
+    distinct = sorted(run_tol)
+    rep, chain = {}, [distinct[0]] if distinct else []
+    for a, b in zip(distinct, distinct[1:]):
+        if b - a <= max(run_tol[a], run_tol[b]):
+            chain.append(b)
+        else:
+            rep.update({c: chain[-1] for c in chain})
+            chain = [b]
+    rep.update({c: chain[-1] for c in chain})
+    return [rep[float(v)] if not np.isnan(v) else np.nan for v in score]

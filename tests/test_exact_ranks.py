@@ -382,25 +382,6 @@ def test_means_equal_to_one_24th_tie():
     assert r["rank"].values.astype(int).tolist() == competition_ranks(exact)
 
 
-def _bf_tie_classes(score, tol):
-    """The tie rule from its definition, by plain loops: sorted neighbours join when their gap is at most the
-    larger tolerance (exactly equal scores share the largest tolerance among them); chains take their maximum."""
-    vals = [(float(v), float(t)) for v, t in zip(score, tol) if not np.isnan(v)]
-    run_tol = {}
-    for v, t in vals:
-        run_tol[v] = max(run_tol.get(v, 0.0), t)
-    distinct = sorted(run_tol)
-    rep, chain = {}, [distinct[0]] if distinct else []
-    for a, b in zip(distinct, distinct[1:]):
-        if b - a <= max(run_tol[a], run_tol[b]):
-            chain.append(b)
-        else:
-            rep.update({c: chain[-1] for c in chain})
-            chain = [b]
-    rep.update({c: chain[-1] for c in chain})
-    return [rep[float(v)] if not np.isnan(v) else np.nan for v in score]
-
-
 @settings(max_examples=200)
 @given(st.lists(st.sampled_from([0.1, 0.1 + 2e-14, 0.1 + 5e-13, 1.0, 1.0 + 4e-13, 1.0 + 3e-12, 1e300, 1e300 * (1 + 1e-13),
                                  np.nan, -0.5, -0.5 - 1e-13]), min_size=2, max_size=9),
@@ -408,13 +389,15 @@ def _bf_tie_classes(score, tol):
 def test_tie_rule_equals_its_definition_per_score(values, mags, rnd):
     """Each score's tolerance is TIE_RTOL x max(|score|, its magnitude): a huge score elsewhere merges nothing;
     the result does not depend on the order of the systems."""
+    from conftest import bf_tie_classes
+
     from engine.kernels.exact import TIE_RTOL, snap_ties
 
     x = np.array(values)
     m = np.array(mags[: x.size])
     tol = TIE_RTOL * np.maximum(np.where(np.isnan(x), 0.0, np.abs(x)), m)
     got = snap_ties(x, m)
-    np.testing.assert_array_equal(got, _bf_tie_classes(x, tol))
+    np.testing.assert_array_equal(got, bf_tie_classes(x, tol))
     perm = list(range(x.size))
     rnd.shuffle(perm)
     np.testing.assert_array_equal(snap_ties(x[perm], m[perm]), got[perm])

@@ -698,6 +698,8 @@ def test_tie_rule_per_score_on_every_small_row_at_once():
     one batch: each row equals the definition by loops (a large magnitude of one score joins nothing else)."""
     import itertools
 
+    from conftest import bf_tie_classes
+
     from engine.kernels.exact import TIE_RTOL, snap_ties
 
     values = [0.1, 0.1 + 5e-13, 1.0, np.nan]
@@ -710,29 +712,10 @@ def test_tie_rule_per_score_on_every_small_row_at_once():
     for (r, m), g in zip(cases, got):
         x = np.array(r)
         tol = TIE_RTOL * np.maximum(np.where(np.isnan(x), 0.0, np.abs(x)), np.array(m))
-        np.testing.assert_array_equal(g, _bf_tie_classes(x, tol), err_msg=f"{r} {m}")
+        np.testing.assert_array_equal(g, bf_tie_classes(x, tol), err_msg=f"{r} {m}")
     # the same rows one by one (no batch effect)
     for i in range(0, len(cases), 97):
         np.testing.assert_array_equal(snap_ties(X[i], M[i]), got[i])
-
-
-def _bf_tie_classes(score, tol):
-    """The tie rule by loops (as tests/test_exact_ranks.py): sorted distinct neighbours join when their gap is at most
-    the larger tolerance, exactly equal scores sharing the largest; each chain takes its maximum."""
-    run_tol: dict[float, float] = {}
-    for v, t in zip(score, tol):
-        if not np.isnan(v):
-            run_tol[float(v)] = max(run_tol.get(float(v), 0.0), float(t))
-    distinct = sorted(run_tol)
-    rep, chain = {}, distinct[:1]
-    for a, b in zip(distinct, distinct[1:]):
-        if b - a <= max(run_tol[a], run_tol[b]):
-            chain.append(b)
-        else:
-            rep.update({c: chain[-1] for c in chain})
-            chain = [b]
-    rep.update({c: chain[-1] for c in chain})
-    return [rep[float(v)] if not np.isnan(v) else np.nan for v in score]
 
 
 # --------------------------------------------------------------------------- call_kernel
