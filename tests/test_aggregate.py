@@ -637,3 +637,34 @@ def test_exact_instance_sums_are_the_exact_total_for_any_chunking_and_scale(seed
     for i, j in np.ndindex(3, 2):
         exact = sum((Fraction(float(v)) for v in a[i, j] if not np.isnan(v)), Fraction(0))
         assert abs(Fraction(float(ref[i, j])) - exact) <= Fraction(np.spacing(abs(float(exact)))), (i, j)
+
+
+# --------------------------------------------------------------------------- means near the float64 limit, by fractions
+_HUGE = [1.7e308, -1.7e308, 1e308, -1e308, 1e300, 3.0, -2.5, 1e-300, 0.0, np.nan]
+_WEIGHTS = [1.0, 0.5, 3.0, 1e10, 2.0**600]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 6).flatmap(lambda t: st.tuples(
+    st.lists(st.lists(st.sampled_from(_HUGE), min_size=3, max_size=3), min_size=t, max_size=t),
+    st.lists(st.sampled_from(_WEIGHTS), min_size=t, max_size=t))))
+def test_weighted_mean_near_the_float64_limit_is_the_exact_mean_within_summation_rounding(case):
+    """Any scores up to 1.7e308 under any weights up to 2**600: each system's weighted mean is the exact mean
+    (fractions) within the rounding of an ordered sum, ``T * eps * sum |w x| / sum w``; never inf or NaN."""
+    from fractions import Fraction
+
+    from engine.kernels.aggregate import mean_across
+
+    X, w = np.array(case[0], dtype=float), np.array(case[1])
+    got = mean_across(X, weights=w)
+    eps = Fraction(np.finfo(float).eps)
+    for s in range(X.shape[1]):
+        terms = [(Fraction(x), Fraction(v)) for x, v in zip(X[:, s], w) if not np.isnan(x)]
+        if not terms:
+            assert np.isnan(got[s])
+            continue
+        den = sum(v for _, v in terms)
+        exact = sum(x * v for x, v in terms) / den
+        bound = (len(terms) + 1) * eps * sum(abs(x) * v for x, v in terms) / den
+        assert np.isfinite(got[s]), (X[:, s], w)
+        assert abs(Fraction(float(got[s])) - exact) <= bound + Fraction(2.0**-1074), (X[:, s], w, got[s], float(exact))
