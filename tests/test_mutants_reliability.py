@@ -1005,3 +1005,17 @@ def test_an_absent_system_in_a_batch_of_replicates():
     for b in range(2):
         want = TOPSIS()(X[b][:, [0, 1, 3]].T, np.full(3, 1 / 3), np.ones(3, dtype=int))
         np.testing.assert_allclose(got[b, [0, 1, 3]], want, rtol=1e-12)
+
+
+def test_elo_under_huge_weights_is_the_limit_without_warnings():
+    """Task weights multiply Elo's step: under weights of 1e10 the rating gaps pass 1e10 and the expected score of
+    the weaker side is exactly 0 (the limit of the logistic), with no overflow warning. Worked by hand for two
+    systems and one task: the winner gains k * w * (1 - 1/2), the loser loses as much."""
+    from engine.kernels.battles import elo_across
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = elo_across(np.array([[2.0, 1.0]]), weights=np.array([1e10]), k=4.0)
+        assert got.tolist() == [1000.0 + 2e10, 1000.0 - 2e10]
+        X = np.array([[1e300, 2e300, 3e299], [1e300, 1e299, 5e299], [1.0, 2.0, 3.0]])
+        assert np.isfinite(elo_across(X, weights=np.array([1e10, 3e10, 1e10]))).all()

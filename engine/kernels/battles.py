@@ -1306,7 +1306,8 @@ def elo_across(X: np.ndarray, *, weights: np.ndarray | None = None, k: float = 4
             pair = oki & ok[..., None, :]
             pair[..., np.arange(i1 - i0), np.arange(i0, i1)] = False  # no battle with itself
             res = np.where(xi > x[..., None, :], 1.0, np.where(xi < x[..., None, :], 0.0, 0.5))
-            expected = 1.0 / (1.0 + np.exp((R[..., None, :] - R[..., i0:i1, None]) * lb))
+            with np.errstate(over="ignore"):  # a gap of ratings beyond 700 / lb: exp is inf, the expected score 0
+                expected = 1.0 / (1.0 + np.exp((R[..., None, :] - R[..., i0:i1, None]) * lb))
             delta[..., i0:i1] = np.where(pair, res - expected, 0.0).sum(axis=-1)
             any_pair[..., i0:i1] = pair.any(axis=-1)
         R = R + float(k) * wb[..., t, None] * delta
