@@ -231,6 +231,8 @@ def pending_blocks(root: Any, blocks: Sequence[Block]) -> list[Block]:
     its results: it is computed again, not served as the fill value.
     """
     done_cache: dict[str, np.ndarray] = {}
+    arrays_cache: dict[str, dict[str, Any]] = {}  # each group's arrays, read once (not once per block)
+    folder = getattr(root.store, "root", None)  # stores on a local disk; others are not checked for files
     out = []
     lost = 0
     for blk in blocks:
@@ -243,22 +245,19 @@ def pending_blocks(root: Any, blocks: Sequence[Block]) -> list[Block]:
                                      "--overwrite") from None
         if not done_cache[blk.group][blk.done_index]:
             out.append(blk)
-        elif not _chunks_present(root, blk):
-            out.append(blk)
-            lost += 1
+        elif folder is not None:
+            if blk.group not in arrays_cache:
+                arrays_cache[blk.group] = dict(root[blk.group].arrays())
+            if not _chunks_present(Path(folder) / blk.group, arrays_cache[blk.group], blk):
+                out.append(blk)
+                lost += 1
     if lost:
-        log.warning("results store %s: %d finished block(s) had lost their data and are computed again",
-                    getattr(root.store, "root", root.store), lost)
+        log.warning("results store %s: %d finished block(s) had lost their data and are computed again", folder, lost)
     return out
 
 
-def _chunks_present(root: Any, blk: Block) -> bool:
-    """Whether every chunk file of ``blk``'s region of its variable exists (stores on a local disk; others: True)."""
-    folder = getattr(root.store, "root", None)
-    if folder is None:
-        return True
-    grp = root[blk.group]
-    arrays = dict(grp.arrays())
+def _chunks_present(group_dir: Path, arrays: Mapping[str, Any], blk: Block) -> bool:
+    """Whether every chunk file of ``blk``'s region of its variable (among the group's ``arrays``) exists."""
     # the block's variable, or (kinds with their own writer, whose block names no array) every data variable
     names = [blk.var] if blk.var in arrays else [n for n, a in arrays.items()
                                                    if n != "done" and tuple(a.metadata.dimension_names or ()) != (n,)]
@@ -272,7 +271,7 @@ def _chunks_present(root: Any, blk: Block) -> bool:
             else:
                 start, stop = int(sel), int(sel) + 1
             ranges.append(range(start // chunk, (stop - 1) // chunk + 1) if stop > start else range(0))
-        base = Path(folder) / blk.group / name
+        base = group_dir / name
         if not all((base / arr.metadata.encode_chunk_key(c)).exists() for c in itertools.product(*ranges)):
             return False
     return True
