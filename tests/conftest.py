@@ -678,3 +678,48 @@ def bf_tie_classes(score, tol):
             chain = [b]
     rep.update({c: chain[-1] for c in chain})
     return [rep[float(v)] if not np.isnan(v) else np.nan for v in score]
+
+
+def tcp_port(payload: bytes = b"", *, listen: bool = True):
+    """A local port and a function that stops it: nothing listens there (``listen=False``), or a server that accepts,
+    sends ``payload`` and keeps the connection open (an empty payload: silent)."""
+    import socket
+    import threading
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    if not listen:
+        sock.close()
+        return port, lambda: None
+    sock.listen(8)
+    held: list = []
+
+    def serve():
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            if payload:
+                conn.sendall(payload)
+            held.append(conn)
+
+    threading.Thread(target=serve, daemon=True).start()
+
+    def stop():
+        sock.close()
+        for c in held:
+            c.close()
+
+    return port, stop
+
+
+def dead_pid() -> int:
+    """The process id of a process that has ended (its writes are strays)."""
+    import subprocess
+    import sys
+
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid

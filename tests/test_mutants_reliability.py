@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import dead_pid, tcp_port
 
 from engine.errors import VotebenchError
 from engine.kernels.baselines import median_across, relative_difference_across
@@ -326,40 +327,6 @@ def test_relative_difference_messages_name_the_rule():
 
 
 # --------------------------------------------------------------------------- the dask scheduler handshake
-def _server(payload: bytes = b"", *, listen: bool = True):
-    """A local port: nothing listens there (``listen=False``), or a server that accepts, sends ``payload`` and keeps
-    the connection open (an empty payload: silent)."""
-    import socket
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    if not listen:
-        sock.close()
-        return port, lambda: None
-    sock.listen(8)
-    held: list = []
-
-    def serve():
-        while True:
-            try:
-                conn, _ = sock.accept()
-            except OSError:
-                return
-            if payload:
-                conn.sendall(payload)
-            held.append(conn)
-
-    threading.Thread(target=serve, daemon=True).start()
-
-    def stop():
-        sock.close()
-        for c in held:
-            c.close()
-
-    return port, stop
-
-
 def _handshake_error(address, timeout):
     from engine.distributed.client import check_handshake
 
@@ -384,13 +351,13 @@ def test_handshake_with_a_real_scheduler_passes():
 
 
 def test_handshake_refused_silent_and_garbage_ports():
-    port, stop = _server(listen=False)
+    port, stop = tcp_port(listen=False)
     msg, took = _handshake_error(f"tcp://127.0.0.1:{port}", "30s")
     assert msg == (f"cannot connect to dask scheduler 'tcp://127.0.0.1:{port}' (connection refused: nothing listens on "
                    f"127.0.0.1:{port}; start the scheduler, or check the address)")
     assert took < 5  # at once, not after the 30 s timeout
     for timeout in ("1s", 1):  # a number is seconds
-        port, stop = _server()  # accepts, never answers
+        port, stop = tcp_port()  # accepts, never answers
         try:
             msg, took = _handshake_error(f"tcp://127.0.0.1:{port}", timeout)
         finally:
@@ -398,7 +365,7 @@ def test_handshake_refused_silent_and_garbage_ports():
         assert msg == (f"cannot connect to dask scheduler 'tcp://127.0.0.1:{port}' (no dask handshake within 1 s: is this "
                        "the scheduler's port (8786 by default)?)")
         assert 0.9 < took < 5
-    port, stop = _server(b"\xff" * 64)  # answers with bytes that are no dask frames: a frame count of 2**64 - 1
+    port, stop = tcp_port(b"\xff" * 64)  # answers with bytes that are no dask frames: a frame count of 2**64 - 1
     try:
         msg, took = _handshake_error(f"tcp://127.0.0.1:{port}", "20s")
     finally:
@@ -406,7 +373,7 @@ def test_handshake_refused_silent_and_garbage_ports():
     assert msg == (f"cannot connect to dask scheduler 'tcp://127.0.0.1:{port}' (it answered, but not as a dask scheduler: "
                    "is this the scheduler's port (8786 by default)?)")
     assert took < 10
-    port, stop = _server(b"\x00" * 64)  # zero frames, then a short read: any other error is named by its first line
+    port, stop = tcp_port(b"\x00" * 64)  # zero frames, then a short read: any other error is named by its first line
     try:
         msg, took = _handshake_error(f"tcp://127.0.0.1:{port}", "20s")
     finally:
@@ -922,7 +889,7 @@ def test_handshake_errors_of_other_kinds_are_named(monkeypatch):
     something else; any other error is named by its first line, or by its repr or type when it has none."""
     import distributed.comm
 
-    port, stop = _server()  # accepts: the refused-port check passes, the (replaced) handshake decides
+    port, stop = tcp_port()  # accepts: the refused-port check passes, the (replaced) handshake decides
     address = f"tcp://127.0.0.1:{port}"
     answered = "it answered, but not as a dask scheduler: is this the scheduler's port (8786 by default)?"
     try:
@@ -971,7 +938,7 @@ def test_a_mean_of_cancelling_scores_beside_an_absent_system_ties_the_same():
 def test_strays_that_are_folders_or_links_are_removed_and_listed(tmp_path, monkeypatch):
     from engine.files import remove_strays
 
-    dead = 2**22 + 12345  # above the default pid_max of 2**22: no process can have it
+    dead = dead_pid()
     kept_dir = tmp_path / "data"
     kept_dir.mkdir()
     (kept_dir / "keep.txt").write_text("x")

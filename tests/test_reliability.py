@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import DATA, load_all, one_line_error, read_strict_json, run_cli
+from conftest import DATA, dead_pid, load_all, one_line_error, read_strict_json, run_cli, tcp_port
 
 import engine
 from engine.errors import VotebenchError
@@ -404,14 +404,8 @@ def test_written_files_and_folders_follow_the_umask(tmp_path, capsys, mask):
         assert stat.S_IMODE(d.stat().st_mode) == 0o777 & ~mask, d
 
 
-def _dead_pid() -> int:
-    p = subprocess.Popen([sys.executable, "-c", "pass"])
-    p.wait()
-    return p.pid
-
-
 def test_strays_of_killed_output_writes_are_removed(tmp_path, capsys):
-    dead = _dead_pid()
+    dead = dead_pid()
     strays = [f".r.json.tmp-{dead}-0123abcd", f".r.json.tmp-{dead}-89abcdef"]  # temp names of dead writers
     kept = [f".r.json.tmp-{os.getpid()}-89abcdef",  # a live writer's
             ".r.json.notes", f".other.json.tmp-{dead}-0123abcd", "r.json.bak",  # not temporary files of r.json
@@ -505,19 +499,13 @@ def test_bad_scheduler_address_is_one_line_and_does_not_hang(address):
 def _listener(kind: str):
     """A local port that accepts connections but is not a dask scheduler: silent, or an HTTP server."""
     import http.server
-    import socket
     import threading
 
     if kind == "http":
         srv = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
         threading.Thread(target=srv.serve_forever, daemon=True).start()
         return srv.server_address[1], srv.shutdown
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(8)
-    held: list = []
-    threading.Thread(target=lambda: held.extend(sock.accept() for _ in range(4)), daemon=True).start()
-    return sock.getsockname()[1], sock.close
+    return tcp_port()  # silent: accepts, never answers
 
 
 @pytest.mark.parametrize("kind", ["silent", "http", "closed"])
