@@ -410,3 +410,57 @@ def test_killed_client_resumes_and_computes_only_the_missing_blocks(cluster, tmp
     assert second.returncode == 0, second.stderr
     assert f"votebench: computed {SLOW_BLOCKS - halfway} of {SLOW_BLOCKS} blocks in this run" in second.stderr
     assert_same_results(slow_reference, load_all(store))
+
+
+# ---------------------------------------------------------------------------------------------
+# a lost scheduler: one line, exit code 75 ("re-run to resume"), and the re-run resumes exactly
+# ---------------------------------------------------------------------------------------------
+def test_lost_scheduler_is_one_line_and_a_rerun_resumes(tmp_path, slow_reference):
+    own = LocalProcesses(tmp_path)
+    store = tmp_path / "lost.zarr"
+    cfg = tmp_path / "slow.yaml"
+    import yaml
+
+    cfg.write_text(yaml.safe_dump(sweep_raw(store)), encoding="utf-8")
+    argv = [_exe("votebench"), "sweep", str(cfg), "--scheduler", own.address, "--no-progress"]
+    env = {k: v for k, v in os.environ.items() if k != "DASK_SCHEDULER_ADDRESS"}
+    try:
+        own.start_scheduler()
+        own.start_worker()
+        own.connect()
+        own.wait_for_workers(1)
+        own.client.close(timeout=5)
+        own.client = None
+        first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                 start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while done_count(store) < 2:
+                assert first.poll() is None, first.communicate()
+                assert time.monotonic() < deadline, "the sweep wrote no block in time"
+                time.sleep(0.02)
+            _kill_group(own.procs[0])  # the scheduler
+            out, err = first.communicate(timeout=60)
+        finally:
+            _kill_group(first)
+        assert first.returncode == 75, err
+        lines = [line for line in err.splitlines() if line.strip() and not DASHBOARD.fullmatch(line)]
+        assert len(lines) == 1, err
+        assert lines[0].startswith("votebench: error: lost the dask scheduler"), err
+        assert "run the same command again to resume" in lines[0]
+        assert "Traceback" not in err
+        halfway = done_count(store)
+        assert 2 <= halfway < SLOW_BLOCKS
+        # a new scheduler at the same address and a worker: the same command finishes the sweep
+        _reap(own.procs)
+        own.procs.clear()
+        own.start_scheduler()
+        own.start_worker()
+        own.connect()
+        own.wait_for_workers(1)
+        second = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+        assert second.returncode == 0, second.stderr
+        assert f"votebench: computed {SLOW_BLOCKS - halfway} of {SLOW_BLOCKS} blocks in this run" in second.stderr
+        assert_same_results(slow_reference, load_all(store))
+    finally:
+        own.close()

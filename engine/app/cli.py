@@ -105,6 +105,23 @@ def build_parser(commands: Sequence[ModuleType] = COMMANDS) -> argparse.Argument
     return p
 
 
+def quiet_connection_errors(record: logging.LogRecord) -> bool:
+    """Logging filter: drop the dask client's tracebacks about a lost scheduler connection.
+
+    When the scheduler goes away, ``distributed.client`` logs its failed reconnections with full tracebacks; the
+    command says what happened itself, in one line (:class:`~engine.errors.ClusterLost`), so these records are noise.
+    Other records pass.
+    """
+    exc = record.exc_info[1] if record.exc_info else None
+    if exc is None:
+        return True
+    from asyncio import CancelledError as AsyncCancelled
+    from concurrent.futures import CancelledError
+
+    return not isinstance(exc, AsyncCancelled | CancelledError | OSError | TimeoutError | EOFError) and \
+        type(exc).__name__ not in ("CommClosedError", "StreamClosedError")
+
+
 def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
     """The sub-parsers of ``parser`` (:func:`build_parser`) by sub-command name."""
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -112,7 +129,7 @@ def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPa
 
 
 def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = COMMANDS) -> int:
-    """Run the CLI; returns the exit code (0 ok, 2 bad input or usage, 130 interrupted).
+    """Run the CLI; returns the exit code (0 ok, 2 bad input or usage, 75 cluster lost: re-run to resume, 130 interrupted).
 
     ``commands``: the sub-command modules (default :data:`COMMANDS`).
     """
@@ -122,6 +139,8 @@ def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = 
     engine_log = logging.getLogger("engine")
     to_notes = output.NoteHandler()  # the engine's warnings are printed as notes when the command succeeds
     engine_log.addHandler(to_notes)
+    dask_client_log = logging.getLogger("distributed.client")
+    dask_client_log.addFilter(quiet_connection_errors)
     try:
         if getattr(args, "config_file", None):
             # defaults < config file < flags: the file's values become the sub-command's defaults, then parse again
@@ -135,12 +154,13 @@ def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = 
         return code
     except VotebenchError as exc:
         print(f"votebench: error: {exc}", file=sys.stderr)
-        return 2
+        return int(getattr(exc, "exit_code", 2))
     except KeyboardInterrupt:
         print("votebench: interrupted", file=sys.stderr)
         return 130
     finally:
         engine_log.removeHandler(to_notes)
+        dask_client_log.removeFilter(quiet_connection_errors)
 
 
 if __name__ == "__main__":  # pragma: no cover

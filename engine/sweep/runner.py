@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from ..distributed import (
     run_task,
     task_result,
 )
-from ..errors import VotebenchError
+from ..errors import ClusterLost, VotebenchError
 from .config import SYNTHETIC_GROUP, SweepConfig
 from .kinds import Block, Kind, PlanContext, aggregate_options, get_kind
 from .results import open_for_writing, pending_blocks, resolve_store, write_block
@@ -219,19 +219,67 @@ def run_sweep(
 def _compute(client: Any, root: Any, todo: Sequence[Block], kinds: Mapping[str, Kind], bar: Any,
              on_block: Callable[[Block], None] | None) -> None:
     """Submit the blocks ``todo`` and write each as it finishes (:func:`~engine.sweep.results.write_block`)."""
-    from distributed import as_completed
-
     try:
         futures = {client.submit(run_task, b.compute, pure=False): b for b in todo}
-        for fut in as_completed(futures, loop=client.loop):
+        written = [0]  # blocks written so far, for the message of a lost cluster
+        for fut, raw in finished(client, futures, lambda: written[0]):
             blk = futures.pop(fut)
-            value = task_result(fut.result(), f"{blk.group}: ")
+            value = task_result(raw, f"{blk.group}: ")
             write_block(root, blk, value, kinds[blk.group])
+            written[0] += 1
             bar.update(1)
             if on_block is not None:
                 on_block(blk)
     finally:
         bar.close()
+
+
+def finished(client: Any, futures: Mapping[Any, Any], written: Callable[[], int]) -> Iterator[tuple[Any, Any]]:
+    """``(future, result)`` as the tasks finish; a lost scheduler or worker pool ends the run with :class:`ClusterLost`.
+
+    ``written()`` counts the blocks already written (for the message). Errors of the blocks themselves (a
+    :class:`~engine.errors.VotebenchError` comes back as a value, see :func:`~engine.distributed.run_task`) and of the
+    writes pass through unchanged.
+    """
+    from distributed import as_completed
+
+    total = len(futures)
+    it = as_completed(list(futures), loop=client.loop)
+    while True:
+        try:
+            fut = next(it)
+            value = fut.result()
+        except StopIteration:
+            return
+        except BaseException as exc:  # noqa: BLE001 - a lost cluster shows as cancelled futures (a BaseException)
+            why = lost_cluster(client, exc)
+            if why is None:
+                raise
+            raise ClusterLost(f"{why} after {written()} of {total} blocks of this run were written; the store keeps them: "
+                              "run the same command again to resume") from None
+        yield fut, value
+
+
+def lost_cluster(client: Any, exc: BaseException) -> str | None:
+    """What was lost when ``exc`` ended a task's wait, or ``None`` when ``exc`` is no loss of the cluster."""
+    from asyncio import CancelledError as AsyncCancelled
+    from concurrent.futures import CancelledError
+
+    from distributed import KilledWorker
+    from distributed.comm import CommClosedError
+
+    if isinstance(exc, KeyboardInterrupt):
+        return None
+    if isinstance(exc, KilledWorker):
+        worker = getattr(getattr(exc, "last_worker", None), "address", "?")
+        return (f"every worker that ran a block died ({exc.allowed_failures + 1} workers, the last {worker}; out of memory? "
+                "lower `block` in the sweep file)")
+    status = str(getattr(client, "status", ""))
+    if isinstance(exc, CancelledError | AsyncCancelled | CommClosedError | OSError | TimeoutError) and (
+            status != "running" or "connection" in str(exc).lower()):
+        address = getattr(getattr(client, "scheduler", None), "address", None) or "the scheduler"
+        return f"lost the dask scheduler {address}"
+    return None
 
 
 class _NoBar:
