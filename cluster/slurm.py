@@ -5,11 +5,12 @@ Run it on a login node (it stays running while the sweep does: use ``tmux``/``sc
 small job itself).  It starts a dask scheduler here, submits ``--jobs`` batch jobs that each run
 ``--processes`` dask workers, runs the sweep through the Python API and writes the results store here::
 
-    pip install "votebench[cluster]"
+    pip install -e '.[cluster]' -c cluster/constraints.txt   # from a clone: the versions the image pins
     python cluster/slurm.py sweep.toml --jobs 4 --cores 8 --memory 32GB --walltime 02:00:00 \\
         --queue normal --account myproject
     python cluster/slurm.py sweep.toml --pbs --jobs 4 --cores 8 --memory 32GB --queue workq
-    python cluster/slurm.py sweep.toml --dry-run          # print the job script, submit nothing
+    python cluster/slurm.py sweep.toml --dry-run          # print the job script; starts and submits nothing
+    python cluster/slurm.py sweep.toml --interface ib0    # scheduler and workers on the InfiniBand interface
 
 The workers open the sweep's inputs themselves: the input paths must be on a file system every compute
 node mounts (the paths are made absolute here), or fsspec URLs the nodes can reach.  A job killed by its
@@ -25,13 +26,8 @@ import sys
 from typing import Any
 
 
-def make_cluster(args: argparse.Namespace) -> Any:
-    """A dask-jobqueue ``SLURMCluster`` (or ``PBSCluster``) from the command-line options."""
-    try:
-        from dask_jobqueue import PBSCluster, SLURMCluster
-    except ImportError:
-        sys.exit("slurm.py: needs dask-jobqueue: pip install 'votebench[cluster]'")
-    kind = PBSCluster if args.pbs else SLURMCluster
+def job_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The dask-jobqueue options of one batch job (shared by the cluster and ``--dry-run``'s job script)."""
     kw: dict[str, Any] = dict(
         cores=args.cores,              # cores per job
         processes=args.processes,      # dask worker processes per job (threads per worker = cores / processes)
@@ -40,13 +36,41 @@ def make_cluster(args: argparse.Namespace) -> Any:
         queue=args.queue,
         account=args.account,
         job_name="votebench",
+        interface=args.interface,      # network interface of the workers (and of the scheduler here), e.g. ib0
         local_directory=args.local_directory,  # node-local scratch for spilling
         log_directory=args.log_directory,
         # activate the same environment on the compute nodes, e.g. ["source ~/venvs/votebench/bin/activate"]
         job_script_prologue=list(args.prologue),
         job_extra_directives=list(args.directive),
     )
-    return kind(**{k: v for k, v in kw.items() if v is not None})
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def job_classes(args: argparse.Namespace) -> tuple[Any, Any]:
+    """dask-jobqueue's (cluster class, job class) for SLURM, or PBS with ``--pbs``."""
+    try:
+        from dask_jobqueue import PBSCluster, SLURMCluster
+        from dask_jobqueue.pbs import PBSJob
+        from dask_jobqueue.slurm import SLURMJob
+    except ImportError:
+        sys.exit("slurm.py: needs dask-jobqueue: pip install -e '.[cluster]'")
+    return (PBSCluster, PBSJob) if args.pbs else (SLURMCluster, SLURMJob)
+
+
+def make_cluster(args: argparse.Namespace) -> Any:
+    """A dask-jobqueue ``SLURMCluster`` (or ``PBSCluster``) from the command-line options: starts a scheduler here."""
+    cluster_class, _ = job_classes(args)
+    return cluster_class(**job_options(args))
+
+
+def dry_run_script(args: argparse.Namespace) -> str:
+    """The job script one batch job would run, built without starting a scheduler or submitting anything.
+
+    The scheduler's address is not known before it starts: the script names it ``tcp://SCHEDULER:8786``, and the
+    real jobs receive the address of the scheduler that this script starts on this node.
+    """
+    _, job_class = job_classes(args)
+    return job_class(scheduler="tcp://SCHEDULER:8786", name="votebench-worker", **job_options(args)).job_script()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--walltime", default="01:00:00", help="walltime per job (default 01:00:00)")
     p.add_argument("--queue", default=None, help="partition (SLURM) / queue (PBS)")
     p.add_argument("--account", default=None, help="account / project to charge")
+    p.add_argument("--interface", default=None,
+                   help="network interface for the scheduler and the workers, e.g. ib0 or eth0 (default: dask's choice)")
     p.add_argument("--local-directory", default=None, help="node-local scratch folder, e.g. $TMPDIR")
     p.add_argument("--log-directory", default="dask-logs", help="folder for the jobs' logs (default dask-logs)")
     p.add_argument("--prologue", action="append", default=[], metavar="LINE",
@@ -69,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--directive", action="append", default=[], metavar="TEXT",
                    help="extra scheduler directive (repeatable), e.g. '--gres=gpu:0' or '-l mem=32gb'")
     p.add_argument("--overwrite", action="store_true", help="start from an empty store")
-    p.add_argument("--dry-run", action="store_true", help="print the job script and exit")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the job script and exit (starts no scheduler and submits nothing)")
     args = p.parse_args(argv)
     if args.processes is None:
         args.processes = args.cores
@@ -84,11 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     except VotebenchError as exc:
         print(f"slurm.py: error: {exc}", file=sys.stderr)
         return 2
+    if args.dry_run:
+        print(dry_run_script(args))
+        return 0
     cluster = make_cluster(args)
     try:
-        if args.dry_run:
-            print(cluster.job_script())
-            return 0
         cluster.scale(jobs=args.jobs)
         with Client(cluster) as client:
             print(f"scheduler {client.scheduler.address}; dashboard {client.dashboard_link}; "

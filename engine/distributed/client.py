@@ -18,8 +18,14 @@ from typing import Any
 
 from ..errors import VotebenchError
 
-__all__ = ["TaskFailed", "check_address", "check_handshake", "connect", "embedded_client", "run_task", "single_threaded",
-           "task_result"]
+__all__ = ["MATCHED_PACKAGES", "TaskFailed", "check_address", "check_handshake", "check_versions", "connect", "embedded_client",
+           "run_task", "single_threaded", "task_result", "version_mismatches"]
+
+#: packages whose versions must be the same on the client, the scheduler and every worker: the ones that serialise
+#: tasks and results (a mismatch fails late, inside a worker, or silently) and the ones that compute them (numpy's
+#: sorting and reductions, votebench itself), so that a cluster run gives the same bits as a local one.
+#: Python is compared by major.minor.
+MATCHED_PACKAGES = ("python", "dask", "distributed", "cloudpickle", "msgpack", "numpy", "votebench")
 
 
 def connect(scheduler: str | None) -> Any | None:
@@ -40,10 +46,67 @@ def connect(scheduler: str | None) -> Any | None:
     timeout = dask.config.get("distributed.comm.timeouts.connect")
     check_handshake(address, timeout)
     try:  # the connection timeout is dask's own setting (distributed.comm.timeouts.connect, 30 s by default)
-        return Client(address, timeout=timeout, set_as_default=False)
+        client = Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         why = str(exc).splitlines()[0] if str(exc) else repr(exc)
         raise VotebenchError(f"cannot connect to dask scheduler {address!r} ({why})") from None
+    try:
+        check_versions(client, address)
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+def version_mismatches(versions: dict[str, Any], packages: tuple[str, ...] = MATCHED_PACKAGES) -> list[str]:
+    """What differs between the client and the scheduler or a worker in ``versions`` (``Client.get_versions()``'s form).
+
+    Returns one phrase per package that differs, e.g. ``"dask 2026.8.0 here, 2026.3.0 on worker tcp://10.0.0.5:4001"``,
+    in the order of ``packages``; empty when everything matches.
+
+    Examples
+    --------
+    >>> here = {"packages": {"dask": "2026.8.0", "python": "3.11.7.final.0"}}
+    >>> there = {"packages": {"dask": "2026.3.0", "python": "3.11.9.final.0"}}
+    >>> version_mismatches({"client": here, "scheduler": here, "workers": {"tcp://w:1": there}})
+    ['dask 2026.8.0 here, 2026.3.0 on worker tcp://w:1']
+    """
+
+    def norm(name: str, value: Any) -> str:
+        text = "not installed" if value is None else str(value)
+        return ".".join(text.split(".")[:2]) if name == "python" and value is not None else text
+
+    mine = versions.get("client", {}).get("packages", {})
+    others = [("the scheduler", versions.get("scheduler") or {})]
+    others += [(f"worker {addr}", info or {}) for addr, info in sorted((versions.get("workers") or {}).items())]
+    out = []
+    for name in packages:
+        here = norm(name, mine.get(name))
+        for where, info in others:
+            there = norm(name, (info.get("packages") or {}).get(name))
+            if there != here:
+                out.append(f"{name} {here} here, {there} on {where}")
+                break  # one phrase per package keeps the message one line
+    return out
+
+
+def check_versions(client: Any, address: str) -> None:
+    """Refuse a cluster whose scheduler or workers run other versions of :data:`MATCHED_PACKAGES` than this client.
+
+    Workers that join later are not checked here (the scheduler's own check warns about them).
+
+    Raises
+    ------
+    VotebenchError
+        One line naming the first differing packages and where; the fix is one environment for all
+        (``cluster/constraints.txt``).
+    """
+    wanted = [p for p in MATCHED_PACKAGES if p not in ("python", "dask", "distributed", "cloudpickle", "msgpack", "numpy")]
+    differ = version_mismatches(client.get_versions(packages=wanted))
+    if differ:
+        shown = "; ".join(differ[:3]) + (f"; and {len(differ) - 3} more" if len(differ) > 3 else "")
+        raise VotebenchError(f"dask cluster {address!r} runs other versions than this client ({shown}): install the same "
+                             "versions everywhere, e.g. with cluster/constraints.txt")
 
 
 def check_handshake(address: str, timeout: Any) -> None:
