@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import skip_unless, tensor
+from .common import tensor
 
 VNR_RULES = ["plurality", "borda", "dowdall", "threshold", "baldwin", "condorcet", "copeland", "minimax"]
 
@@ -20,7 +20,7 @@ def _task_table(n_systems: int, n_tasks: int):
 
 
 class RankInMemory:
-    """``engine.rank`` of one rule, and ``engine.rank_rules`` of the eight Vote'n'Rank rules (issue 31's case)."""
+    """``engine.rank`` of one rule on a task-level table in memory."""
 
     params = [["borda", "copeland", "mean", "promethee2"], ["97x14", "1000x50"]]
     param_names = ["rule", "systems x tasks"]
@@ -37,10 +37,24 @@ class RankInMemory:
 
         engine.rank(self.scores, rule=rule)
 
-    def time_rank_rules_vnr8(self, rule, size):
+
+
+class RankRules:
+    """``engine.rank_rules`` of the eight Vote'n'Rank rules in one request (issue 31's case)."""
+
+    params = [["97x14", "1000x50"]]
+    param_names = ["systems x tasks"]
+
+    def setup(self, size):
         import engine
 
-        skip_unless(rule == "borda")  # one case per size
+        s, t = (int(v) for v in size.split("x"))
+        self.scores = _task_table(s, t)
+        engine.rank_rules(self.scores, VNR_RULES)
+
+    def time_rank_rules_vnr8(self, size):
+        import engine
+
         engine.rank_rules(self.scores, VNR_RULES)
 
 
