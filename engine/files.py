@@ -21,6 +21,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 from pathlib import Path
 from types import TracebackType
 
@@ -89,7 +90,10 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``target`` through a temporary file renamed into place.
 
     Removes the strays of earlier killed writes of ``target`` first.  The file
-    gets the usual permissions (``0o666`` less the umask).
+    gets the usual permissions (``0o666`` less the umask).  A ``target`` that is
+    a device, a FIFO or a socket is a stream: it is written directly, never
+    replaced (``--output /dev/null`` stays the device).  A symbolic link is
+    followed: the file it points to is replaced atomically and the link stays.
 
     Raises
     ------
@@ -97,6 +101,17 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
         When the folder does not exist or the file cannot be written (one line).
     """
     t = Path(target)
+    try:
+        mode = os.stat(t).st_mode  # follows symbolic links
+    except FileNotFoundError:  # no file yet, or a dangling link (its target is created)
+        mode = None
+    except OSError as exc:  # e.g. a loop of symbolic links
+        raise VotebenchError(f"{target}: cannot write output ({exc.strerror or exc})") from None
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        _write_stream(target, text)
+        return
+    if t.is_symlink():
+        t = Path(os.path.realpath(t))  # the link's final target is replaced, the link itself stays
     if not t.parent.exists():
         raise VotebenchError(f"{target}: folder {str(t.parent)!r} does not exist")
     remove_strays(t)
@@ -115,6 +130,19 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _write_stream(target: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` into the special file ``target`` (a device, a FIFO) as ``>`` would: opened, never created or replaced.
+
+    A FIFO without a reader blocks until one opens it, as with the shell.
+    """
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_NOCTTY)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
+    except OSError as exc:  # e.g. the reader of a FIFO went away (EPIPE), a socket
+        raise VotebenchError(f"{target}: cannot write output ({exc.strerror or exc})") from None
 
 
 def make_temp_dir(target: str | os.PathLike[str]) -> Path:
