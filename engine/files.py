@@ -22,12 +22,18 @@ import re
 import secrets
 import shutil
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
 from .errors import VotebenchError
 
-__all__ = ["WriterLock", "atomic_write_text", "make_temp_dir", "publish_dir", "remove_strays", "temp_name"]
+__all__ = ["STORAGE_ERRNOS", "WriterLock", "atomic_write_text", "make_temp_dir", "publish_dir", "remove_strays",
+           "storage_errors", "storage_oserror", "temp_name"]
+
+#: what a full disk, a read-only file system or missing permissions raise: said in one line by :func:`storage_errors`
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM})
 
 def temp_name(target: str | os.PathLike[str]) -> Path:
     """A fresh temporary path beside ``target``: ``.<name>.tmp-<pid>-<8 hex digits>``."""
@@ -145,6 +151,57 @@ def _write_stream(target: str | os.PathLike[str], text: str) -> None:
         raise VotebenchError(f"{target}: cannot write output ({exc.strerror or exc})") from None
 
 
+def storage_oserror(exc: BaseException) -> OSError | None:
+    """The :class:`OSError` of a full disk, a read-only file system or missing permissions (:data:`STORAGE_ERRNOS`)
+    that ``exc`` is or was raised from (its causes and contexts), else ``None``."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in STORAGE_ERRNOS:
+            return e
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def _belongs_to(name: str | os.PathLike[str], target: Path) -> bool:
+    """Whether the file ``name`` is ``target``, inside it, or one of its temporary or lock files beside it."""
+    p = Path(os.path.abspath(name))
+    t = Path(os.path.abspath(target))
+    return any(q == t or (q.parent == t.parent and q.name.startswith(f".{t.name}.")) for q in (p, *p.parents))
+
+
+@contextmanager
+def storage_errors(target: str | os.PathLike[str], what: str, then: str) -> Iterator[None]:
+    """Turn a full disk, a read-only file system or missing permissions while writing ``target`` into one line.
+
+    The :class:`VotebenchError` reads ``cannot write WHAT TARGET: <problem>; THEN`` (e.g. ``no space left on
+    device``, ``read-only file system``); an error on a file that is not ``target``'s (an input) names that file.
+    Any other error passes unchanged.
+
+    Parameters
+    ----------
+    target : path-like
+        The store being written.
+    what : str
+        How the message names it (``"results store"``).
+    then : str
+        What the user can do (``"re-run to resume"``).
+    """
+    try:
+        yield
+    except VotebenchError:
+        raise
+    except Exception as exc:
+        err = storage_oserror(exc)
+        if err is None:
+            raise
+        problem = os.strerror(err.errno).lower() if err.errno is not None else str(err)
+        if isinstance(err.filename, str) and not _belongs_to(err.filename, Path(target)):
+            raise VotebenchError(f"{err.filename}: {problem}") from None
+        raise VotebenchError(f"cannot write {what} {target}: {problem}; {then}") from None
+
+
 def make_temp_dir(target: str | os.PathLike[str]) -> Path:
     """Create an empty temporary folder beside ``target`` (usual permissions), after removing earlier strays."""
     t = Path(target)
@@ -227,8 +284,12 @@ class WriterLock:
             if same:
                 break
             os.close(fd)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError as exc:  # a full disk: the lock is not taken
+            os.close(fd)
+            raise VotebenchError(f"{self.target}: cannot lock the {self.what} ({exc.strerror or exc})") from None
         self._fd = fd
         return self
 

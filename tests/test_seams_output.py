@@ -11,12 +11,16 @@
 
 from __future__ import annotations
 
+import errno
+import json
 import os
+import re
 import stat
 import threading
 from pathlib import Path
 
 import pytest
+import xarray as xr
 from conftest import one_line_error, run_cli
 
 WIDE = "system,t1,t2,t3\nalpha,0.9,0.2,0.5\nbeta,0.4,0.8,0.6\ngamma,0.1,0.3,0.7\n"
@@ -129,3 +133,217 @@ def test_output_replaces_a_regular_file_atomically(capsys, scores, tmp_path, mon
     one_line_error(code, out, err, str(out_file), "No space left on device", prefix="votebench: error:")
     assert out_file.read_text() == "old contents\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt", "reference.txt", "scores.csv"]
+
+
+# ------------------------------------------------------------------------------------------- 2. storage failures
+SWEEP = """\
+seed = 3
+store = "{store}"
+
+[input]
+path = "{path}"
+
+[[rules]]
+name = "borda"
+
+[[perturbations]]
+kind = "bootstrap"
+over = "tasks"
+replicates = 40
+block = 5
+"""
+N_BLOCKS = 8  # 40 replicates in blocks of 5
+
+
+class DiskFault:
+    """A disk that fills up (or turns read-only) while a store is written: from the ``after``-th opening for writing of
+    a file under ``store`` whose path holds ``match``, every further write of a file under ``store`` fails with
+    ``code``, as it would once a disk is full.  Files are opened through :meth:`pathlib.Path.open` (as zarr does)."""
+
+    def __init__(self, monkeypatch, store: str, *, match: str = "", after: int = 0, code: int = errno.ENOSPC) -> None:
+        self.store, self.match, self.after, self.code = store, match, after, code
+        self.seen = 0
+        self.failed = 0
+        real = Path.open
+
+        def fake_open(path: Path, mode: str = "r", *args, **kwargs):
+            if any(c in mode for c in "wax+") and self.store in str(path):
+                self.seen += self.match in str(path)
+                if self.failed or self.seen > self.after:
+                    self.failed += 1
+                    raise OSError(self.code, os.strerror(self.code), str(path))
+            return real(path, mode, *args, **kwargs)
+
+        monkeypatch.setattr(Path, "open", fake_open)
+
+
+@pytest.fixture
+def sweep_input(tmp_path) -> Path:
+    """Scores of 4 systems on 4 tasks with a sidecar (so that no note about directions joins the error line)."""
+    p = tmp_path / "s.csv"
+    p.write_text("system,t1,t2,t3,t4\na,1,2,3,4\nb,2,1,4,3\nc,3,3,1,1\nd,0,4,2,2\n", encoding="utf-8")
+    (tmp_path / "s.meta.json").write_text(json.dumps({"higher_is_better": {f"t{i}": True for i in range(1, 5)}}))
+    return p
+
+
+def _same_stores(a: Path, b: Path) -> None:
+    """Every group of the results stores ``a`` and ``b`` holds the same variables with the same values."""
+    from conftest import load_all
+
+    ga, gb = load_all(a), load_all(b)
+    assert sorted(ga) == sorted(gb) and ga
+    for g in ga:
+        xr.testing.assert_equal(ga[g], gb[g])
+        assert bool(ga[g]["done"].all())
+
+
+def _blocks_computed(err: str) -> int:
+    m = re.search(r"computed (\d+) of (\d+) blocks in this run", err)
+    assert m and int(m.group(2)) == N_BLOCKS, err
+    return int(m.group(1))
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
+def test_sweep_on_a_full_or_read_only_disk_is_one_line_and_resumes(capsys, monkeypatch, tmp_path, sweep_input, code):
+    reference = tmp_path / "reference.zarr"
+    cfg = tmp_path / "sweep.toml"
+    cfg.write_text(SWEEP.format(store=reference, path=sweep_input), encoding="utf-8")
+    ok, out, err = run_cli(capsys, "sweep", cfg, "--no-progress")
+    assert ok == 0, err
+    store = tmp_path / "store.zarr"
+    with monkeypatch.context() as m:  # the disk fills up after 3 blocks are written
+        fault = DiskFault(m, "store.zarr", match="/done/c/", after=3, code=code)
+        one_line_error(*run_cli(capsys, "sweep", cfg, "--store", store, "--no-progress"), str(store),
+                       os.strerror(code).lower(), "re-run to resume", prefix="votebench: error: cannot write results store")
+        assert fault.failed >= 1
+    assert not list(store.rglob("*.partial"))
+    ok, out, err = run_cli(capsys, "sweep", cfg, "--store", store, "--no-progress")  # room again: the re-run resumes
+    assert ok == 0, err
+    assert _blocks_computed(err) == N_BLOCKS - 3
+    _same_stores(store, reference)
+
+
+def test_bootstrap_store_on_a_full_disk_is_one_line_and_resumes(capsys, monkeypatch, tmp_path, sweep_input):
+    args = ("bootstrap", sweep_input, "--replicates", 40, "--block", 5, "--format", "json")
+    ok, expected, err = run_cli(capsys, *args, "--store", tmp_path / "reference.zarr")
+    assert ok == 0, err
+    store = tmp_path / "store.zarr"
+    with monkeypatch.context() as m:
+        fault = DiskFault(m, "store.zarr", match="/done/c/", after=2)
+        one_line_error(*run_cli(capsys, *args, "--store", store), str(store), "no space left on device",
+                       "re-run to resume", prefix="votebench: error: cannot write results store")
+        assert fault.failed >= 1
+    ok, out, err = run_cli(capsys, *args, "--store", store)
+    assert ok == 0, err
+    assert out == expected
+    _same_stores(store, tmp_path / "reference.zarr")
+    assert json.loads(out)["replicates"] == 40
+
+
+def test_creating_a_store_on_a_read_only_disk_is_one_line(capsys, monkeypatch, tmp_path, sweep_input):
+    """The very first write of the store fails: one line, and no store or temporary folder is left."""
+    store = tmp_path / "store.zarr"
+    with monkeypatch.context() as m:
+        fault = DiskFault(m, "store.zarr", code=errno.EROFS)
+        one_line_error(*run_cli(capsys, "bootstrap", sweep_input, "--replicates", 10, "--store", store), str(store),
+                       "read-only file system", prefix="votebench: error: cannot write results store")
+        assert fault.failed == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.csv", "s.meta.json"]
+
+
+@pytest.mark.parametrize("code", [errno.EROFS, errno.EACCES])
+def test_the_writer_lock_on_a_read_only_disk_is_one_line(capsys, monkeypatch, tmp_path, sweep_input, code):
+    cfg = tmp_path / "sweep.toml"
+    store = tmp_path / "store.zarr"
+    cfg.write_text(SWEEP.format(store=store, path=sweep_input), encoding="utf-8")
+    real_open = os.open
+
+    def fake_open(path, flags, *args, **kwargs):
+        if str(path).endswith(".store.zarr.lock"):
+            raise OSError(code, os.strerror(code), str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "open", fake_open)
+        one_line_error(*run_cli(capsys, "sweep", cfg, "--no-progress"), str(store), "cannot lock the results store",
+                       os.strerror(code), prefix="votebench: error:")
+    assert not store.exists()
+
+
+def test_a_full_disk_while_writing_the_lock_is_one_line(capsys, monkeypatch, tmp_path, sweep_input):
+    """The lock file is created but the pid cannot be written into it: one line, and the lock is not left taken."""
+    cfg = tmp_path / "sweep.toml"
+    store = tmp_path / "store.zarr"
+    cfg.write_text(SWEEP.format(store=store, path=sweep_input), encoding="utf-8")
+    real_open, real_write = os.open, os.write
+    lock_fds: set[int] = set()
+
+    def fake_open(path, flags, *args, **kwargs):
+        fd = real_open(path, flags, *args, **kwargs)
+        if str(path).endswith(".store.zarr.lock"):
+            lock_fds.add(fd)
+        return fd
+
+    def fake_write(fd, data):
+        if fd in lock_fds:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "open", fake_open)
+        m.setattr(os, "write", fake_write)
+        one_line_error(*run_cli(capsys, "sweep", cfg, "--no-progress"), str(store), "cannot lock the results store",
+                       "No space left on device", prefix="votebench: error:")
+        assert lock_fds
+    from engine.files import WriterLock
+
+    with WriterLock(store, "results store"):  # not held by the failed run
+        pass
+
+
+LONG = "system,task,instance,score\n" + "".join(
+    f"{s},{t},{k},{(3 * i + 5 * j + 7 * k) % 11 / 10}\n"
+    for i, s in enumerate("abcd") for j, t in enumerate(("t1", "t2", "t3")) for k in range(6))
+
+
+def test_convert_on_a_full_disk_is_one_line_and_a_rerun_writes_the_store(capsys, monkeypatch, tmp_path):
+    src = tmp_path / "long.csv"
+    src.write_text(LONG, encoding="utf-8")
+    (tmp_path / "long.meta.json").write_text(json.dumps({"higher_is_better": {"t1": True, "t2": True, "t3": True}}))
+    ok, out, err = run_cli(capsys, "convert", src, tmp_path / "reference.zarr")
+    assert ok == 0, err
+    store = tmp_path / "store.zarr"
+    with monkeypatch.context() as m:
+        fault = DiskFault(m, "store.zarr", match="/scores/c/", after=0)
+        one_line_error(*run_cli(capsys, "convert", src, store), str(store), "no space left on device",
+                       prefix="votebench: error: cannot write zarr store")
+        assert fault.failed >= 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.csv", "long.meta.json", "reference.zarr"]  # no half store
+    ok, out, err = run_cli(capsys, "convert", src, store)
+    assert ok == 0, err
+    from engine.io import open_scores
+
+    got, ref = open_scores(store), open_scores(tmp_path / "reference.zarr")
+    xr.testing.assert_equal(got, ref)
+    rows = [line.split(",") for line in LONG.splitlines()[1:]]  # the scores against the CSV itself
+    for s, t, k, v in rows:
+        assert float(got.sel(system=s, task=t, instance=int(k)).values) == float(v)
+
+
+def test_an_input_that_cannot_be_read_is_named_not_the_store(tmp_path):
+    """A permission error on a file that is not the store's names that file (it is not a store write)."""
+    from engine.errors import VotebenchError
+    from engine.files import storage_errors
+
+    store, other = tmp_path / "st.zarr", tmp_path / "input.csv"
+    with pytest.raises(VotebenchError, match=r"^" + re.escape(f"{other}: permission denied") + "$"):
+        with storage_errors(store, "results store", "re-run to resume"):
+            raise OSError(errno.EACCES, os.strerror(errno.EACCES), str(other))
+    inside = store / "g" / "done" / "c" / "0"
+    for name in (inside, tmp_path / ".st.zarr.lock", tmp_path / ".st.zarr.tmp-1-0123abcd" / "zarr.json"):
+        with pytest.raises(VotebenchError, match=r"^cannot write results store .*st\.zarr: permission denied; re-run"):
+            with storage_errors(store, "results store", "re-run to resume"):
+                raise OSError(errno.EACCES, os.strerror(errno.EACCES), str(name))
+    with pytest.raises(OSError, match="Connection refused"):  # anything else passes unchanged
+        with storage_errors(store, "results store", "re-run to resume"):
+            raise ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
