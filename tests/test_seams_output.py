@@ -347,3 +347,109 @@ def test_an_input_that_cannot_be_read_is_named_not_the_store(tmp_path):
     with pytest.raises(OSError, match="Connection refused"):  # anything else passes unchanged
         with storage_errors(store, "results store", "re-run to resume"):
             raise ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused")
+
+
+# ------------------------------------------------------------------------------------------- 3. names in report tables
+NASTY_SYSTEMS = ["<img src=x onerror=alert(1)>", "a|b", "c\\|d", "**bold**", "[x](javascript:alert(1))", "e&lt;f",
+                 "`code`", "~~gone~~"]
+NASTY_TASKS = ["<b>t1</b>", "t|2", "_t3_"]
+_PUNCT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")  # CommonMark: the ASCII punctuation a backslash escapes
+
+
+def gfm_cells(line: str) -> list[str]:
+    """The raw cells of a GFM table row: split at the pipes that no backslash escapes (a backslash escapes the next
+    character, so ``\\\\|`` is an escaped backslash and then a border)."""
+    assert line.startswith("|") and line.endswith("|"), line
+    cells, cur, i = [], "", 1
+    while i < len(line) - 1:
+        c = line[i]
+        if c == "\\" and i + 1 < len(line) - 1:
+            cur += line[i:i + 2]
+            i += 2
+            continue
+        if c == "|":
+            cells.append(cur)
+            cur = ""
+        else:
+            cur += c
+        i += 1
+    cells.append(cur)
+    return [c.strip() for c in cells]
+
+
+def shown_text(cell: str) -> str:
+    """What a CommonMark renderer shows for ``cell`` when it holds no markup: backslash escapes and the three
+    entities resolved; a raw ``<``, ``>`` or an unescaped markup character in it fails (it would be live)."""
+    out, i = "", 0
+    while i < len(cell):
+        c = cell[i]
+        if c == "\\" and i + 1 < len(cell) and cell[i + 1] in _PUNCT:
+            out += cell[i + 1]
+            i += 2
+            continue
+        if c == "&":
+            m = re.match(r"&(amp|lt|gt);", cell[i:])
+            assert m, f"a bare & in {cell!r}"
+            out += {"amp": "&", "lt": "<", "gt": ">"}[m.group(1)]
+            i += len(m.group(0))
+            continue
+        assert c not in "<>|*_[]`~\\", f"unescaped {c!r} in {cell!r}"
+        out += c
+        i += 1
+    return out
+
+
+def test_gfm_helpers_see_live_markup():
+    """The checkers fail on what the report wrote before the fix (only | escaped)."""
+    old = "| " + " | ".join(s.replace("|", "\\|") for s in NASTY_SYSTEMS) + " |"
+    with pytest.raises(AssertionError):
+        [shown_text(c) for c in gfm_cells(old)]
+    assert len(gfm_cells("| c\\\\|d |")) == 2  # an escaped backslash, then a border: the old cell of "c\|d" split
+    assert shown_text("&lt;img&gt; a\\|b \\*") == "<img> a|b *"
+
+
+def test_report_tables_escape_system_and_task_names(tmp_path):
+    import html.parser
+
+    import numpy as np
+
+    import engine
+    from engine.app.report import build_report
+
+    rng = np.random.default_rng(5)
+    scores = engine.scores_from_array(rng.random((len(NASTY_SYSTEMS), len(NASTY_TASKS))), systems=NASTY_SYSTEMS,
+                                      tasks=NASTY_TASKS)
+    index = build_report(scores, tmp_path / "r", rules=["borda"], replicates=0, repeats=0, formats=("png",))
+    tables = sorted((index.parent / "tables").glob("*.md"))
+    assert tables
+    seen_systems: set[str] = set()
+    for md in tables:
+        lines = md.read_text(encoding="utf-8").splitlines()
+        assert "<" not in md.read_text(encoding="utf-8") and ">" not in md.read_text(encoding="utf-8"), md.name
+        n = len(gfm_cells(lines[0]))
+        for line in [lines[0], *lines[2:]]:
+            cells = gfm_cells(line)
+            assert len(cells) == n, (md.name, line)  # no name adds a column
+            shown = [shown_text(c) for c in cells]
+            seen_systems |= set(shown) & set(NASTY_SYSTEMS)
+    assert seen_systems == set(NASTY_SYSTEMS)  # every name shown verbatim (task names, where a table has them, too:
+    # shown_text fails on any unescaped character, whatever the cell holds)
+
+    class Tags(html.parser.HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tags: list[tuple[str, dict]] = []
+            self.text: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append((tag, dict(attrs)))
+
+        def handle_data(self, data):
+            self.text.append(data)
+
+    page = Tags()
+    page.feed(index.read_text(encoding="utf-8"))
+    assert not any(k.startswith("on") for _, attrs in page.tags for k in attrs)  # no event handler from a name
+    assert all(attrs.get("src", "").startswith("figures/") for tag, attrs in page.tags if tag == "img")
+    shown = set(page.text)
+    assert set(NASTY_SYSTEMS) <= shown  # as text of the HTML tables
