@@ -453,3 +453,44 @@ def test_report_tables_escape_system_and_task_names(tmp_path):
     assert all(attrs.get("src", "").startswith("figures/") for tag, attrs in page.tags if tag == "img")
     shown = set(page.text)
     assert set(NASTY_SYSTEMS) <= shown  # as text of the HTML tables
+
+
+# ------------------------------------------------------------------------------------------- 4. experiment --list
+def test_experiment_list_executes_nothing(capsys, monkeypatch, tmp_path):
+    """`votebench experiment --list --root DIR` reads the titles of DIR's run.py files without running them."""
+    import engine.experiment as ex
+
+    marker = tmp_path / "executed"
+    root = tmp_path / "project"
+    trap = (f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n"
+            "TITLE = ('A title ' \n         'in two pieces')\nDESCRIPTION: str = 'd'\n"
+            "def run(out, *, smoke=False, scheduler=None):\n    return {{}}\n")
+    broken = {"nosyntax": "TITLE = 'x'\ndef run(:\n", "notitle": "DESCRIPTION = 'd'\ndef run(out): pass\n",
+              "computed": "TITLE = 'a'.upper()\nDESCRIPTION = 'd'\nfrom x import run\n"}
+    for name, text in {"trap": trap, **broken}.items():
+        (root / "experiments" / name).mkdir(parents=True)
+        (root / "experiments" / name / "run.py").write_text(text.replace("{{}}", "{}"))
+    monkeypatch.setattr(ex, "ROOT", ex.ROOT)  # --root changes it; restored after the test
+    code, out, err = run_cli(capsys, "experiment", "--list", "--root", root)
+    assert code == 0, err
+    assert not marker.exists()  # nothing of DIR ran
+    lines = dict(line.split(None, 1) for line in out.splitlines())
+    assert lines["trap"] == "A title in two pieces"
+    assert "cannot be loaded" in lines["nosyntax"] and "SyntaxError" in lines["nosyntax"]
+    assert "does not define TITLE" in lines["notitle"]
+    assert "not a string literal" in lines["computed"]
+    assert sorted(lines) == ["computed", "nosyntax", "notitle", "trap"]
+    # running it still executes it (that is what running is for)
+    code, out, err = run_cli(capsys, "experiment", "trap", "--root", root, "--out", tmp_path / "o")
+    assert code == 0, err
+    assert marker.read_text() == "ran"
+
+
+def test_experiment_titles_read_from_source_equal_the_imported_ones():
+    """The paper reproductions of this repository: the title read with ast is the one the module defines."""
+    import engine.experiment as ex
+
+    names = ex.experiment_names()
+    assert names
+    for name in names:
+        assert ex.experiment_title(name) == ex.load_experiment(name).TITLE
