@@ -494,3 +494,47 @@ def test_experiment_titles_read_from_source_equal_the_imported_ones():
     assert names
     for name in names:
         assert ex.experiment_title(name) == ex.load_experiment(name).TITLE
+
+
+# ------------------------------------------------------------------------------------------- 5. dashboard cookie
+def test_dashboard_cookie_is_named_for_its_port(tmp_path):
+    """Two dashboards on one host (cookies ignore ports: a browser sends both cookies to both): each accepts only
+    its own cookie, named for its port, HttpOnly, SameSite=Strict, Path=/."""
+    import http.cookiejar
+    import urllib.error
+    import urllib.request
+
+    from engine.app.dashboard import start_in_background
+
+    tokens = ["first-token-0123456789abcdef", "second-token-0123456789abcdef"]
+    boards = [start_in_background(tmp_path / f"missing{i}.zarr", port=0, poll=0.2, heartbeat=5.0, token=t)
+              for i, t in enumerate(tokens)]
+    try:
+        jar = http.cookiejar.CookieJar()  # one browser
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        url0, url1 = boards[0].url, boards[1].url
+        port0 = int(url0.split("?")[0].rstrip("/").rsplit(":", 1)[1])
+        port1 = int(url1.split("?")[0].rstrip("/").rsplit(":", 1)[1])
+        assert port0 != port1
+        with browser.open(url0, timeout=10) as resp:  # the printed URL: sets the cookie, redirects to /
+            assert resp.status == 200
+        (cookie,) = list(jar)
+        assert cookie.name == f"votebench_token_{port0}" and cookie.value == tokens[0] and cookie.path == "/"
+        assert cookie.has_nonstandard_attr("HttpOnly") and cookie.get_nonstandard_attr("SameSite") == "Strict"
+        base0, base1 = url0.split("?")[0], url1.split("?")[0]
+        with browser.open(base0 + "api/snapshot", timeout=10) as resp:  # the first server: its own cookie serves
+            assert resp.status == 200
+        with pytest.raises(urllib.error.HTTPError) as info:  # the jar sends the same cookie to the other port
+            browser.open(base1 + "api/snapshot", timeout=10)
+        assert info.value.code == 401
+        # the first server's cookie carrying the second server's token under the first port's name: refused too
+        req = urllib.request.Request(base1 + "api/snapshot", headers={"Cookie": f"votebench_token_{port0}={tokens[1]}"})
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(req, timeout=10)
+        assert info.value.code == 401
+        req = urllib.request.Request(base1 + "api/snapshot", headers={"Cookie": f"votebench_token_{port1}={tokens[1]}"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            assert resp.status == 200
+    finally:
+        for b in boards:
+            b.stop()
