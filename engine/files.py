@@ -98,8 +98,10 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
     Removes the strays of earlier killed writes of ``target`` first.  The file
     gets the usual permissions (``0o666`` less the umask).  A ``target`` that is
     a device, a FIFO or a socket is a stream: it is written directly, never
-    replaced (``--output /dev/null`` stays the device).  A symbolic link is
-    followed: the file it points to is replaced atomically and the link stays.
+    replaced (``--output /dev/null`` stays the device), and so is a file reached
+    through ``/dev/stdout`` or ``/proc/self/fd/N`` (appended to: it is the shell's
+    ``> file``).  Any other symbolic link is followed: the file it points to is
+    replaced atomically and the link stays.
 
     Raises
     ------
@@ -115,6 +117,9 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
         raise VotebenchError(f"{target}: cannot write output ({exc.strerror or exc})") from None
     if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
         _write_stream(target, text)
+        return
+    if mode is not None and stat.S_ISREG(mode) and _open_file_link(t):  # /dev/stdout of `> file` or `>> file`
+        _write_stream(target, text, append=True)
         return
     if t.is_symlink():
         t = Path(os.path.realpath(t))  # the link's final target is replaced, the link itself stays
@@ -138,13 +143,27 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
         raise
 
 
-def _write_stream(target: str | os.PathLike[str], text: str) -> None:
+def _open_file_link(path: Path) -> bool:
+    """Whether ``path`` reaches its file through the kernel's links to open files (``/dev/stdout``, ``/dev/fd/N``,
+    ``/proc/self/fd/N``): the file is another process's open output, to be written into, not replaced."""
+    p = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit of links followed
+        if not os.path.islink(p):
+            return False
+        if p.startswith(("/dev/", "/proc/")):  # a link of the kernel's: /dev/stdout, /dev/fd/1, /proc/self/fd/1
+            return True
+        p = os.path.normpath(os.path.join(os.path.dirname(p), os.readlink(p)))
+    return False
+
+
+def _write_stream(target: str | os.PathLike[str], text: str, *, append: bool = False) -> None:
     """Write ``text`` into the special file ``target`` (a device, a FIFO) as ``>`` would: opened, never created or replaced.
 
-    A FIFO without a reader blocks until one opens it, as with the shell.
+    A FIFO without a reader blocks until one opens it, as with the shell.  ``append``: at the end of the file
+    (an open output reached through ``/dev/stdout``).
     """
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_NOCTTY)
+        fd = os.open(target, os.O_WRONLY | os.O_NOCTTY | (os.O_APPEND if append else 0))
         with os.fdopen(fd, "wb") as fh:
             fh.write(text.encode("utf-8"))
     except OSError as exc:  # e.g. the reader of a FIFO went away (EPIPE), a socket

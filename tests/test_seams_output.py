@@ -538,3 +538,25 @@ def test_dashboard_cookie_is_named_for_its_port(tmp_path):
     finally:
         for b in boards:
             b.stop()
+
+
+def test_output_through_a_link_to_an_open_file_appends_to_it(capsys, scores, tmp_path):
+    """`--output /dev/stdout >> log`: the kernel's link to an open file is written into, not replaced by a new file
+    (replacing it would drop what `>>` kept, and replace /dev/stdout itself when run as root)."""
+    expected = _regular_output(capsys, scores, tmp_path)
+    log = tmp_path / "log.txt"
+    log.write_bytes(b"earlier lines\n")
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND)  # what the shell opens for `>> log.txt`
+    try:
+        fd_link = Path(f"/proc/self/fd/{fd}")
+        if not fd_link.is_symlink():
+            pytest.skip("no /proc/self/fd here")
+        stdout = tmp_path / "stdout"
+        stdout.symlink_to(fd_link)  # as /dev/stdout -> /proc/self/fd/1
+        ino = log.stat().st_ino
+        code, out, err = run_cli(capsys, "rank", scores, "--output", stdout)
+        assert code == 0, err
+        assert stdout.is_symlink() and os.readlink(stdout) == str(fd_link)
+        assert log.stat().st_ino == ino and log.read_bytes() == b"earlier lines\n" + expected
+    finally:
+        os.close(fd)
