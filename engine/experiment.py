@@ -40,7 +40,7 @@ from typing import Any
 from .errors import VotebenchError
 
 __all__ = ["ROOT", "find_root", "data_path",
-           "experiments_dir", "experiment_names", "load_experiment", "list_experiments", "run_experiment",
+           "experiments_dir", "experiment_names", "experiment_title", "load_experiment", "list_experiments", "run_experiment",
            "default_out", "use_root", "load_config", "json_safe", "write_json", "markdown_table", "format_value",
            "ComparisonLog", "STATUSES", "scheduler_context", "dask_compute"]
 
@@ -156,6 +156,52 @@ def load_experiment(name: str) -> ModuleType:
         what = ", ".join(missing) if missing else "a callable run"
         raise VotebenchError(f"experiment {name!r} ({path}) does not define {what}")
     return module
+
+
+def experiment_title(name: str) -> str:
+    """The ``TITLE`` of ``experiments/<name>/run.py``, read from its source without running any of it.
+
+    ``votebench experiment --list`` lists a folder it may not trust (``--root DIR``): the file is parsed
+    (:mod:`ast`), never imported, so ``TITLE`` must be a string literal (``DESCRIPTION`` and ``run`` are
+    checked to be defined at the top level).
+
+    Raises
+    ------
+    VotebenchError
+        Unknown name, a ``run.py`` that does not parse, or one without a literal ``TITLE``, a ``DESCRIPTION`` or
+        a ``run``.
+    """
+    import ast
+
+    names = experiment_names()
+    if name not in names:
+        known = ", ".join(names) if names else "none"
+        raise VotebenchError(f"unknown experiment {name!r}; known experiments: {known}")
+    path = experiments_dir() / name / "run.py"
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError, OSError) as exc:
+        raise VotebenchError(f"experiment {name!r} cannot be loaded ({path}): {type(exc).__name__}: {exc}") from None
+    defined: dict[str, ast.AST | None] = {}  # top-level name -> the value last assigned (None: a def, an import)
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            defined.update({t.id: node.value for t in node.targets if isinstance(t, ast.Name)})
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            defined[node.target.id] = node.value
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined[node.name] = None
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            defined.update({(a.asname or a.name).split(".")[0]: None for a in node.names})
+    missing = [attr for attr in _REQUIRED if attr not in defined]
+    if missing:
+        raise VotebenchError(f"experiment {name!r} ({path}) does not define {', '.join(missing)}")
+    try:
+        title = ast.literal_eval(defined["TITLE"]) if defined["TITLE"] is not None else None
+    except ValueError:
+        title = None
+    if not isinstance(title, str):
+        raise VotebenchError(f"experiment {name!r} ({path}): TITLE is not a string literal (listed without running run.py)")
+    return title
 
 
 def list_experiments() -> dict[str, ModuleType]:

@@ -21,12 +21,19 @@ import os
 import re
 import secrets
 import shutil
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
 from .errors import VotebenchError
 
-__all__ = ["WriterLock", "atomic_write_text", "make_temp_dir", "publish_dir", "remove_strays", "temp_name"]
+__all__ = ["STORAGE_ERRNOS", "WriterLock", "atomic_write_text", "make_temp_dir", "publish_dir", "remove_strays",
+           "storage_errors", "storage_oserror", "temp_name"]
+
+#: what a full disk, a read-only file system or missing permissions raise: said in one line by :func:`storage_errors`
+STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM})
 
 def temp_name(target: str | os.PathLike[str]) -> Path:
     """A fresh temporary path beside ``target``: ``.<name>.tmp-<pid>-<8 hex digits>``."""
@@ -89,7 +96,12 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``target`` through a temporary file renamed into place.
 
     Removes the strays of earlier killed writes of ``target`` first.  The file
-    gets the usual permissions (``0o666`` less the umask).
+    gets the usual permissions (``0o666`` less the umask).  A ``target`` that is
+    a device, a FIFO or a socket is a stream: it is written directly, never
+    replaced (``--output /dev/null`` stays the device), and so is a file reached
+    through ``/dev/stdout`` or ``/proc/self/fd/N`` (appended to: it is the shell's
+    ``> file``).  Any other symbolic link is followed: the file it points to is
+    replaced atomically and the link stays.
 
     Raises
     ------
@@ -97,6 +109,20 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
         When the folder does not exist or the file cannot be written (one line).
     """
     t = Path(target)
+    try:
+        mode = os.stat(t).st_mode  # follows symbolic links
+    except FileNotFoundError:  # no file yet, or a dangling link (its target is created)
+        mode = None
+    except OSError as exc:  # e.g. a loop of symbolic links
+        raise VotebenchError(f"{target}: cannot write output ({exc.strerror or exc})") from None
+    if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        _write_stream(target, text)
+        return
+    if mode is not None and stat.S_ISREG(mode) and _open_file_link(t):  # /dev/stdout of `> file` or `>> file`
+        _write_stream(target, text, append=True)
+        return
+    if t.is_symlink():
+        t = Path(os.path.realpath(t))  # the link's final target is replaced, the link itself stays
     if not t.parent.exists():
         raise VotebenchError(f"{target}: folder {str(t.parent)!r} does not exist")
     remove_strays(t)
@@ -115,6 +141,84 @@ def atomic_write_text(target: str | os.PathLike[str], text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _open_file_link(path: Path) -> bool:
+    """Whether ``path`` reaches its file through the kernel's links to open files (``/dev/stdout``, ``/dev/fd/N``,
+    ``/proc/self/fd/N``): the file is another process's open output, to be written into, not replaced."""
+    p = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit of links followed
+        if not os.path.islink(p):
+            return False
+        if p.startswith(("/dev/", "/proc/")):  # a link of the kernel's: /dev/stdout, /dev/fd/1, /proc/self/fd/1
+            return True
+        p = os.path.normpath(os.path.join(os.path.dirname(p), os.readlink(p)))
+    return False
+
+
+def _write_stream(target: str | os.PathLike[str], text: str, *, append: bool = False) -> None:
+    """Write ``text`` into the special file ``target`` (a device, a FIFO) as ``>`` would: opened, never created or replaced.
+
+    A FIFO without a reader blocks until one opens it, as with the shell.  ``append``: at the end of the file
+    (an open output reached through ``/dev/stdout``).
+    """
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_NOCTTY | (os.O_APPEND if append else 0))
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
+    except OSError as exc:  # e.g. the reader of a FIFO went away (EPIPE), a socket
+        raise VotebenchError(f"{target}: cannot write output ({exc.strerror or exc})") from None
+
+
+def storage_oserror(exc: BaseException) -> OSError | None:
+    """The :class:`OSError` of a full disk, a read-only file system or missing permissions (:data:`STORAGE_ERRNOS`)
+    that ``exc`` is or was raised from (its causes and contexts), else ``None``."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in STORAGE_ERRNOS:
+            return e
+        e = e.__cause__ or e.__context__
+    return None
+
+
+def _belongs_to(name: str | os.PathLike[str], target: Path) -> bool:
+    """Whether the file ``name`` is ``target``, inside it, or one of its temporary or lock files beside it."""
+    p = Path(os.path.abspath(name))
+    t = Path(os.path.abspath(target))
+    return any(q == t or (q.parent == t.parent and q.name.startswith(f".{t.name}.")) for q in (p, *p.parents))
+
+
+@contextmanager
+def storage_errors(target: str | os.PathLike[str], what: str, then: str) -> Iterator[None]:
+    """Turn a full disk, a read-only file system or missing permissions while writing ``target`` into one line.
+
+    The :class:`VotebenchError` reads ``cannot write WHAT TARGET: <problem>; THEN`` (e.g. ``no space left on
+    device``, ``read-only file system``); an error on a file that is not ``target``'s (an input) names that file.
+    Any other error passes unchanged.
+
+    Parameters
+    ----------
+    target : path-like
+        The store being written.
+    what : str
+        How the message names it (``"results store"``).
+    then : str
+        What the user can do (``"re-run to resume"``).
+    """
+    try:
+        yield
+    except VotebenchError:
+        raise
+    except Exception as exc:
+        err = storage_oserror(exc)
+        if err is None:
+            raise
+        problem = os.strerror(err.errno).lower() if err.errno is not None else str(err)
+        if isinstance(err.filename, str) and not _belongs_to(err.filename, Path(target)):
+            raise VotebenchError(f"{err.filename}: {problem}") from None
+        raise VotebenchError(f"cannot write {what} {target}: {problem}; {then}") from None
 
 
 def make_temp_dir(target: str | os.PathLike[str]) -> Path:
@@ -199,8 +303,12 @@ class WriterLock:
             if same:
                 break
             os.close(fd)
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError as exc:  # a full disk: the lock is not taken
+            os.close(fd)
+            raise VotebenchError(f"{self.target}: cannot lock the {self.what} ({exc.strerror or exc})") from None
         self._fd = fd
         return self
 

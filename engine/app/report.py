@@ -164,8 +164,15 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-") or "x"
 
 
+#: what a Markdown table cell must not carry as it is: HTML (``<`` ``>`` ``&`` as entities, so that a name such as
+#: ``<img src=x onerror=...>`` stays text), the cell border ``|`` and inline markup (backslash escapes, CommonMark)
+_MD = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_",
+       "[": "\\[", "]": "\\]", "~": "\\~"}
+
+
 def _md_cell(v: object) -> str:
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    """``v`` as the text of a Markdown (GFM) table cell: shown verbatim wherever the table is rendered."""
+    return "".join(_MD.get(c, c) for c in " ".join(str(v).splitlines()))
 
 
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",

@@ -7,6 +7,7 @@ import csv
 import io
 import math
 import sys
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,7 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
     """The bootstrap result object (``rule``, ``over``, ``replicates``, ``seed``, ``interval``, ``ranking``, ``stability``)
     of ``args.input``; its notes (directions assumed, what a policy left out) start with ``prefix``."""
     from ...battles import battle_request, bootstrap_battles, input_kind
+    from ...files import storage_errors
     from ...sweep import bootstrap_input
 
     battles = input_kind(args.input, getattr(args, "input_format", None)) == "battles"
@@ -80,10 +82,11 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
         ds = bootstrap_battles(args.input, replicates=args.replicates, seed=args.seed, level=args.interval,
                                **battle_request(opts, args.input))
         return _result(args, ds, None, opts, prefix)
-    ds, scores = bootstrap_input(args.input, over=args.over, replicates=args.replicates, seed=args.seed, block=args.block,
-                                 store=args.store, overwrite=args.overwrite, client=client, progress=sys.stderr.isatty(),
-                                 meta=args.meta, lower_is_better=lower_list(args.lower_is_better),
-                                 loader=loader_options(args), **opts)
+    with storage_errors(args.store, "results store", "re-run to resume") if args.store else nullcontext():
+        ds, scores = bootstrap_input(args.input, over=args.over, replicates=args.replicates, seed=args.seed,
+                                     block=args.block, store=args.store, overwrite=args.overwrite, client=client,
+                                     progress=sys.stderr.isatty(), meta=args.meta,
+                                     lower_is_better=lower_list(args.lower_is_better), loader=loader_options(args), **opts)
     return _result(args, ds, scores, opts, prefix)
 
 

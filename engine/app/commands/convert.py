@@ -21,8 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Convert, then say on stderr what was written and how."""
     from ...convert import convert
+    from ...files import storage_errors
 
-    info = convert(args.input, args.store, meta=args.meta, overwrite=args.overwrite)
+    with storage_errors(args.store, "zarr store", "nothing was written (re-run when there is room)"):
+        info = convert(args.input, args.store, meta=args.meta, overwrite=args.overwrite)
     how = f"streamed {info['rows']} rows" if info["streamed"] else "read in memory"
     missing = "" if info["missing"] is None else f", {info['missing']} missing score(s)"
     print(f"votebench: wrote {info['store']}: {info['systems']} systems x {info['tasks']} tasks x {info['instances']} "

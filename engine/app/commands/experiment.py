@@ -15,7 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """NAME, ``--list``, ``--smoke``, ``--out``, ``--scheduler``, ``--root``."""
     p = parser
     p.add_argument("name", nargs="?", default=None, metavar="NAME", help="experiment to run (see --list)")
-    p.add_argument("--list", action="store_true", help="list the experiments and exit")
+    p.add_argument("--list", action="store_true",
+                   help="list the experiments and exit (their titles are read, no run.py is executed)")
     p.add_argument("--smoke", action="store_true", help="reduced size (a few seconds; what CI runs)")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="output folder (default: results/experiments/NAME in the repository)")
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         width = max(len(n) for n in names)
         for name in names:
             try:
-                title = _one_line(ex.load_experiment(name).TITLE)
+                title = _one_line(ex.experiment_title(name))  # read from the source: listing runs no code of DIR
             except VotebenchError as exc:
                 title = f"(cannot be loaded: {exc})"
             print(f"{name:<{width}}  {title}")

@@ -38,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load the sweep, run it (with the live dashboard when asked), print what the store holds."""
     from ...distributed import embedded_client
+    from ...files import storage_errors
     from ...sweep import direction_notes, load_config, resolve_store, run_sweep
 
     token = None
@@ -60,8 +61,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.dashboard:
             board = _start_dashboard(args, resolve_store(cfg.store), client, token)
-        path = run_sweep(cfg, client=client, overwrite=args.overwrite, progress=not args.no_progress,
-                         on_block=computed.append)
+        with storage_errors(resolve_store(cfg.store), "results store", "re-run to resume"):  # a full disk: one line
+            path = run_sweep(cfg, client=client, overwrite=args.overwrite, progress=not args.no_progress,
+                             on_block=computed.append)
         if client is not None:
             client.close()
             client = None
