@@ -110,7 +110,7 @@ def _single_winner(label: str, name: str, sc: np.ndarray, systems: Sequence[str]
     distinct = np.unique(min_rank(sc[ranked])).size if n else 0
     if n < 3 or distinct > 2:
         return None
-    top = [systems[j] for j in np.flatnonzero(ranked & (sc == np.nanmax(sc)))]
+    top = [systems[j] for j in np.flatnonzero(ranked & (sc == np.nanmax(sc))).tolist()]
     if distinct == 1:
         text = f"{label}: every system ties (no {'Condorcet ' if name == 'condorcet' else ''}winner)"
     else:

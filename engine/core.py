@@ -221,7 +221,7 @@ def weights_vector(weights: Any, tasks: Sequence[str], groups: Sequence[str]) ->
 def describe_missing(missing: np.ndarray, systems: Sequence[str], tasks: Sequence[str]) -> str:
     total = int(missing.sum())
     t_idx, s_idx = np.nonzero(missing)
-    where = ", ".join(f"{systems[s]!r} on {tasks[t]!r}" for t, s in list(zip(t_idx, s_idx))[:3])
+    where = ", ".join(f"{systems[s]!r} on {tasks[t]!r}" for t, s in list(zip(t_idx.tolist(), s_idx.tolist()))[:3])
     more = "" if len(t_idx) <= 3 else f" and {len(t_idx) - 3} more system/task pairs"
     n_sys = len(set(s_idx.tolist()))
     return (
@@ -314,7 +314,7 @@ def finalize(
         raise VotebenchError(describe_missing(missing, systems, tasks))
     has_judges = judged > 0
     if policy == "error" and not has_judges.all():
-        bad = [tasks[i] for i in np.flatnonzero(~has_judges)]
+        bad = [tasks[i] for i in np.flatnonzero(~has_judges).tolist()]
         raise VotebenchError(f"task {bad[0]!r} has no scores" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
     if not has_judges.any():
         raise VotebenchError(f"no task has complete scores under missing-score policy {policy!r}")

@@ -3,9 +3,10 @@
 votebench ranks *systems* (candidates) by *tasks* (voters): a task ranks the systems by its scores
 (higher is better; equal scores tie; a missing score leaves the system out of that task's ranking),
 and a task of whole-number weight ``k`` counts as ``k`` voters with that ranking (pref_voting's
-``rcounts``).  Every test below builds one random profile, hands it to ``engine.rank`` as a score
-table and to pref_voting as a ``Profile`` (strict, complete rankings) or ``ProfileWithTies``, and
-compares the results.  votebench's winner set is the systems with ``rank == 1``.
+``rcounts``).  The profiles and pref_voting's answers on them (as a ``Profile`` of strict, complete
+rankings or a ``ProfileWithTies``) are stored in ``tests/fixtures/prefvoting_cases.json.gz``; every
+test below hands each stored profile to ``engine.rank`` as a score table and compares the result with
+the stored answers.  votebench's winner set is the systems with ``rank == 1``.
 
 Conventions, and where they differ (each difference is tested on a worked example, not skipped):
 
@@ -39,201 +40,195 @@ Conventions, and where they differ (each difference is tested on a worked exampl
   a task costs half its weight either way in votebench, which leaves the optimal orders those that
   maximise the sum of margins (pref_voting's "marginal" algorithm).
 
-pref_voting is imported on first use (a module fixture), not at collection: it loads numba and
-ortools (about 1 s), and its Baldwin compiles numba functions on its first call (about 3 s).  A
-missing pref_voting fails these tests: the ``test`` extra installs it, and CI must not skip them.
+pref_voting is not imported here: it pins numba (and numpy) below the versions a plain install gets,
+so it is not in the ``test`` extra.  ``tests/fixtures/make_prefvoting_fixtures.py`` draws the profiles
+(seeded: 981 profiles, strict, tie-heavy, with missing scores, Condorcet cycles, odd and even numbers of
+voters, edge cases and the two worked examples below) and computes pref_voting's answers in an
+environment of its own (how: its docstring).  ``PREF_VOTING_VERSION`` records the version that made them;
+the first test checks that the stored profiles are the script's and that the answers come from it.
 """
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
 import itertools
-import math
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import SimpleNamespace
+from functools import cached_property
+from pathlib import Path
 
 import numpy as np
-import pytest
-from conftest import require_module
-from hypothesis import event, given, settings
-from hypothesis import strategies as st
 
 import engine
 from engine.kernels.kemeny import kemeny_consensus
 
-#: divisors of the task weights: votebench gets ``counts / L``, pref_voting the whole counts (scale-free rules)
-DIVISORS = (1, 2, 3, 6)
+#: the pref_voting release whose answers are stored (tests/fixtures/make_prefvoting_fixtures.py prints it)
+PREF_VOTING_VERSION = "1.18.2"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+STORED = FIXTURES / "prefvoting_cases.json.gz"
 
 
-class _PrefVoting(SimpleNamespace):
-    def __repr__(self) -> str:  # short, in hypothesis's report of a failing example
-        return "pref_voting"
+def load_cases() -> tuple[dict, list[dict]]:
+    """The fixture's header (versions, seed) and its profiles, each with pref_voting's answers under ``pv``."""
+    with gzip.open(STORED, "rt", encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    return json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
 
 
-@pytest.fixture(scope="module")
-def pv():
-    """The pref_voting functions used below (imported once per module; a missing package fails the test)."""
-    profiles = require_module("pref_voting.profiles")
-    ties = require_module("pref_voting.profiles_with_ties")
-    c1 = require_module("pref_voting.c1_methods")
-    margin = require_module("pref_voting.margin_based_methods")
-    iterative = require_module("pref_voting.iterative_methods")
-    other = require_module("pref_voting.other_methods")
-    return _PrefVoting(
-        Profile=profiles.Profile,
-        ProfileWithTies=ties.ProfileWithTies,
-        copeland=c1.copeland,
-        condorcet=c1.condorcet,
-        minimax=margin.minimax,
-        minimax_support=margin.minimax_support,
-        minimax_scores=margin.minimax_scores,
-        baldwin=iterative.baldwin,
-        baldwin_with_explanation=iterative.baldwin_with_explanation,
-        kemeny_young=other.kemeny_young,
-        kemeny_young_rankings=other.kemeny_young_rankings,
-    )
+META, CASES = load_cases()
+BY_ID = {c["id"]: c for c in CASES}
 
 
 # ---------------------------------------------------------------------------------------------
-# one profile, two representations
+# one stored profile, as votebench sees it
 # ---------------------------------------------------------------------------------------------
 @dataclass
 class Election:
     """A profile: ``X[t, s]`` oriented scores of task ``t`` (higher is better, ``NaN`` = missing),
     ``counts[t]`` its number of voters, ``divisor`` the scale of votebench's weights, ``hib`` the
-    direction each task is stored in (a lower-is-better task holds ``-X[t]``)."""
+    direction each task is stored in (a lower-is-better task holds ``-X[t]``); ``pv`` pref_voting's answers."""
 
     X: np.ndarray
     counts: list[int]
     divisor: int
     hib: list[bool]
+    pv: dict
+
+    @classmethod
+    def of(cls, case: dict) -> Election:
+        X = np.array([[np.nan if v is None else v for v in row] for row in case["X"]], dtype=np.float64)
+        return cls(X, list(case["counts"]), case["divisor"], [bool(h) for h in case["hib"]], case["pv"])
 
     @property
     def n_systems(self) -> int:
         return self.X.shape[1]
 
     @property
+    def missing(self) -> bool:
+        return bool(np.isnan(self.X).any())
+
+    @property
     def strict(self) -> bool:
         """Every task ranks every system, without ties."""
-        return not np.isnan(self.X).any() and all(len(set(row)) == len(row) for row in self.X.tolist())
+        return not self.missing and all(len(set(row)) == len(row) for row in self.X.tolist())
+
+    @cached_property
+    def table(self):
+        """The score table as stored (built once per profile: it costs as much as a ranking)."""
+        raw = np.where(np.array(self.hib)[:, None], self.X, -self.X)
+        return engine.scores_from_array(raw.T, higher_is_better=self.hib)
 
     def rank(self, rule: str):
         """``engine.rank`` of the score table: (scores, winner set)."""
-        raw = np.where(np.array(self.hib)[:, None], self.X, -self.X)
-        scores = engine.scores_from_array(raw.T, higher_is_better=self.hib)
         weights = [c / self.divisor for c in self.counts]
-        ds = engine.rank(scores, rule=rule, weights=weights)
+        ds = engine.rank(self.table, rule=rule, weights=weights)
         return ds["score"].values, set(np.flatnonzero(ds["rank"].values == 1).tolist())
 
-    def weak_orders(self) -> list[dict[int, int]]:
-        """Each task as pref_voting's ranking map ``{system: rank}`` (1 = best, equal ranks tie, missing left out)."""
-        out = []
-        for row in self.X.tolist():
-            levels = sorted({v for v in row if not math.isnan(v)}, reverse=True)
-            out.append({s: levels.index(v) + 1 for s, v in enumerate(row) if not math.isnan(v)})
-        return out
 
-    def with_ties(self, pv):
-        return pv.ProfileWithTies(self.weak_orders(), rcounts=list(self.counts), candidates=list(range(self.n_systems)))
-
-    def linear(self, pv):
-        """pref_voting ``Profile`` of a strict, complete profile (rankings best first)."""
-        assert self.strict
-        rankings = [[int(s) for s in np.argsort(-row, kind="stable")] for row in self.X]
-        return pv.Profile(rankings, rcounts=list(self.counts))
-
-    def tie_breaking_expansion(self, pv):
-        """Every task replaced by all the strict rankings that break its ties, sharing its weight equally
-        (the common denominator of the shares is cleared, so the counts stay whole numbers)."""
-        assert not np.isnan(self.X).any()
-        per_task = []
-        for row in self.X.tolist():
-            levels = sorted(set(row), reverse=True)
-            groups = [[s for s, v in enumerate(row) if v == lv] for lv in levels]
-            per_task.append([[s for part in p for s in part] for p in itertools.product(*map(itertools.permutations, groups))])
-        lcm = math.lcm(*(len(ext) for ext in per_task))
-        rankings, counts = [], []
-        for ext, c in zip(per_task, self.counts):
-            for order in ext:
-                rankings.append(list(order))
-                counts.append(c * lcm // len(ext))
-        return pv.Profile(rankings, rcounts=counts)
+ELECTIONS = {c["id"]: Election.of(c) for c in CASES}
 
 
-@st.composite
-def elections(draw, *, strict=False, missing=False, min_s=2, max_s=6, max_t=7, levels=3) -> Election:
-    """Random profiles: strict rankings (``strict``), or scores from ``levels`` values (many ties), with
-    holes when ``missing``; whole-number counts 1-4 and a weight divisor; random task directions."""
-    n_s = draw(st.integers(min_s, max_s))
-    n_t = draw(st.integers(1, max_t))
-    if strict:
-        perms = [draw(st.permutations(range(n_s))) for _ in range(n_t)]
-        X = np.array([[n_s - list(p).index(s) for s in range(n_s)] for p in perms], dtype=np.float64)
-    else:
-        cells = st.lists(st.integers(0, levels - 1), min_size=n_s * n_t, max_size=n_s * n_t)
-        X = np.array(draw(cells), dtype=np.float64).reshape(n_t, n_s)
-        if missing:
-            holes = np.array(draw(st.lists(st.booleans(), min_size=X.size, max_size=X.size))).reshape(X.shape)
-            holes &= np.array(draw(st.lists(st.booleans(), min_size=X.size, max_size=X.size))).reshape(X.shape)
-            X[holes] = np.nan
-            for t in range(n_t):  # a task with no score at all is bad input
-                if np.isnan(X[t]).all():
-                    X[t, draw(st.integers(0, n_s - 1))] = 0.0
-            for s in range(n_s):  # a system with no score at all is not ranked by votebench
-                if np.isnan(X[:, s]).all():
-                    X[draw(st.integers(0, n_t - 1)), s] = 1.0
-    counts = draw(st.lists(st.integers(1, 4), min_size=n_t, max_size=n_t))
-    divisor = draw(st.sampled_from(DIVISORS))
-    hib = draw(st.lists(st.booleans(), min_size=n_t, max_size=n_t))
-    return Election(X, counts, divisor, hib)
+def check_each(label: str, check: Callable[[Election], None], keep: Callable[[Election], bool] = lambda e: True,
+               at_least: int = 1) -> None:
+    """Run ``check`` on every stored profile ``keep`` selects; report every profile that fails (by id)."""
+    chosen = {cid: e for cid, e in ELECTIONS.items() if keep(e)}
+    assert len(chosen) >= at_least, f"{label}: {len(chosen)} stored profiles, expected at least {at_least}"
+    failures = []
+    for cid, e in chosen.items():
+        try:
+            check(e)
+        except AssertionError as exc:
+            failures.append(f"{cid}: {' '.join(str(exc).split())[:300]}")
+    assert not failures, f"{label}: {len(failures)} of {len(chosen)} profiles disagree with pref_voting:\n" + "\n".join(
+        failures[:8])
 
 
-any_elections = st.one_of(elections(strict=True), elections(), elections(missing=True))
+# ---------------------------------------------------------------------------------------------
+# the fixtures themselves
+# ---------------------------------------------------------------------------------------------
+def generator():
+    """tests/fixtures/make_prefvoting_fixtures.py as a module (it imports pref_voting only to compute answers)."""
+    spec = importlib.util.spec_from_file_location("make_prefvoting_fixtures", FIXTURES / "make_prefvoting_fixtures.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def as_vector(scores: dict, n: int) -> np.ndarray:
-    return np.array([float(scores[c]) for c in range(n)])
+def test_the_stored_profiles_are_the_scripts_and_pref_voting_answered_them():
+    """Not stale: the answers come from the recorded pref_voting release, the inputs are what the script draws now."""
+    assert META["pref_voting"] == PREF_VOTING_VERSION, (
+        f"the fixtures were made by pref_voting {META['pref_voting']}, this file records {PREF_VOTING_VERSION}")
+    gen = generator()
+    assert META["seed"] == gen.SEED and META["n_cases"] == len(CASES)
+    assert [{k: v for k, v in c.items() if k != "pv"} for c in CASES] == gen.make_cases(), (
+        "the stored profiles differ from make_prefvoting_fixtures.make_cases(): regenerate the fixtures")
+    assert all("pv" in c for c in CASES)
+
+
+def test_the_stored_profiles_cover_ties_cycles_parity_and_sizes():
+    """The classes the random profiles are meant to cover, counted on the profiles themselves (not on their labels)."""
+    es = list(ELECTIONS.values())
+    total = [sum(e.counts) for e in es]
+    assert sum(e.strict for e in es) >= 300
+    assert sum(not e.strict and not e.missing for e in es) >= 400  # complete, with ties
+    assert sum(e.missing for e in es) >= 120
+    assert sum(e.pv["condorcet_winner"] is None for e in es) >= 300  # cycles and majority ties
+    assert sum(e.strict and e.pv["condorcet_winner"] is None for e in es) >= 100  # cycles of strict rankings
+    assert sum(e.pv["condorcet_winner"] is not None for e in es) >= 300
+    assert sum(len(e.pv["copeland"]) > 1 for e in es) >= 200
+    assert sum(t % 2 == 0 for t in total) >= 400 and sum(t % 2 == 1 for t in total) >= 400  # even and odd voters
+    assert sum(0 in itertools.chain.from_iterable(e.pv["margins"][i][:i] for i in range(e.n_systems)) for e in es) >= 400
+    assert {e.n_systems for e in es} == set(range(2, 8))
+    assert {e.divisor for e in es} == {1, 2, 3, 6} and any(not all(e.hib) for e in es)
+
+
+def as_vector(values: list) -> np.ndarray:
+    return np.array(values, dtype=np.float64)
 
 
 # ---------------------------------------------------------------------------------------------
 # Copeland, Condorcet, Minimax
 # ---------------------------------------------------------------------------------------------
-@settings(max_examples=120)
-@given(e=any_elections)
-def test_copeland_matches_pref_voting(pv, e):
-    score, winners = e.rank("copeland")
-    P = e.with_ties(pv)
-    np.testing.assert_array_equal(score, as_vector(P.copeland_scores(), e.n_systems))
-    assert winners == set(pv.copeland(P))
+def test_copeland_matches_pref_voting():
+    def check(e):
+        score, winners = e.rank("copeland")
+        np.testing.assert_array_equal(score, as_vector(e.pv["copeland_scores"]))
+        assert winners == set(e.pv["copeland"])
+
+    check_each("copeland", check, at_least=900)
 
 
-@settings(max_examples=120)
-@given(e=any_elections)
-def test_condorcet_winner_matches_pref_voting(pv, e):
-    score, winners = e.rank("condorcet")
-    P = e.with_ties(pv)
-    cw = P.condorcet_winner()
-    event("Condorcet winner" if cw is not None else "no Condorcet winner")
-    assert set(np.flatnonzero(score == 1).tolist()) == (set() if cw is None else {cw})
-    # without a Condorcet winner every system scores 0 and shares rank 1: pref_voting's condorcet method
-    # returns all candidates then
-    assert winners == set(pv.condorcet(P))
+def test_condorcet_winner_matches_pref_voting():
+    def check(e):
+        score, winners = e.rank("condorcet")
+        cw = e.pv["condorcet_winner"]
+        assert set(np.flatnonzero(score == 1).tolist()) == (set() if cw is None else {cw})
+        # without a Condorcet winner every system scores 0 and shares rank 1: pref_voting's condorcet method
+        # returns all candidates then
+        assert winners == set(e.pv["condorcet"])
+
+    check_each("condorcet", check, at_least=900)
 
 
-@settings(max_examples=120)
-@given(e=any_elections)
-def test_minimax_matches_pref_voting_winning_votes(pv, e):
+def test_minimax_matches_pref_voting_winning_votes():
     """votebench's Minimax is the winning-votes variant (Vote'n'Rank's s(B, m)) on every profile."""
-    score, winners = e.rank("minimax")
-    P = e.with_ties(pv)
-    expected = as_vector(pv.minimax_scores(P, score_method="winning"), e.n_systems) / e.divisor
-    np.testing.assert_array_equal(score, expected)
-    assert winners == set(pv.minimax_support(P))
-    event("strict" if e.strict else "margins elect others" if winners != set(pv.minimax(P)) else "margins agree")
-    if e.strict:  # winning votes and margins elect the same systems on linear profiles
-        assert winners == set(pv.minimax(e.linear(pv)))
+
+    def check(e):
+        score, winners = e.rank("minimax")
+        np.testing.assert_array_equal(score, as_vector(e.pv["minimax_winning"]) / e.divisor)
+        assert winners == set(e.pv["minimax_support"])
+        if e.strict:  # winning votes and margins elect the same systems on linear profiles
+            assert winners == set(e.pv["minimax_linear"])
+
+    check_each("minimax", check, at_least=900)
+    # the two measures of a defeat do elect different systems on some stored profiles with ties
+    assert sum(set(e.pv["minimax_support"]) != set(e.pv["minimax"]) for e in ELECTIONS.values()) >= 20
 
 
-def test_minimax_differs_from_margins_with_ties(pv):
+def test_minimax_differs_from_margins_with_ties():
     """A worked example where the two measures of a defeat elect different systems.
 
     Five tasks rank a, b, c (scores, higher is better): c > a = b twice, b > c > a once, a > b > c twice.
@@ -241,58 +236,58 @@ def test_minimax_differs_from_margins_with_ties(pv):
     margin-based Minimax ties all three.  Winning votes: a's worst defeat has 3 votes (c), b's has 2 (a),
     c's has 3 (b), so b alone wins in votebench and in pref_voting's minimax_support.
     """
-    X = np.array([[0, 0, 1], [0, 0, 1], [0, 2, 1], [2, 1, 0], [2, 1, 0]], dtype=np.float64)
-    e = Election(X, [1] * 5, 1, [True] * 5)
+    e = ELECTIONS["worked-minimax"]
+    np.testing.assert_array_equal(e.X, [[0, 0, 1], [0, 0, 1], [0, 2, 1], [2, 1, 0], [2, 1, 0]])
+    assert e.counts == [1] * 5 and e.divisor == 1
     score, winners = e.rank("minimax")
-    P = e.with_ties(pv)
     np.testing.assert_array_equal(score, [-3.0, -2.0, -3.0])
-    assert winners == {1} == set(pv.minimax_support(P))
-    assert set(pv.minimax(P)) == {0, 1, 2}
+    assert e.pv["margins"] == [[0, 1, -1], [-1, 0, 1], [1, -1, 0]]
+    assert winners == {1} == set(e.pv["minimax_support"])
+    assert set(e.pv["minimax"]) == {0, 1, 2}
 
 
 # ---------------------------------------------------------------------------------------------
 # Baldwin
 # ---------------------------------------------------------------------------------------------
-def baldwin_rounds(pv, P, n: int) -> tuple[set[int], np.ndarray]:
+def baldwin_rounds(explained: dict, n: int) -> tuple[set[int], np.ndarray]:
     """pref_voting's Baldwin winners and each candidate's elimination round (winners: ``n``, votebench's scale)."""
-    winners, explanation = pv.baldwin_with_explanation(P)
+    winners = set(explained["winners"])
     rounds = np.full(n, float(n))
-    for k, (eliminated, _borda) in enumerate(explanation):
+    for k, eliminated in enumerate(explained["eliminated"]):
         for c in eliminated:
             if c not in winners:  # the last entry lists the tied winners when all remaining systems tie
-                rounds[int(c)] = k
-    return set(winners), rounds
+                rounds[c] = k
+    return winners, rounds
 
 
-@settings(max_examples=100)
-@given(e=elections(strict=True, max_s=7))
-def test_baldwin_matches_pref_voting_on_strict_profiles(pv, e):
-    score, winners = e.rank("baldwin")
-    P = e.linear(pv)
-    event(f"{len(winners)} winner(s)")
-    assert winners == set(pv.baldwin(P))
-    expected_winners, rounds = baldwin_rounds(pv, P, e.n_systems)
-    assert winners == expected_winners
-    np.testing.assert_array_equal(score, rounds)
+def test_baldwin_matches_pref_voting_on_strict_profiles():
+    def check(e):
+        score, winners = e.rank("baldwin")
+        assert winners == set(e.pv["baldwin"])
+        expected_winners, rounds = baldwin_rounds(e.pv["baldwin_explained"], e.n_systems)
+        assert winners == expected_winners
+        np.testing.assert_array_equal(score, rounds)
+
+    check_each("baldwin (strict)", check, keep=lambda e: e.strict, at_least=300)
 
 
-@settings(max_examples=60)
-@given(e=elections(max_s=5, max_t=4))
-def test_baldwin_with_ties_is_baldwin_of_the_tie_breaking_expansion(pv, e):
+def test_baldwin_with_ties_is_baldwin_of_the_tie_breaking_expansion():
     """votebench's half points for tied systems = pref_voting's Baldwin with each task split over its tie-breakings."""
-    score, winners = e.rank("baldwin")
-    event("ties" if not e.strict else "strict")
-    expected_winners, rounds = baldwin_rounds(pv, e.tie_breaking_expansion(pv), e.n_systems)
-    assert winners == expected_winners
-    np.testing.assert_array_equal(score, rounds)
+
+    def check(e):
+        score, winners = e.rank("baldwin")
+        expected_winners, rounds = baldwin_rounds(e.pv["baldwin_expansion"], e.n_systems)
+        assert winners == expected_winners
+        np.testing.assert_array_equal(score, rounds)
+
+    check_each("baldwin (ties)", check, keep=lambda e: "baldwin_expansion" in e.pv and not e.strict, at_least=300)
 
 
 # ---------------------------------------------------------------------------------------------
 # Kemeny-Young
 # ---------------------------------------------------------------------------------------------
-def optimal_orders(P, n: int) -> list[tuple[int, ...]]:
-    """Every order maximising the sum of pref_voting's margins of the pairs it orders (plain enumeration)."""
-    M = [[P.margin(i, j) for j in range(n)] for i in range(n)]
+def optimal_orders(M: list[list[int]], n: int) -> list[tuple[int, ...]]:
+    """Every order maximising the sum of pref_voting's margins ``M`` of the pairs it orders (plain enumeration)."""
     value = {o: sum(M[o[a]][o[b]] for a in range(n) for b in range(a + 1, n)) for o in itertools.permutations(range(n))}
     best = max(value.values())
     return [o for o, v in value.items() if v == best]
@@ -323,51 +318,53 @@ def block_scores(orders: list[tuple[int, ...]], n: int) -> np.ndarray:
     return out
 
 
-def check_kemeny(pv, P, score: np.ndarray, winners: set[int], n: int) -> None:
-    orders = optimal_orders(P, n)
-    tops = set(pv.kemeny_young(P))
-    event(f"{len(orders) > 1 and 'several' or 'one'} optimal order(s); top group {'>' if winners > tops else '='} winners")
+def check_kemeny(e: Election, score: np.ndarray, winners: set[int]) -> None:
+    n = e.n_systems
+    orders = optimal_orders(e.pv["margins"], n)
+    tops = set(e.pv["kemeny_young"])
     assert tops == {o[0] for o in orders}  # the enumeration above agrees with pref_voting's own
     np.testing.assert_allclose(score, block_scores(orders, n), rtol=0, atol=1e-12)
     # votebench's top group holds every Kemeny-Young winner; it is exactly them when the winner is unique
     assert tops <= winners
     if len(tops) == 1:
         assert winners == tops
-
-
-@settings(max_examples=80)
-@given(e=st.one_of(elections(strict=True), elections()))
-def test_kemeny_matches_pref_voting(pv, e):
-    score, winners = e.rank("kemeny")
-    P = e.with_ties(pv)
-    check_kemeny(pv, P, score, winners, e.n_systems)
     if e.strict:  # Kendall-distance optimum (pref_voting's own enumeration) = margin optimum
-        orders, _ = pv.kemeny_young_rankings(e.linear(pv))
-        assert sorted(map(tuple, orders)) == sorted(optimal_orders(P, e.n_systems))
+        assert sorted(map(list, orders)) == e.pv["kemeny_young_rankings"]
 
 
-@settings(max_examples=40)
-@given(e=elections(missing=True, max_s=5), method=st.sampled_from(["dp", "milp"]))
-def test_kemeny_kernel_with_missing_scores_matches_pref_voting(pv, e, method):
+def test_kemeny_matches_pref_voting():
+    def check(e):
+        check_kemeny(e, *e.rank("kemeny"))
+
+    check_each("kemeny", check, keep=lambda e: "kemeny_young" in e.pv and not e.missing, at_least=800)
+    assert sum(len(optimal_orders(e.pv["margins"], e.n_systems)) > 1 for e in ELECTIONS.values()
+               if "kemeny_young" in e.pv) >= 300  # several optimal orders: the tied groups are exercised
+
+
+def test_kemeny_kernel_with_missing_scores_matches_pref_voting():
     """Missing pairs cost nothing in votebench's Kemeny cost: pref_voting's truncated rankings (strict preference)."""
-    weights = np.array(e.counts, dtype=np.float64) / e.divisor
-    score = kemeny_consensus(e.X, weights=weights, method=method)
-    winners = set(np.flatnonzero(score == score.max()).tolist())
-    check_kemeny(pv, e.with_ties(pv), score, winners, e.n_systems)
+
+    def check(e):
+        weights = np.array(e.counts, dtype=np.float64) / e.divisor
+        for method in ("dp", "milp"):
+            score = kemeny_consensus(e.X, weights=weights, method=method)
+            check_kemeny(e, score, set(np.flatnonzero(score == score.max()).tolist()))
+
+    check_each("kemeny (missing)", check, keep=lambda e: e.missing and e.n_systems <= 5, at_least=100)
 
 
-def test_kemeny_top_group_can_exceed_the_kemeny_young_winners(pv):
+def test_kemeny_top_group_can_exceed_the_kemeny_young_winners():
     """The documented difference, on a worked example: a system that no optimal order puts first shares the top group.
 
     Tasks (best first, with counts): a > b > c (1), c > a > b (1).  Margins: a beats b by 2, a and c tie,
     b and c tie.  Optimal orders (sum of margins 2): a b c, a c b, c a b.  pref_voting's Kemeny-Young
     winners are a and c; c swaps with a and with b, so votebench ties all three (mean position 1).
     """
-    X = np.array([[3, 2, 1], [2, 1, 3]], dtype=np.float64)
-    e = Election(X, [1, 1], 1, [True, True])
+    e = ELECTIONS["worked-kemeny"]
+    np.testing.assert_array_equal(e.X, [[3, 2, 1], [2, 1, 3]])
+    assert e.counts == [1, 1] and e.divisor == 1
     score, winners = e.rank("kemeny")
-    P = e.with_ties(pv)
-    assert sorted(optimal_orders(P, 3)) == [(0, 1, 2), (0, 2, 1), (2, 0, 1)]
-    assert set(pv.kemeny_young(P)) == {0, 2}
+    assert sorted(optimal_orders(e.pv["margins"], 3)) == [(0, 1, 2), (0, 2, 1), (2, 0, 1)]
+    assert set(e.pv["kemeny_young"]) == {0, 2}
     assert winners == {0, 1, 2}
     np.testing.assert_array_equal(score, [1.0, 1.0, 1.0])
