@@ -247,3 +247,22 @@ def test_changelog_follows_keep_a_changelog():
     version = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
     assert re.search(rf"^## \[{re.escape(version)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", text, flags=re.M)
     assert re.search(r"^## \[Unreleased\]$", text, flags=re.M)
+
+
+def test_every_command_line_of_the_docs_parses():
+    """The docs pages' `votebench` lines (not run here: some need a cluster or run until Ctrl-C) name only real
+    sub-commands and options: each is parsed by the CLI's own parser."""
+    from engine.app.cli import build_parser
+
+    parser = build_parser()
+    lines = [step[1] for page in sorted(DOCS.rglob("*.md")) for step in readme_steps(page.read_text(encoding="utf-8"))
+             if step[0] == "run"]
+    assert len(lines) >= 30
+    bad = []
+    for line in lines:
+        argv = [w.strip("<>") for w in shlex.split(line)[1:]]
+        try:
+            parser.parse_args(argv)
+        except SystemExit:
+            bad.append(line)
+    assert not bad, "\n".join(bad)
