@@ -1,5 +1,5 @@
 """`votebench compare` (engine.paired_tests) and `votebench agreement` (engine.agreement) against scipy.stats and hand
-computations on small cases, and the commands of the README section "Battles, paired tests, benchmark agreement"."""
+computations on small cases, and the commands of the docs pages docs/guide/battles.md and docs/guide/paired-tests.md."""
 
 from __future__ import annotations
 
@@ -182,12 +182,10 @@ def test_agreement_flags_too_few_common_systems(tmp_path, capsys):
     assert "1 - W needs at least 2 tasks" in out
 
 
-# ------------------------------------------------------------------------------------------------ README
+# ------------------------------------------------------------------------------------------------ docs
 def _section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("## Battles, paired tests, benchmark agreement")
-    end = text.index("\n## ", start + 5)
-    return text[start:end]
+    """The examples of the battles and paired-tests pages of the docs (the README's former section)."""
+    return "\n".join((ROOT / "docs" / "guide" / page).read_text(encoding="utf-8") for page in ("battles.md", "paired-tests.md"))
 
 
 def test_readme_command_lines_run(capsys, monkeypatch):
