@@ -38,6 +38,7 @@ from .errors import VotebenchError
 from .kernels.exact import digits_to_float, full_digit_sums, merge_digit_sums, snap_ties
 from .kernels.ranking import min_rank, tied_count
 from .kernels.social import task_pair_sums
+from .magnitudes import check_option_values, scaled_weights
 from .pairblock import BLOCKED_RULES, blocked_scores, stream_within, streams, use_blocks
 from .rules import LEVELS, Rule, Within, get_rule, get_within
 
@@ -206,14 +207,14 @@ def weights_vector(weights: Any, tasks: Sequence[str], groups: Sequence[str]) ->
         unknown = sorted(set(map(str, weights)) - set(tasks))
         if unknown:
             raise VotebenchError(f"weights name unknown task(s): {', '.join(unknown[:5])}")
-        w = np.array([float(weights.get(t, 0.0)) for t in tasks])
+        values = [weights.get(t, 0.0) for t in tasks]
     else:
-        w = np.asarray(weights, dtype=np.float64)
-        if w.shape != (len(tasks),):
-            raise VotebenchError(f"expected {len(tasks)} task weights, got {w.shape[0] if w.ndim else 'a scalar'}")
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise VotebenchError("task weights must be finite and non-negative")
-    if w.sum() == 0:
+        values = list(np.asarray(weights, dtype=object).reshape(-1)) if np.ndim(weights) == 1 else None
+        if values is None or len(values) != len(tasks):
+            raise VotebenchError(f"expected {len(tasks)} task weights, got {len(values) if values is not None else 'a scalar'}")
+    # relative weights of any size: huge but equal weights are equal weights (scaled exactly by a power of two)
+    w = scaled_weights(values, "task weights")
+    if not (w > 0).any():
         raise VotebenchError("task weights are all zero")
     return w
 
@@ -624,6 +625,7 @@ def prepare(
         raise VotebenchError("task weights apply to levels 'task' and 'two', not 'one'")
     opts = dict(options or {})
     check_options([r_within, r_across], opts)
+    check_option_values(opts)
     restore = None
     perms = None
     if canonical:
