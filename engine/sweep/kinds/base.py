@@ -24,9 +24,13 @@ from ...errors import VotebenchError
 from ...magnitudes import shown
 from ...summaries import SummaryCodec
 
-__all__ = ["KINDS", "TASK_BYTES", "Block", "Kind", "PlanContext", "SpecCheck", "aggregate_options", "get_kind", "is_number",
-           "register_kind", "replicate_blocks"]
+__all__ = ["KINDS", "MOST_BLOCKS", "TASK_BYTES", "Block", "Kind", "PlanContext", "SpecCheck", "aggregate_options", "get_kind",
+           "is_number", "register_kind", "replicate_blocks"]
 
+
+#: the most blocks of one perturbation: each is one task of the cluster, planned up front (a million tasks are
+#: already minutes of scheduling)
+MOST_BLOCKS = 1_000_000
 
 #: memory of one planned block (its :class:`Block` and dask task objects), roughly, for :attr:`Kind.memory`
 TASK_BYTES = 1024.0
@@ -70,6 +74,11 @@ class SpecCheck:
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise self.fail(f"{k} must be a positive integer, got {shown(v)}")
             self.size(k, v)
+
+    def blocks(self, n: int, block: int, what: str = "replicates") -> None:
+        """The number of blocks ``ceil(n / block)`` within :data:`MOST_BLOCKS` (each is one task of the cluster)."""
+        self.size(f"{what} / block (the number of blocks)", -(-n // block), most=MOST_BLOCKS,
+                  fix=f"use a larger block or fewer {what}")
 
     def size(self, key: str, value: Any, nbytes: float = 0.0, what: str = "", fix: str = "", most: int = MOST) -> None:
         """:func:`engine.budget.check_size` of ``value``, its message naming this entry and ``key``."""

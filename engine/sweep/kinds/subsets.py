@@ -30,6 +30,7 @@ def validate(spec: dict[str, Any], check: SpecCheck) -> dict[str, Any]:
     spec.setdefault("name", "subsets")
     check.positive(spec, "repeats", "block")
     spec["block"] = min(spec["block"], spec["repeats"])  # one store chunk never larger than the repeats
+    check.blocks(spec["repeats"], spec["block"], "repeats")
     sizes = spec.get("sizes", [])
     if "sizes" in spec and (not isinstance(sizes, list) or not sizes
                             or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in sizes)):
