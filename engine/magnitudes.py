@@ -9,6 +9,7 @@ equal weights; :func:`check_option_values` refuses a rule option holding a non-f
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
@@ -30,7 +31,10 @@ _WHOLE_BITS = 960
 def shown(value: Any, limit: int = 40) -> str:
     """``repr(value)`` cut to ``limit`` characters; an integer too long to print whole is named by its number of digits."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
-        digits = int(value.bit_length() * math.log10(2)) + 1
+        try:
+            digits = len(str(abs(value)))
+        except ValueError:  # beyond Python's 4,300-digit printing limit
+            digits = int(value.bit_length() * math.log10(2)) + 1
         return f"{'-' if value < 0 else ''}an integer of about {digits} digits"
     try:
         text = repr(value)
@@ -65,14 +69,15 @@ def _exponent(v: int | float) -> int:
     return math.frexp(v)[1]
 
 
-def scaled_weights(values: Sequence[Any], where: str = "weights") -> np.ndarray:
+def scaled_weights(values: Sequence[Any], where: str = "weights", *, note: bool = True) -> np.ndarray:
     """Non-negative relative weights of any size as float64, exactly proportional (scaled by one power of two).
 
     Weights are relative (a rule uses ratios of weights); when the largest reaches ``2**WEIGHT_BITS``
     (or is an integer beyond float64), every weight is multiplied by ``2**-k`` so that the largest lies
     in ``[2**(WEIGHT_BITS-1), 2**WEIGHT_BITS)`` (whole-number weights: by the largest power of two
     dividing all of them, when that keeps the largest below ``2**960``): exact for floats that stay normal, correctly rounded for
-    integers of any size.  Smaller weights are left as they are, bit for bit.
+    integers of any size.  Smaller weights are left as they are, bit for bit.  ``note``: say so (a note of the
+    ``engine`` logger, printed by the CLI), as weighted sums are then in units of ``2**k``.
 
     Raises
     ------
@@ -103,6 +108,9 @@ def scaled_weights(values: Sequence[Any], where: str = "weights") -> np.ndarray:
     if ((out == 0) & (np.array([v > 0 for v in nums]))).any():
         raise VotebenchError(f"{where}: a positive weight is more than 2**1074 times smaller than the largest "
                              "(it would count as zero); give it as 0 or use closer weights")
+    if k > 0 and note:
+        logging.getLogger("engine").warning(f"{where} scaled by 2**-{k} (the largest is about 2**{top}): rankings are those "
+                                            f"of the given weights; weighted sums are in units of 2**{k}")
     return out
 
 

@@ -318,14 +318,14 @@ def _check_input(where: str, i: int, spec: Mapping[str, Any]) -> None:
         raise _fail(where, f"{at}: lower_is_better must be a list of task names, got {low!r}")
 
 
-def check_weights(weights: Mapping[Any, Any], where: str) -> dict[str, float]:
+def check_weights(weights: Mapping[Any, Any], where: str) -> dict[str, int | float]:
     """Task weights given as a mapping: every value a finite non-negative number (not a string, not a bool).
 
     Returns
     -------
     dict
-        ``{task: weight}`` as float64 (:func:`engine.magnitudes.scaled_weights`: exactly proportional, scaled by a
-        power of two when the largest reaches 2**53).
+        ``{task: weight}``, the numbers as given (an integer may exceed float64: the engine scales weights exactly,
+        :func:`engine.magnitudes.scaled_weights`).
 
     Raises
     ------
@@ -335,5 +335,7 @@ def check_weights(weights: Mapping[Any, Any], where: str) -> dict[str, float]:
     for task, v in weights.items():
         if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not np.isfinite(v)) or v < 0:
             raise VotebenchError(f"{where}: weight of task {str(task)!r} must be a finite non-negative number, got {shown(v)}")
-    # relative weights of any size (integers beyond float64 included), scaled exactly by one power of two
-    return dict(zip(map(str, weights), scaled_weights(list(weights.values()), where).tolist()))
+    # relative weights of any size (integers beyond float64 included): the engine scales them exactly by one power
+    # of two (engine.magnitudes.scaled_weights), refusing here weights it could not use
+    scaled_weights(list(weights.values()), where, note=False)
+    return {str(task): v for task, v in weights.items()}
