@@ -34,7 +34,7 @@ def validate(spec: dict[str, Any], check: SpecCheck) -> dict[str, Any]:
     sizes = spec.get("sizes", [])
     if "sizes" in spec and (not isinstance(sizes, list) or not sizes
                             or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in sizes)):
-        raise check.fail(f"sizes must be a non-empty list of positive integers, got {shown(sizes)}")
+        raise check.fail(f"sizes must be a list of positive integers (not empty), got {shown(sizes)}")
     return spec
 
 
