@@ -209,9 +209,9 @@ def weights_vector(weights: Any, tasks: Sequence[str], groups: Sequence[str]) ->
             raise VotebenchError(f"weights name unknown task(s): {', '.join(unknown[:5])}")
         values = [weights.get(t, 0.0) for t in tasks]
     else:
-        values = list(np.asarray(weights, dtype=object).reshape(-1)) if np.ndim(weights) == 1 else None
-        if values is None or len(values) != len(tasks):
-            raise VotebenchError(f"expected {len(tasks)} task weights, got {len(values) if values is not None else 'a scalar'}")
+        if np.ndim(weights) != 1 or len(weights) != len(tasks):
+            raise VotebenchError(f"expected {len(tasks)} task weights, got {len(weights) if np.ndim(weights) == 1 else 'a scalar'}")
+        values = list(np.asarray(weights, dtype=object).reshape(-1))
     # relative weights of any size: huge but equal weights are equal weights (scaled exactly by a power of two)
     w = scaled_weights(values, "task weights")
     if not (w > 0).any():
