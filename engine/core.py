@@ -38,7 +38,7 @@ from .errors import VotebenchError
 from .kernels.exact import digits_to_float, full_digit_sums, merge_digit_sums, snap_ties
 from .kernels.ranking import min_rank, tied_count
 from .kernels.social import task_pair_sums
-from .magnitudes import check_option_values, scaled_weights
+from .magnitudes import check_option_values, scaled_weights, shown
 from .pairblock import BLOCKED_RULES, blocked_scores, stream_within, streams, use_blocks
 from .rules import LEVELS, Rule, Within, get_rule, get_within
 
@@ -255,6 +255,39 @@ def check_options(rules: Sequence[Rule], options: Mapping[str, Any]) -> None:
             f"unknown option(s) {', '.join(unknown)} for rule {' / '.join(dict.fromkeys(r.name for r in rules))}; "
             f"options it takes: {known}"
         )
+    for r in rules:
+        check_option_types(r, options)
+
+
+def _of_type(value: Any, default: Any) -> bool:
+    """``value`` has the type of a kernel option's ``default`` (a bool, a real number, a string; None: any)."""
+    if default is None or default is inspect.Parameter.empty:
+        return True
+    if isinstance(default, bool):
+        return isinstance(value, (bool, np.bool_))
+    if isinstance(default, (int, float)):
+        return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if isinstance(default, str):
+        return isinstance(value, str)
+    return True
+
+
+def check_option_types(rule: Rule, options: Mapping[str, Any]) -> None:
+    """Refuse an option whose value has not the type of the kernel's default (a table where a number goes ...).
+
+    A per-task option (:data:`PER_TASK_OPTIONS`) may also be a list of such values, one per task.
+    """
+    params = inspect.signature(rule.kernel).parameters
+    for name, value in options.items():
+        if name not in params:
+            continue
+        default = params[name].default
+        many = name in PER_TASK_OPTIONS and isinstance(value, (list, tuple, np.ndarray))
+        if not all(_of_type(v, default) for v in (value if many else [value])):
+            kind = ("true or false" if isinstance(default, bool) else "a number" if isinstance(default, (int, float))
+                    else "a string")
+            per_task = " (or a list of them, one per task)" if name in PER_TASK_OPTIONS else ""
+            raise VotebenchError(f"rule {rule.name!r}: option {name!r} must be {kind}{per_task}, got {shown(value)}")
 
 
 def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: Mapping[str, Any]) -> np.ndarray:
@@ -287,6 +320,11 @@ def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: 
         return out
     except ValueError as exc:
         raise VotebenchError(f"rule {rule.name!r}: {exc}") from None
+    except TypeError as exc:  # an option of a type the kernel cannot take (a table where a number goes)
+        if not opts:
+            raise
+        raise VotebenchError(f"rule {rule.name!r}: an option has a type it cannot take ({exc}); "
+                             f"options given: {', '.join(sorted(opts))}") from None
 
 
 def finalize(
