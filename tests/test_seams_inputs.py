@@ -44,7 +44,8 @@ def test_equal_weights_of_1e308_are_equal_weights(capsys, wide, tmp_path):
     for rule in ("borda", "copeland", "mean", "kemeny", "average_rank"):
         for value in (1e308, 1.7e308, 2**1000, BIG):
             w = tmp_path / "w.json"
-            w.write_text('{"t1": %s, "t2": %s, "t3": %s}' % ((json.dumps(value),) * 3), encoding="utf-8")
+            v = json.dumps(value)
+            w.write_text(f'{{"t1": {v}, "t2": {v}, "t3": {v}}}', encoding="utf-8")
             code, out, err = run_cli(capsys, "rank", wide, "--rule", rule, "--weights", w, "--format", "json")
             assert code == 0, (rule, value, err)
             code1, out1, _ = run_cli(capsys, "rank", wide, "--rule", rule, "--format", "json")
@@ -63,7 +64,7 @@ def test_equal_weights_of_1e308_are_equal_weights(capsys, wide, tmp_path):
 def test_huge_unequal_weights_rank_as_their_ratios(capsys, wide, tmp_path):
     # (2, 1, 1) x 10**400 ranks as (2, 1, 1): Borda points weighted by hand
     w = tmp_path / "w.json"
-    w.write_text('{"t1": %d, "t2": %d, "t3": %d}' % (2 * BIG, BIG, BIG), encoding="utf-8")
+    w.write_text(f'{{"t1": {2 * BIG}, "t2": {BIG}, "t3": {BIG}}}', encoding="utf-8")
     code, out, err = run_cli(capsys, "rank", wide, "--weights", w, "--format", "json")
     assert code == 0, err
     ref = ranks_of(dict(zip("abcd", bf_borda_across(X.T, weights=np.array([2.0, 1.0, 1.0])))))
@@ -72,7 +73,7 @@ def test_huge_unequal_weights_rank_as_their_ratios(capsys, wide, tmp_path):
 
 def test_weights_whose_ratio_is_beyond_float64_are_refused(capsys, wide, tmp_path):
     w = tmp_path / "w.json"
-    w.write_text('{"t1": %d, "t2": 1, "t3": 1}' % BIG, encoding="utf-8")
+    w.write_text(f'{{"t1": {BIG}, "t2": 1, "t3": 1}}', encoding="utf-8")
     code, out, err = run_cli(capsys, "rank", wide, "--weights", w)
     one_line_error(code, out, err, "2**1074")
 
