@@ -235,7 +235,7 @@ def read_sidecar(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as fh:
             meta = json.load(fh)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: bad JSON, bad UTF-8, an integer of over 4,300 digits
         raise VotebenchError(f"{path}: cannot read sidecar: {exc}") from None
     if not isinstance(meta, dict):
         raise VotebenchError(f"{path}: sidecar must hold a JSON object")

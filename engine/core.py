@@ -38,6 +38,7 @@ from .errors import VotebenchError
 from .kernels.exact import digits_to_float, full_digit_sums, merge_digit_sums, snap_ties
 from .kernels.ranking import min_rank, tied_count
 from .kernels.social import task_pair_sums
+from .magnitudes import check_option_values, scaled_weights, shown
 from .pairblock import BLOCKED_RULES, blocked_scores, stream_within, streams, use_blocks
 from .rules import LEVELS, Rule, Within, get_rule, get_within
 
@@ -206,14 +207,14 @@ def weights_vector(weights: Any, tasks: Sequence[str], groups: Sequence[str]) ->
         unknown = sorted(set(map(str, weights)) - set(tasks))
         if unknown:
             raise VotebenchError(f"weights name unknown task(s): {', '.join(unknown[:5])}")
-        w = np.array([float(weights.get(t, 0.0)) for t in tasks])
+        values = [weights.get(t, 0.0) for t in tasks]
     else:
-        w = np.asarray(weights, dtype=np.float64)
-        if w.shape != (len(tasks),):
-            raise VotebenchError(f"expected {len(tasks)} task weights, got {w.shape[0] if w.ndim else 'a scalar'}")
-    if not np.isfinite(w).all() or (w < 0).any():
-        raise VotebenchError("task weights must be finite and non-negative")
-    if w.sum() == 0:
+        if np.ndim(weights) != 1 or len(weights) != len(tasks):
+            raise VotebenchError(f"expected {len(tasks)} task weights, got {len(weights) if np.ndim(weights) == 1 else 'a scalar'}")
+        values = list(np.asarray(weights, dtype=object).reshape(-1))
+    # relative weights of any size: huge but equal weights are equal weights (scaled exactly by a power of two)
+    w = scaled_weights(values, "task weights")
+    if not (w > 0).any():
         raise VotebenchError("task weights are all zero")
     return w
 
@@ -254,6 +255,39 @@ def check_options(rules: Sequence[Rule], options: Mapping[str, Any]) -> None:
             f"unknown option(s) {', '.join(unknown)} for rule {' / '.join(dict.fromkeys(r.name for r in rules))}; "
             f"options it takes: {known}"
         )
+    for r in rules:
+        check_option_types(r, options)
+
+
+def _of_type(value: Any, default: Any) -> bool:
+    """``value`` has the type of a kernel option's ``default`` (a bool, a real number, a string; None: any)."""
+    if default is None or default is inspect.Parameter.empty:
+        return True
+    if isinstance(default, bool):
+        return isinstance(value, (bool, np.bool_))
+    if isinstance(default, (int, float)):
+        return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if isinstance(default, str):
+        return isinstance(value, str)
+    return True
+
+
+def check_option_types(rule: Rule, options: Mapping[str, Any]) -> None:
+    """Refuse an option whose value has not the type of the kernel's default (a table where a number goes ...).
+
+    A per-task option (:data:`PER_TASK_OPTIONS`) may also be a list of such values, one per task.
+    """
+    params = inspect.signature(rule.kernel).parameters
+    for name, value in options.items():
+        if name not in params:
+            continue
+        default = params[name].default
+        many = name in PER_TASK_OPTIONS and isinstance(value, (list, tuple, np.ndarray))
+        if not all(_of_type(v, default) for v in (value if many else [value])):
+            kind = ("true or false" if isinstance(default, bool) else "a number" if isinstance(default, (int, float))
+                    else "a string")
+            per_task = " (or a list of them, one per task)" if name in PER_TASK_OPTIONS else ""
+            raise VotebenchError(f"rule {rule.name!r}: option {name!r} must be {kind}{per_task}, got {shown(value)}")
 
 
 def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: Mapping[str, Any]) -> np.ndarray:
@@ -286,6 +320,11 @@ def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: 
         return out
     except ValueError as exc:
         raise VotebenchError(f"rule {rule.name!r}: {exc}") from None
+    except TypeError as exc:  # an option of a type the kernel cannot take (a table where a number goes)
+        if not opts:
+            raise
+        raise VotebenchError(f"rule {rule.name!r}: an option has a type it cannot take ({exc}); "
+                             f"options given: {', '.join(sorted(opts))}") from None
 
 
 def finalize(
@@ -624,6 +663,7 @@ def prepare(
         raise VotebenchError("task weights apply to levels 'task' and 'two', not 'one'")
     opts = dict(options or {})
     check_options([r_within, r_across], opts)
+    check_option_values(opts)
     restore = None
     perms = None
     if canonical:

@@ -22,7 +22,7 @@ from . import output
 from .commands import agreement, bootstrap, compare, condorcet, convert, experiment, rank, report, rules, serve, sweep
 from .config import config_defaults, read_config
 
-__all__ = ["COMMANDS", "build_parser", "main", "subparsers"]
+__all__ = ["COMMANDS", "build_parser", "main", "one_line", "subparsers"]
 
 #: the sub-command modules, in the order of ``votebench --help``
 COMMANDS: tuple[ModuleType, ...] = (rank, condorcet, bootstrap, compare, agreement, sweep, convert, rules, report, serve,
@@ -128,6 +128,11 @@ def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPa
     return dict(action.choices)
 
 
+def one_line(message: str) -> str:
+    """``message`` on one line: a line break or other control character a user's name brought in is shown escaped."""
+    return "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in message)
+
+
 def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = COMMANDS) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input or usage, 75 cluster lost: re-run to resume, 130 interrupted).
 
@@ -153,7 +158,7 @@ def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = 
             print(f"votebench: note: {text}", file=sys.stderr)
         return code
     except VotebenchError as exc:
-        print(f"votebench: error: {exc}", file=sys.stderr)
+        print(f"votebench: error: {one_line(str(exc))}", file=sys.stderr)
         return int(getattr(exc, "exit_code", 2))
     except KeyboardInterrupt:
         print("votebench: interrupted", file=sys.stderr)

@@ -29,7 +29,7 @@ def read_config(path: str) -> dict[str, Any]:
         raise VotebenchError(f"{path}: cannot read config ({exc.strerror or exc})") from None
     try:
         cfg = json.loads(raw) if p.suffix.lower() == ".json" else tomllib.loads(raw.decode("utf-8"))
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # bad JSON/TOML/UTF-8 (all ValueErrors), an integer of over 4,300 digits
         raise VotebenchError(f"{path}: malformed config ({exc})") from None
     if not isinstance(cfg, dict):
         raise VotebenchError(f"{path}: config must be a table/object")

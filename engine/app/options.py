@@ -135,6 +135,8 @@ def parse_value(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+    except ValueError:  # an integer of over 4,300 digits
+        raise VotebenchError(f"--param value {text[:20]!r}...: a number of over 4,300 digits") from None
 
 
 def read_weights(spec: Any) -> Any:
@@ -163,7 +165,7 @@ def read_weights(spec: Any) -> Any:
 
         try:
             data = json.loads(text, object_pairs_hook=once)
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:  # malformed JSON, an integer of over 4,300 digits
             raise VotebenchError(f"{spec}: malformed JSON weights ({exc})") from None
         if not isinstance(data, dict):
             raise VotebenchError(f"{spec}: JSON weights must be an object {{task: weight}}")

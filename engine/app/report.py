@@ -1165,9 +1165,12 @@ def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sec
 
 
 def _check_int(name: str, v: Any, lo: int) -> int:
+    """A count of the report (:func:`engine.budget.check_size`: an integer >= ``lo``, within the sizes any run can do)."""
+    from ..budget import check_size
+
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
         raise VotebenchError(f"{name} must be an integer >= {lo}, got {v!r}")
-    return int(v)
+    return int(v) if v == 0 else check_size(name, int(v), least=lo)
 
 
 def _check_request(*, rules: Sequence[str] | None, level: str | None, missing: str | None, alpha: float, top_k: int,
@@ -1193,7 +1196,9 @@ def _check_request(*, rules: Sequence[str] | None, level: str | None, missing: s
     check_memory(32.0 * B, f"replicates = {B}: the replicate scores and ranks of at least 2 systems",
                  "use fewer replicates")
     n_rep = _check_int("repeats", repeats, 0)
-    s = _check_int("seed", seed, 0)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise VotebenchError(f"seed must be an integer >= 0, got {seed!r}")
+    s = int(seed)
     if over not in OVER:
         raise VotebenchError(f"unknown resampling axis {over!r}; choose one of {', '.join(OVER)}")
     if level is not None and level not in LEVELS:

@@ -77,6 +77,7 @@ __all__ = [
     "battles_from_scores",
     "read_battles",
     "outcome_code",
+    "WINNERS",
     "fit_bradley_terry",
     "bradley_terry",
     "to_elo_scale",
@@ -352,24 +353,25 @@ class Battles:
         return battle_counts(self.a, self.b, self.outcome, n_models=len(self.models), weights=self.weights)
 
 
-def outcome_code(value: str) -> int:
-    """The outcome code of a ``winner`` value: ``model_a``/``a`` -> 0, ``model_b``/``b`` -> 1, ``tie...``/``draw`` -> 2.
+#: the documented ``winner`` values (surrounding blanks are ignored) and their outcome codes
+WINNERS = {"model_a": A_WINS, "model_b": B_WINS, "tie": TIE, "tie (bothbad)": TIE, "draw": TIE}
 
-    Arena's ``tie (bothbad)`` is a tie.  Raises ``ValueError`` for anything else.
+
+def outcome_code(value: str) -> int:
+    """The outcome code of a ``winner`` value: ``model_a`` -> 0, ``model_b`` -> 1, ``tie``, ``tie (bothbad)``, ``draw`` -> 2.
+
+    Exactly the spellings of :data:`WINNERS` (Arena's ``tie (bothbad)`` is a tie); a guess at anything else
+    (``a``, ``B``, ``tie?``) could turn a loss into a tie, so it raises ``ValueError``.
 
     Examples
     --------
-    >>> [outcome_code(v) for v in ("model_a", "B", "tie (bothbad)")]
+    >>> [outcome_code(v) for v in ("model_a", "model_b", "tie (bothbad)")]
     [0, 1, 2]
     """
-    v = str(value).strip().lower()
-    if v in ("model_a", "a"):
-        return A_WINS
-    if v in ("model_b", "b"):
-        return B_WINS
-    if v.startswith("tie") or v == "draw":
-        return TIE
-    raise ValueError(f"unknown winner {value!r} (expected model_a, model_b or tie)")
+    code = WINNERS.get(str(value).strip())
+    if code is None:
+        raise ValueError(f"unknown winner {value!r} (expected {', '.join(WINNERS)})")
+    return code
 
 
 def _format_of(path: Path, fmt: str | None) -> str:

@@ -15,6 +15,7 @@ no missing-score policy.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -268,6 +269,10 @@ def majority_margin(wins: np.ndarray) -> np.ndarray:
     """``wins - wins^T``: positive where the row system beats the column system by weighted majority (eq. 3)."""
     return wins - np.swapaxes(wins, -1, -2)
 
+#: a scoring vector whose largest entry reaches 2**_VECTOR_BITS is scaled below it (sums over positions, tasks and
+#: weights of up to 2**53 stay finite)
+_VECTOR_BITS = 900
+
 
 # --------------------------------------------------------------------------------------------
 # positional (scoring) rules
@@ -365,11 +370,22 @@ def scoring_vector_across(
     """
     if vector is None:
         raise ValueError("rule 'scoring' needs a scoring vector (option 'vector')")
-    c = np.asarray(vector, dtype=np.float64)
+    try:
+        c = np.asarray(vector, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"scoring vector must be a list of numbers, got {str(vector)[:60]}") from None
     if c.ndim != 1 or c.size < np.shape(X)[-1]:
         raise ValueError(f"scoring vector needs at least {np.shape(X)[-1]} entries (one per system), got {c.size}")
+    if not np.isfinite(c).all():
+        raise ValueError("scoring vector entries must be finite numbers")
     if np.any(np.diff(c) > 0):
         raise ValueError("scoring vector must be non-increasing (best position first)")
+    # scale-free: a vector so large that its sums over positions and tasks could overflow is scaled by a power of
+    # two (exact), so (1e308, 1e308, 0, 0) ranks as (1, 1, 0, 0) does; its scores are then in units of 2**e points
+    c, e = tame(c, below=_VECTOR_BITS)
+    if e is not None:
+        logging.getLogger("engine").warning(f"scoring vector scaled by 2**-{int(e)} (its sums would overflow): the ranking "
+                                            f"is that of the given vector, the scores are in units of 2**{int(e)} points")
     return _weighted_task_sum(scoring_points(X, lambda n: c[:n]), weights)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import VotebenchError
-from ..kernels.battles import BattleCounts, battle_counts, outcome_code
+from ..kernels.battles import WINNERS, BattleCounts, battle_counts, outcome_code
 from .registry import Reader
 
 __all__ = ["BATTLES", "BATTLE_COLUMNS", "BattleInput", "iter_battle_chunks", "is_battles_file", "open_battles"]
@@ -159,8 +159,8 @@ def iter_battle_chunks(path: str | os.PathLike[str], *, chunk_rows: int = CHUNK_
                             lookup[i] = outcome_code(v)
                         except ValueError:
                             row = seen + int(np.flatnonzero(idx == i)[0]) + 1
-                            raise VotebenchError(f"{p}: record {row}: unknown winner {v!r} (expected model_a, model_b "
-                                                 "or tie)") from None
+                            raise VotebenchError(f"{p}: record {row}: unknown winner {v[:60]!r} (expected "
+                                                 f"{', '.join(WINNERS)})") from None
                 else:
                     lookup = np.empty(len(values), dtype=np.int32)
                     for i, v in enumerate(values):

@@ -66,6 +66,8 @@ def _json_object(line: str, where: str) -> dict[str, Any]:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
         raise VotebenchError(f"{where}: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:  # an integer of over 4,300 digits
+        raise VotebenchError(f"{where}: not valid JSON ({exc})") from None
     if isinstance(obj, dict):
         return obj
     raise VotebenchError(f"{where}: expected a JSON object, got {type(obj).__name__}")
@@ -76,7 +78,7 @@ def read_json(path: Path, what: str) -> Any:
     try:
         with open(path, encoding="utf-8-sig") as fh:
             return json.load(fh)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # bad JSON, bad UTF-8, an integer of over 4,300 digits
         raise VotebenchError(f"{path}: not a valid {what} JSON file ({exc})") from None
     except OSError as exc:
         raise VotebenchError(f"{path}: cannot read file ({exc.strerror or exc})") from None

@@ -14,12 +14,14 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import xarray as xr
 
 from ..errors import VotebenchError
+from ..magnitudes import as_float
 from .common import assemble, check_mapping_tasks, label, need_two, per_task_option, read_json, short_list
 from .registry import Reader
 
@@ -72,13 +74,16 @@ def _helm_model_from_name(name: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _stat_value(stat: Mapping[str, Any]) -> float:
+def _stat_value(stat: Mapping[str, Any], where: str) -> float:
+    """A stat's mean (or sum / count); an integer beyond float64 is refused in one line naming ``where``."""
     mean = stat.get("mean")
     if isinstance(mean, (int, float)) and not isinstance(mean, bool):
-        return float(mean)
+        return mean if isinstance(mean, float) else as_float(mean, where, "stat mean")
     count, total = stat.get("count"), stat.get("sum")
     if isinstance(count, (int, float)) and isinstance(total, (int, float)) and count > 0:
-        return float(total) / float(count)
+        if isinstance(count, int) and isinstance(total, int):  # exact, whatever their size
+            return as_float(Fraction(total, count), where, "stat sum / count")
+        return as_float(as_float(total, where, "stat sum") / as_float(count, where, "stat count"), where, "stat sum / count")
     return math.nan
 
 
@@ -149,7 +154,8 @@ def _read_helm_run(stats_file: Path, perturbation: str | None) -> _HelmRun:
             if key in per_entry:  # the same stat twice in one entry (two metric classes emit it): keep the first
                 continue
             per_entry.add(key)
-            run.stats.setdefault(sname["name"], {}).setdefault(split, {}).setdefault(inst, []).append(_stat_value(stat))
+            value = _stat_value(stat, f"{stats_file}: entry {i}")
+            run.stats.setdefault(sname["name"], {}).setdefault(split, {}).setdefault(inst, []).append(value)
     return run
 
 

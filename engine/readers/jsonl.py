@@ -9,18 +9,24 @@ from typing import Any
 import xarray as xr
 
 from ..errors import VotebenchError
+from ..magnitudes import as_float, shown
 from .common import assemble, json_lines, label, need_two
 from .registry import Reader, by_suffix
 
 __all__ = ["JSONL", "read_jsonl"]
 
 
-def _json_number(value: Any) -> float | None:
-    """A score from JSON: number, true/false (1/0) or null (missing); None if not a number."""
+def _json_number(value: Any, where: str) -> float | None:
+    """A score from JSON: number, true/false (1/0) or null (missing); None if not a number.
+
+    An integer beyond float64 is refused in one line (:func:`engine.magnitudes.as_float`).
+    """
     if value is None:
         return math.nan
-    if isinstance(value, (bool, int, float)):
-        return float(value)
+    if isinstance(value, float):
+        return value
+    if isinstance(value, (bool, int)):
+        return as_float(value, where, "score")
     return None
 
 
@@ -69,9 +75,9 @@ def read_jsonl(path: str | Path) -> xr.DataArray:
             if lab is None:
                 raise VotebenchError(f"{p}: line {lineno}: {k} must be a non-empty string or integer, got {obj[k]!r}")
             names.append(lab)
-        score = _json_number(obj["score"])
+        score = _json_number(obj["score"], f"{p}: line {lineno}")
         if score is None:
-            raise VotebenchError(f"{p}: line {lineno}: score {obj['score']!r} is not a number")
+            raise VotebenchError(f"{p}: line {lineno}: score {shown(obj['score'])} is not a number")
         if math.isinf(score):
             raise VotebenchError(f"{p}: line {lineno}: score {obj['score']!r} is not a finite number")
         key = (names[0], names[1], names[2] if has_instance else "0")

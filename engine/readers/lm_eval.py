@@ -20,6 +20,7 @@ from typing import Any
 import xarray as xr
 
 from ..errors import VotebenchError
+from ..magnitudes import as_float
 from .common import assemble, check_mapping_tasks, json_lines, label, need_two, per_task_option, read_json, short_list
 from .helm import has_helm_stats
 from .registry import Reader
@@ -51,12 +52,15 @@ _NOT_A_NUMBER = _NotANumber()
 _ABSENT = object()
 
 
-def _lm_eval_number(key: str, value: Any) -> float | _NotANumber:
-    """One per-sample metric value as a number (see :func:`read_lm_eval` for the conversions)."""
+def _lm_eval_number(key: str, value: Any, where: str) -> float | _NotANumber:
+    """One per-sample metric value as a number (see :func:`read_lm_eval` for the conversions).
+
+    An integer beyond float64 is refused in one line naming ``where`` and ``key``.
+    """
     if value is None:
         return math.nan
     if isinstance(value, (bool, int, float)):
-        v = float(value)
+        v = value if isinstance(value, float) else as_float(value, where, f"metric {key!r} value")
         return math.exp(-v) if key == "perplexity" else v
     if (
         key in ("word_perplexity", "byte_perplexity", "bits_per_byte")
@@ -64,7 +68,7 @@ def _lm_eval_number(key: str, value: Any) -> float | _NotANumber:
         and len(value) == 2
         and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value)
     ):
-        ll, weight = float(value[0]), float(value[1])
+        ll, weight = (x if isinstance(x, float) else as_float(x, where, f"metric {key!r} value") for x in value)
         if weight <= 0:
             return math.nan
         return -ll / (weight * _LN2) if key == "bits_per_byte" else math.exp(-ll / weight)
@@ -98,7 +102,7 @@ def _parse_samples(path: Path) -> _TaskFile:
         listed = obj.get("metrics")
         listed = [str(m) for m in listed] if isinstance(listed, list) else None
         names = listed if listed is not None else [k for k in obj if k not in _LM_EVAL_BOOKKEEPING]
-        values = {k: _lm_eval_number(k, obj[k]) for k in names if k in obj}
+        values = {k: _lm_eval_number(k, obj[k], f"{path}: line {lineno}") for k in names if k in obj}
         if flt not in tf.filters:
             tf.filters[flt] = []
             tf.listed[flt] = listed
@@ -108,16 +112,19 @@ def _parse_samples(path: Path) -> _TaskFile:
     return tf
 
 
-def _results_info(folder: Path, date: str | None) -> dict[str, Any]:
-    """The ``results_<date>.json`` matching a samples file (else the newest one); {} when none."""
+def _results_file(folder: Path, date: str | None) -> Path | None:
+    """The ``results_<date>.json`` matching a samples file (else the newest one); None when none."""
     exact = folder / f"results_{date}.json" if date else None
     if exact is not None and exact.is_file():
-        chosen = exact
-    else:
-        found = sorted(folder.glob("results_*.json"))
-        if not found:
-            return {}
-        chosen = found[-1]
+        return exact
+    found = sorted(folder.glob("results_*.json"))
+    return found[-1] if found else None
+
+
+def _results_info(chosen: Path | None) -> dict[str, Any]:
+    """The content of a results file (:func:`_results_file`); {} when none."""
+    if chosen is None:
+        return {}
     data = read_json(chosen, "lm-evaluation-harness results")
     if not isinstance(data, dict):
         raise VotebenchError(f"{chosen}: an lm-evaluation-harness results file must hold a JSON object")
@@ -216,7 +223,8 @@ def read_lm_eval(
         raise VotebenchError(f"{root}: no such file or directory")
     newest = _newest_samples(root)
     folders = sorted({k[0] for k in newest})
-    results = {d: _results_info(d, max(v[0] for k, v in newest.items() if k[0] == d) or None) for d in folders}
+    files = {d: _results_file(d, max(v[0] for k, v in newest.items() if k[0] == d) or None) for d in folders}
+    results = {d: _results_info(files[d]) for d in folders}
     system_of = _system_labels(root, folders, results)
     systems = [system_of[d] for d in folders]
     need_two(systems, root, "lm-evaluation-harness samples", "point at the folder that holds several model folders")
@@ -230,7 +238,7 @@ def read_lm_eval(
         parsed = [(d, _parse_samples(newest[(d, task)][1])) for d in folders if (d, task) in newest]
         met, flt = _task_rows(rows, task, parsed, system_of, per_task_option(metric, task), per_task_option(filter, task))
         chosen_metric[task], chosen_filter[task] = met, flt
-        hib[task] = _direction(task, met, [results[d] for d, _ in parsed])
+        hib[task] = _direction(task, met, [(files[d], results[d]) for d, _ in parsed])
         groups.update(next(({task: top_groups[d][task]} for d, _ in parsed if task in top_groups[d]), {}))
     attrs = {"format": "lm-eval", "metric": json.dumps(chosen_metric, sort_keys=True),
              "filter": json.dumps(chosen_filter, sort_keys=True)}
@@ -287,14 +295,25 @@ def _task_rows(rows: list[tuple[str, str, str, float]], task: str, parsed: list[
     return met, flt
 
 
-def _direction(task: str, met: str, results: list[Mapping[str, Any]]) -> bool:
-    """Higher is better for ``met`` on ``task``: the first results file that says so, else :data:`LM_EVAL_LOWER_IS_BETTER`."""
-    for info in results:
+def _direction(task: str, met: str, results: list[tuple[Path | None, Mapping[str, Any]]]) -> bool:
+    """Higher is better for ``met`` on ``task``: what the results files say, else :data:`LM_EVAL_LOWER_IS_BETTER`.
+
+    Raises
+    ------
+    VotebenchError
+        Two results files that disagree (one line naming the task, the metric and both files).
+    """
+    said: tuple[Path | None, bool] | None = None
+    for path, info in results:
         declared = info.get("higher_is_better")
         entry = declared.get(task) if isinstance(declared, dict) else None
         if isinstance(entry, dict) and isinstance(entry.get(met), bool):
-            return entry[met]
-    return met not in LM_EVAL_LOWER_IS_BETTER
+            if said is not None and said[1] != entry[met]:
+                raise VotebenchError(
+                    f"task {task!r}: the results files disagree on the direction of {met!r}: {said[0]} says higher_is_better "
+                    f"{str(said[1]).lower()}, {path} says {str(entry[met]).lower()}; fix one of them")
+            said = (path, entry[met])
+    return said[1] if said is not None else met not in LM_EVAL_LOWER_IS_BETTER
 
 
 def _default_lm_metric(tf: _TaskFile, flt: str) -> str:

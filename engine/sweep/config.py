@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,9 +13,11 @@ import numpy as np
 
 from ..distributed import loader_keys
 from ..errors import VotebenchError
+from ..magnitudes import check_option_values, scaled_weights, shown
 from .kinds import KINDS, SpecCheck
 
-__all__ = ["SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "SweepConfig", "check_weights", "direction_notes", "load_config", "parse_config"]
+__all__ = ["SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "SweepConfig", "check_name", "check_weights", "direction_notes", "load_config",
+           "load_yaml", "parse_config"]
 
 _TOP_KEYS = ("seed", "store", "input", "inputs", "rules", "perturbations")
 _INPUT_KEYS = {"name", "path", "meta", "level", "missing", "weights", "groups", "within", "across", "lower_is_better"}
@@ -49,18 +52,45 @@ def _read(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise VotebenchError(f"{path}: cannot read sweep file ({getattr(exc, 'strerror', None) or exc})") from None
     if path.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise VotebenchError(f"{path}: malformed YAML ({str(exc).splitlines()[0]})") from None
+        return load_yaml(text, str(path))
     import tomllib
 
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # TOMLDecodeError (a key given twice too), or an integer of over 4,300 digits
         raise VotebenchError(f"{path}: malformed TOML ({exc})") from None
+
+
+def load_yaml(text: str, where: str) -> Any:
+    """YAML as TOML reads it: safe types only, every mapping key a string given once (else one line naming it).
+
+    PyYAML keeps the last of a key given twice and takes ``1:``/``null:`` as keys; both are refused here.
+    """
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            if isinstance(node, yaml.MappingNode):
+                self.flatten_mapping(node)
+                seen: set[Any] = set()
+                for key_node, _ in node.value:
+                    key = self.construct_object(key_node, deep=True)
+                    line = key_node.start_mark.line + 1
+                    if not isinstance(key, str):
+                        raise VotebenchError(f"{where}: line {line}: key {shown(key)} is not a string")
+                    if key in seen:
+                        raise VotebenchError(f"{where}: line {line}: key {key!r} is given twice")
+                    seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    try:
+        return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except VotebenchError:
+        raise
+    except yaml.YAMLError as exc:
+        raise VotebenchError(f"{where}: malformed YAML ({str(exc).splitlines()[0]})") from None
+    except (ValueError, RecursionError) as exc:  # an integer of over 4,300 digits, nesting too deep
+        raise VotebenchError(f"{where}: malformed YAML ({str(exc).splitlines()[0][:120]})") from None
 
 
 def load_config(path: str | os.PathLike[str], *, store: str | None = None, lower_is_better: Sequence[str] = ()) -> SweepConfig:
@@ -157,6 +187,9 @@ def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os
     if isinstance(inputs, (str, dict)):
         inputs = [inputs]
     perts = raw.get("perturbations") or []
+    for key, value in (("inputs", inputs), ("rules", raw.get("rules")), ("perturbations", perts)):
+        if value is not None and not isinstance(value, list):
+            raise _fail(where, f"{key} must be a list of entries, got {shown(value)}")
     if stored:
         perts = [p for p in perts if _kind_of(p) is not None]
     if not inputs and not stored and not (perts and all(_without_input(p) for p in perts)):
@@ -174,6 +207,8 @@ def parse_config(raw: Mapping[str, Any], *, where: str = "sweep", base: str | os
     pnames = [p["name"] for p in ps]
     if len(set(pnames)) != len(pnames):
         raise _fail(where, f"perturbation names must be unique (add name = ...), got {pnames}")
+    if not isinstance(raw.get("store", ""), str):
+        raise _fail(where, f"store must be a path (a string), got {shown(raw['store'])}")
     seed = raw.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise _fail(where, f"seed must be a non-negative integer, got {seed!r}")
@@ -186,13 +221,39 @@ def _labelled(where: str, what: str, items: list[Any], finish: Callable[[str, in
               ) -> list[dict[str, Any]]:
     """Entries given as a string (``{key: string}``) or a table, finished by ``finish(where, i, spec)``."""
     key = "path" if what == "input" else "name"
+    for i, item in enumerate(items):
+        if not isinstance(item, (str, Mapping)):
+            raise _fail(where, f"{what} {i + 1} must be a {key} or a table, got {shown(item)}")
     return [finish(where, i, {key: item} if isinstance(item, str) else dict(item)) for i, item in enumerate(items)]
 
 
-def _keys(where: str, at: str, spec: Mapping[str, Any], known: set[str], required: str) -> None:
-    bad = sorted(set(spec) - known)
+def _keys(where: str, at: str, spec: Mapping[str, Any], known: set[str], required: str,
+          strings: Sequence[str] = ()) -> None:
+    """Only ``known`` keys, ``required`` among them; the values of ``strings`` (when given) non-empty strings."""
+    bad = sorted(set(map(str, spec)) - known)
     if bad or required not in spec:
         raise _fail(where, f"{at}: " + (f"unknown key(s) {', '.join(bad)}" if bad else f"missing '{required}'"))
+    for key in strings:
+        if key in spec and (not isinstance(spec[key], str) or not spec[key].strip()):
+            raise _fail(where, f"{at}: {key} must be a non-empty string, got {shown(spec[key])}")
+
+
+#: an input or perturbation name: a store group, so a plain name (no '/', no '..', no leading '.')
+_NAME = re.compile(r"\w[\w.\-]*")
+
+
+def check_name(where: str, at: str, name: Any) -> str:
+    """``name`` if it can name a store group (letters, digits, ``_``, ``-``, ``.``; no ``..``), else one line."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name or len(name) > 200:
+        raise _fail(where, f"{at}: name {shown(name)} must be a plain name (letters, digits, _ - .; no '/' or '..'), "
+                           "as it names a group of the results store")
+    return name
+
+
+def _default_name(path: str) -> str:
+    """The input name taken from its file name (``data/glue.csv`` -> ``glue``), made a plain name."""
+    stem = Path(path).name.split(".")[0]
+    return re.sub(r"[^\w.\-]", "_", stem) or "input"
 
 
 def _inputs(where: str, inputs: list[Any]) -> list[dict[str, Any]]:
@@ -204,8 +265,9 @@ def _inputs(where: str, inputs: list[Any]) -> list[dict[str, Any]]:
 
 
 def _input(where: str, i: int, spec: dict[str, Any]) -> dict[str, Any]:
-    _keys(where, f"input {i + 1}", spec, _INPUT_KEYS | set(loader_keys()), "path")
-    spec.setdefault("name", Path(str(spec["path"])).name.split(".")[0])
+    _keys(where, f"input {i + 1}", spec, _INPUT_KEYS | set(loader_keys()), "path", ("path", "meta", "name"))
+    spec.setdefault("name", _default_name(spec["path"]))
+    check_name(where, f"input {i + 1}", spec["name"])
     lower = spec.get("lower_is_better")
     if isinstance(lower, str):  # "a,b" as on the command line
         spec["lower_is_better"] = [t.strip() for t in lower.split(",") if t.strip()]
@@ -216,14 +278,19 @@ def _input(where: str, i: int, spec: dict[str, Any]) -> dict[str, Any]:
 def _rule(where: str, i: int, spec: dict[str, Any]) -> dict[str, Any]:
     from ..rules import get_rule
 
-    _keys(where, f"rule {i + 1}", spec, _RULE_KEYS, "name")
+    _keys(where, f"rule {i + 1}", spec, _RULE_KEYS, "name", ("name", "label", "level", "within", "across"))
     get_rule(spec["name"])
     spec.setdefault("label", spec["name"])
     spec.setdefault("options", {})
+    if not isinstance(spec["options"], Mapping) or not all(isinstance(k, str) for k in spec["options"]):
+        raise _fail(where, f"rule {i + 1}: options must be a table {{option = value}}, got {shown(spec['options'])}")
+    check_option_values(spec["options"], f"{where}: rule {i + 1}: option")
     return spec
 
 
 def _perturbation(where: str, i: int, item: Mapping[str, Any]) -> dict[str, Any]:
+    if not isinstance(item, Mapping):
+        raise _fail(where, f"perturbation {i + 1} must be a table with a kind, got {shown(item)}")
     spec = dict(item)
     kind = _kind_of(spec)
     if kind is None:
@@ -231,7 +298,11 @@ def _perturbation(where: str, i: int, item: Mapping[str, Any]) -> dict[str, Any]
     bad = sorted(set(spec) - {"kind", "name"} - kind.keys)
     if bad:
         raise _fail(where, f"perturbation {i + 1} ({kind.name}): unknown key(s) {', '.join(bad)}")
-    return kind.validate(spec, SpecCheck(where, i + 1, kind.name))
+    if "name" in spec:
+        check_name(where, f"perturbation {i + 1}", spec["name"])
+    out = kind.validate(spec, SpecCheck(where, i + 1, kind.name))
+    check_name(where, f"perturbation {i + 1}", out["name"])
+    return out
 
 
 def _check_input(where: str, i: int, spec: Mapping[str, Any]) -> None:
@@ -247,22 +318,24 @@ def _check_input(where: str, i: int, spec: Mapping[str, Any]) -> None:
         raise _fail(where, f"{at}: lower_is_better must be a list of task names, got {low!r}")
 
 
-def check_weights(weights: Mapping[Any, Any], where: str) -> dict[str, float]:
+def check_weights(weights: Mapping[Any, Any], where: str) -> dict[str, int | float]:
     """Task weights given as a mapping: every value a finite non-negative number (not a string, not a bool).
 
     Returns
     -------
     dict
-        ``{task: float(weight)}``.
+        ``{task: weight}``, the numbers as given (an integer may exceed float64: the engine scales weights exactly,
+        :func:`engine.magnitudes.scaled_weights`).
 
     Raises
     ------
     VotebenchError
         Naming the first bad entry.
     """
-    out = {}
     for task, v in weights.items():
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
-            raise VotebenchError(f"{where}: weight of task {str(task)!r} must be a finite non-negative number, got {v!r}")
-        out[str(task)] = float(v)
-    return out
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not np.isfinite(v)) or v < 0:
+            raise VotebenchError(f"{where}: weight of task {str(task)!r} must be a finite non-negative number, got {shown(v)}")
+    # relative weights of any size (integers beyond float64 included): the engine scales them exactly by one power
+    # of two (engine.magnitudes.scaled_weights), refusing here weights it could not use
+    scaled_weights(list(weights.values()), where, note=False)
+    return {str(task): v for task, v in weights.items()}

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..budget import check_memory
 from ..distributed import (
     Source,
     connect,
@@ -119,23 +120,6 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
         "input_paths": json.dumps(paths, sort_keys=True),  # where the inputs were read (report, dashboard)
     }
     return skeletons, blocks, attrs
-
-
-def check_memory(nbytes: float, what: str, fix: str) -> None:
-    """Refuse (before allocating) an array of ``nbytes`` that cannot fit in this machine's available memory.
-
-    Raises
-    ------
-    VotebenchError
-        ``"<what> need(s) about <size> of memory, more than the <size> available; <fix>"``.
-    """
-    import psutil
-    from dask.utils import format_bytes
-
-    available = psutil.virtual_memory().available
-    if nbytes > available:
-        raise VotebenchError(f"{what} need about {format_bytes(int(nbytes))} of memory, more than the "
-                             f"{format_bytes(int(available))} available; {fix}")
 
 
 def check_sizes(cfg: SweepConfig, n_systems: int | None) -> None:

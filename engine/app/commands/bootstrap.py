@@ -23,14 +23,15 @@ HELP = "rank with bootstrap rank intervals and stability"
 
 def _check(args: argparse.Namespace) -> None:
     """Refuse bad numbers, and absurd replicate counts before the input is read."""
+    from ...budget import check_size
     from ...sweep import check_bootstrap_memory
 
-    if args.replicates < 2:
-        raise VotebenchError(f"--replicates must be at least 2, got {args.replicates}")
+    check_size("--replicates", args.replicates, least=2)
     if args.seed < 0:
         raise VotebenchError(f"--seed must be a non-negative integer, got {args.seed}")
-    if args.block < 1:
-        raise VotebenchError(f"--block must be at least 1, got {args.block}")
+    # one block's replicates are drawn and scored at once: its resampled tensors (at least 2 systems x 1 task)
+    check_size("--block", args.block, nbytes=64.0 * min(args.block, args.replicates),
+               what="the replicates of one block at once", fix="use a smaller --block")
     if not 0 < args.interval < 1:
         raise VotebenchError(f"--interval must be between 0 and 1, got {args.interval}")
     if args.over == "systems" and args.interval <= 0.5:

@@ -10,6 +10,7 @@ for a worked example.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -18,12 +19,18 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ...budget import MOST, check_size
 from ...errors import VotebenchError
+from ...magnitudes import shown
 from ...summaries import SummaryCodec
 
-__all__ = ["KINDS", "TASK_BYTES", "Block", "Kind", "PlanContext", "SpecCheck", "aggregate_options", "get_kind", "is_number",
-           "register_kind", "replicate_blocks"]
+__all__ = ["KINDS", "MOST_BLOCKS", "TASK_BYTES", "Block", "Kind", "PlanContext", "SpecCheck", "aggregate_options", "get_kind",
+           "is_number", "register_kind", "replicate_blocks"]
 
+
+#: the most blocks of one perturbation: each is one task of the cluster, planned up front (a million tasks are
+#: already minutes of scheduling)
+MOST_BLOCKS = 1_000_000
 
 #: memory of one planned block (its :class:`Block` and dask task objects), roughly, for :attr:`Kind.memory`
 TASK_BYTES = 1024.0
@@ -61,16 +68,34 @@ class SpecCheck:
         return VotebenchError(f"{self.where}: {at}: {message}")
 
     def positive(self, spec: Mapping[str, Any], *keys: str) -> None:
-        """Every ``spec[key]`` a positive integer (not a bool)."""
+        """Every ``spec[key]`` a positive integer (not a bool) within :data:`engine.budget.MOST` (:func:`engine.budget.check_size`)."""
         for k in keys:
             v = spec[k]
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise self.fail(f"{k} must be a positive integer, got {v!r}")
+                raise self.fail(f"{k} must be a positive integer, got {shown(v)}")
+            self.size(k, v)
+
+    def blocks(self, n: int, block: int, what: str = "replicates") -> None:
+        """The number of blocks ``ceil(n / block)`` within :data:`MOST_BLOCKS` (each is one task of the cluster)."""
+        self.size(f"{what} / block (the number of blocks)", -(-n // block), most=MOST_BLOCKS,
+                  fix=f"use a larger block or fewer {what}")
+
+    def size(self, key: str, value: Any, nbytes: float = 0.0, what: str = "", fix: str = "", most: int = MOST) -> None:
+        """:func:`engine.budget.check_size` of ``value``, its message naming this entry and ``key``."""
+        try:
+            check_size(key, value, nbytes=nbytes, what=what, fix=fix, most=most)
+        except VotebenchError as exc:
+            raise self.fail(str(exc)) from None
 
 
 def is_number(v: Any) -> bool:
-    """A finite int or float (not a bool)."""
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v))
+    """A finite int or float (not a bool); an integer beyond float64 is not one."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
 
 
 def aggregate_options(inp: Mapping[str, Any], rule: Mapping[str, Any]) -> dict[str, Any]:

@@ -37,6 +37,8 @@ def validate(spec: dict[str, Any], check: SpecCheck) -> dict[str, Any]:
     spec.setdefault("block", 50)
     spec.setdefault("name", f"bootstrap-{spec['over']}")
     check.positive(spec, "replicates", "block")
+    spec["block"] = min(spec["block"], spec["replicates"])  # one store chunk never larger than the replicates
+    check.blocks(spec["replicates"], spec["block"])
     return spec
 
 

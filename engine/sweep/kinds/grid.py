@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,10 +18,17 @@ import numpy as np
 import xarray as xr
 
 from ...dims import SYSTEM
+from ...magnitudes import check_option_values, shown
 from ..live import GroupState, labels
-from .base import Block, Kind, PlanContext, SpecCheck
+from .base import TASK_BYTES, Block, Kind, PlanContext, SpecCheck
 
-__all__ = ["GRID", "GridState", "grid_block"]
+__all__ = ["GRID", "MOST_POINTS", "GridState", "grid_block"]
+
+#: the most points of one grid: each is a full ranking planned up front as one task of the cluster (at a few ms of
+#: scheduling each, 100,000 points are minutes of overhead before any ranking runs)
+MOST_POINTS = 100_000
+#: memory of one planned grid point: its block (:data:`TASK_BYTES`), its JSON label and its options, roughly
+_POINT_BYTES = TASK_BYTES + 512.0
 
 
 def validate(spec: dict[str, Any], check: SpecCheck) -> dict[str, Any]:
@@ -28,12 +36,26 @@ def validate(spec: dict[str, Any], check: SpecCheck) -> dict[str, Any]:
 
     if "rule" not in spec or "params" not in spec or not isinstance(spec["params"], dict) or not spec["params"]:
         raise check.fail("needs rule = ... and params = {name = [values]}", kind=True)
+    if not isinstance(spec["rule"], str):
+        raise check.fail(f"rule must be a rule name, got {shown(spec['rule'])}", kind=True)
     get_rule(spec["rule"])
+    points = 1
     for k, v in spec["params"].items():
         if not isinstance(v, list) or not v:
             raise check.fail(f"params.{k} must be a non-empty list", kind=True)
+        check_option_values({k: v}, f"{check.where}: perturbation {check.index}: params")
+        points *= len(v)
+    # one block (a full ranking) per point: the points' labels, blocks and results are planned in memory
+    check.size("the number of grid points (the product of the params' list lengths)", points, nbytes=points * _POINT_BYTES,
+               what="the planned blocks and labels of every point", fix="give fewer values per parameter", most=MOST_POINTS)
     spec.setdefault("name", f"grid-{spec['rule']}")
     return spec
+
+
+def memory(spec: Mapping[str, Any], n_rules: int, n_systems: int) -> tuple[float, str, str]:
+    points = math.prod(len(v) for v in spec["params"].values())
+    need = points * (_POINT_BYTES + 16.0 * n_systems)
+    return need, f"{points} grid points x {n_systems} systems", "give fewer values per parameter"
 
 
 def grid_block(src: Any, opts: Mapping[str, Any]) -> np.ndarray:
@@ -130,5 +152,5 @@ def report(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
 
 
 #: no summary: the dashboard reads a finished point's ranks (one row)
-GRID = Kind("grid", frozenset({"rule", "params"}), validate, plan, run_block=grid_block, write=write, dashboard=GridState,
-            report=report)
+GRID = Kind("grid", frozenset({"rule", "params"}), validate, plan, run_block=grid_block, memory=memory, write=write,
+            dashboard=GridState, report=report)

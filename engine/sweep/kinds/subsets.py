@@ -16,6 +16,7 @@ import xarray as xr
 
 from ...dims import REPLICATE, RULE
 from ...errors import VotebenchError
+from ...magnitudes import shown
 from ...summaries import MomentSums, SummaryReader, stats_codec, subsets_block
 from ..live import GroupState, block_ids, json_numbers, labels
 from .base import TASK_BYTES, Block, Kind, PlanContext, SpecCheck, replicate_blocks
@@ -28,8 +29,12 @@ def validate(spec: dict[str, Any], check: SpecCheck) -> dict[str, Any]:
     spec.setdefault("block", 50)
     spec.setdefault("name", "subsets")
     check.positive(spec, "repeats", "block")
-    if "sizes" in spec and (not isinstance(spec["sizes"], list) or not all(isinstance(v, int) and v > 0 for v in spec["sizes"])):
-        raise check.fail("sizes must be a list of positive integers")
+    spec["block"] = min(spec["block"], spec["repeats"])  # one store chunk never larger than the repeats
+    check.blocks(spec["repeats"], spec["block"], "repeats")
+    sizes = spec.get("sizes", [])
+    if "sizes" in spec and (not isinstance(sizes, list) or not sizes
+                            or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in sizes)):
+        raise check.fail(f"sizes must be a list of positive integers (not empty), got {shown(sizes)}")
     return spec
 
 

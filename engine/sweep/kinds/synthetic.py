@@ -46,6 +46,10 @@ def _check_common(spec: dict[str, Any], check: SpecCheck) -> None:
     check.positive(spec, "n_systems", "n_tasks", "n_instances", "repeats", "block")
     if spec["n_systems"] < 2:
         raise check.fail(f"n_systems must be at least 2, got {spec['n_systems']}", kind=True)
+    check.blocks(spec["repeats"], spec["block"], "repeats")
+    cells = spec["n_systems"] * spec["n_tasks"] * spec["n_instances"]  # each replicate draws a tensor of these scores
+    check.size("n_systems x n_tasks x n_instances", cells, nbytes=32.0 * cells * min(spec["block"], spec["repeats"]),
+               what="the synthetic score tensors of one block", fix="use fewer systems, tasks or instances, or a smaller block")
     variants = spec["variants"]
     if not isinstance(variants, list) or not variants or not all(isinstance(v, str) for v in variants):
         raise check.fail(f"variants must be a non-empty list of \"rule:level\" strings, got {variants!r}", kind=True)
