@@ -158,7 +158,7 @@ def _pair_counts(X: np.ndarray, present: np.ndarray, K: np.ndarray, kind: str, t
     dtype = np.int16 if total < 2**15 else np.int32 if total < 2**31 else np.int64
     out = np.zeros((K.shape[0], n_s * n_s))
     g = np.empty((n_s, n_s), dtype=bool)
-    row, col = comparison_ranks(X)
+    row, col = comparison_ranks(X) if kind == "wins" else (X, X)  # pairs read presence only
     for b, kb in enumerate(K):
         if kind == "pairs" and present.all():
             out[b] = kb.sum()
