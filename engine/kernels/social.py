@@ -23,10 +23,13 @@ import numpy as np
 
 from .aggregate import task_weights
 from .exact import SUM_BITS, TIE_RTOL, exact_matmul, exact_weights, rational_weights, tame, weighted_task_sum
+from .pairwins import dense_ranks
 from .ranking import tie_groups
 
 __all__ = [
     "pairwise_counts",
+    "comparison_ranks",
+    "win_counts_over_tasks",
     "task_pair_sums",
     "majority_margin",
     "scoring_points",
@@ -52,6 +55,9 @@ __all__ = [
 ]
 
 _PAIR_BLOCK = 1 << 22  # cells of the (tasks x S x S) comparison processed at once
+#: booleans of one comparison block of :func:`win_counts_over_tasks` (1 MB: it stays in a second-level cache)
+WIN_BLOCK_CELLS = 1 << 20
+_U8_TASKS = 255  # tasks a uint8 counter holds before it joins the float64 total
 _FEW_ROWS = 2  # up to this many weight rows, pairwise sums are counted task by task (no matrix product)
 
 
@@ -153,16 +159,20 @@ def _pair_counts(X: np.ndarray, present: np.ndarray, K: np.ndarray, kind: str, t
     dtype = np.int16 if total < 2**15 else np.int32 if total < 2**31 else np.int64
     out = np.zeros((K.shape[0], n_s * n_s))
     g = np.empty((n_s, n_s), dtype=bool)
+    row, col = comparison_ranks(X) if kind == "wins" else (X, X)  # pairs read presence only
     for b, kb in enumerate(K):
         if kind == "pairs" and present.all():
             out[b] = kb.sum()
             continue
+        if kind == "wins" and (kb == 1).all():
+            out[b] = win_counts_over_tasks(X).reshape(-1)
+            continue
         acc = np.zeros((n_s, n_s), dtype=dtype)
-        for x, p, k in zip(X, present, kb.astype(np.int64)):
+        for r, c, p, k in zip(row, col, present, kb.astype(np.int64)):
             if k == 0:
                 continue
             if kind == "wins":
-                np.greater(x[:, None], x[None, :], out=g)
+                np.greater(r[:, None], c[None, :], out=g)
             else:
                 np.logical_and(p[:, None], p[None, :], out=g)
             if k == 1:
@@ -195,6 +205,59 @@ def _exact_or_ordered(W: np.ndarray, G: np.ndarray) -> np.ndarray:
     return out
 
 
+def comparison_ranks(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Small integers standing in for the scores ``X`` (..., S) in pairwise comparisons, as ``(row, col)``:
+    ``row[..., i] > col[..., j]`` exactly when ``X[..., i] > X[..., j]`` with both present.
+
+    Dense ranks of every row (:func:`engine.kernels.pairwins.dense_ranks`: equal scores share a rank,
+    ``-0.0`` equals ``0.0``); a missing score is the lowest rank as a row (-1: it beats nothing) and the
+    largest integer as a column (nothing beats it).  int16 below 32,767 systems, which numpy compares
+    several times faster than float64.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.size == 0:
+        empty = np.zeros(X.shape, dtype=np.int16)
+        return empty, empty
+    row = dense_ranks(X.reshape(-1, X.shape[-1])).reshape(X.shape)
+    col = np.where(row < 0, np.iinfo(row.dtype).max, row).astype(row.dtype)
+    return row, col
+
+
+def win_counts_over_tasks(X: np.ndarray, *, cells: int = WIN_BLOCK_CELLS) -> np.ndarray:
+    """Unweighted ``wins[..., i, j] = sum_t [X_ti > X_tj]`` over the tasks where both scores are present.
+
+    ``X`` (..., T, S) becomes :func:`comparison_ranks`.  A block of ``cells // (batch x S x S)`` tasks
+    (at most 255) is compared at once and reduced in uint8 counters; when that is under two tasks, each
+    task is compared into one reused buffer and added in place to uint8 counters that join the total
+    every 255 tasks (no per-block reduction: about twice as fast for large ``S``).  Every count is a whole
+    number, so neither ``cells`` nor the order of the tasks changes a bit of the result.
+
+    Returns
+    -------
+    ndarray (..., S, S) of float64
+    """
+    X = np.asarray(X, dtype=np.float64)
+    *batch, n_t, n_s = X.shape
+    n_b = int(np.prod(batch, dtype=np.int64))
+    row, col = comparison_ranks(X.reshape(n_b, n_t, n_s))
+    out = np.zeros((n_b, n_s, n_s))
+    per_block = min(_U8_TASKS, cells // max(1, n_b * n_s * n_s))
+    if per_block >= 2:
+        for t0 in range(0, n_t, per_block):
+            cmp = row[:, t0 : t0 + per_block, :, None] > col[:, t0 : t0 + per_block, None, :]
+            out += np.add.reduce(cmp, axis=1, dtype=np.uint8)
+        return out.reshape(*batch, n_s, n_s)
+    g = np.empty((n_b, n_s, n_s), dtype=bool)
+    acc = np.zeros((n_b, n_s, n_s), dtype=np.uint8)
+    for t in range(n_t):
+        np.greater(row[:, t, :, None], col[:, t, None, :], out=g)
+        acc += g.view(np.uint8)
+        if (t + 1) % _U8_TASKS == 0 or t == n_t - 1:
+            out += acc
+            acc[:] = 0
+    return out.reshape(*batch, n_s, n_s)
+
+
 def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Weighted pairwise win and tie counts over tasks.
 
@@ -214,9 +277,9 @@ def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tupl
 
     Notes
     -----
-    O(T S^2): unweighted counts reduce boolean comparison blocks (about 16M
-    cells at a time) in integers; weighted counts accumulate one task at a
-    time.  Ties follow from the weight of the pairs present on both sides:
+    O(T S^2): unweighted counts compare small-integer ranks in blocks of tasks
+    and add them up in uint8 counters (:func:`win_counts_over_tasks`); weighted
+    counts accumulate one task at a time.  Ties follow from the weight of the pairs present on both sides:
     ``ties = present_pairs - wins - wins^T``.
     """
     X = np.asarray(X, dtype=np.float64)
@@ -233,14 +296,12 @@ def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tupl
     present = ~np.isnan(X)
     if weights is None:
         w = None
-        wins = np.zeros((*batch, n_s, n_s))
-        step = max(1, _PAIR_BLOCK // max(1, n_s * n_s))
-        for t0 in range(0, n_t, step):
-            xb = X[..., t0 : t0 + step, :]
-            cmp = xb[..., :, :, None] > xb[..., :, None, :]
-            wins += np.add.reduce(cmp, axis=-3, dtype=np.int64)
-        pf = present.astype(np.float64)
-        pairs = np.einsum("...ti,...tj->...ij", pf, present.astype(np.float64))  # 0/1 products: exact
+        wins = win_counts_over_tasks(X)
+        if present.all():
+            pairs = np.full((*batch, n_s, n_s), float(n_t))
+        else:
+            pf = present.astype(np.float64)
+            pairs = np.matmul(np.swapaxes(pf, -1, -2), pf)  # 0/1 products: whole numbers, exact in any order
     else:
         task_weights(weights, n_t)  # validates
         k, L = exact_weights(weights, (*batch, n_t))
@@ -553,6 +614,13 @@ def _present(X: np.ndarray) -> np.ndarray:
     return np.asarray(~np.isnan(np.asarray(X, dtype=np.float64)).all(axis=-2))
 
 
+def _wins(X: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    """The win matrix of :func:`pairwise_counts` alone (unweighted: without the tie counts the majority rules never read)."""
+    if weights is None:
+        return win_counts_over_tasks(X)
+    return pairwise_counts(X, weights=weights)[0]
+
+
 def condorcet_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
     """Condorcet scores from a win matrix: 1 for the Condorcet winner, 0 otherwise (see :func:`condorcet_across`)."""
     margin = majority_margin(wins)
@@ -565,8 +633,11 @@ def condorcet_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
 def copeland_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
     """Copeland scores u = |L| - |U| from a win matrix (see :func:`copeland_across`)."""
     margin = majority_margin(wins)
-    pair = present[..., :, None] & present[..., None, :]
-    u = ((margin > 0) & pair).sum(axis=-1) - ((margin < 0) & pair).sum(axis=-1)
+    if np.all(present):  # every pair counts: no mask
+        u = np.count_nonzero(margin > 0, axis=-1) - np.count_nonzero(margin < 0, axis=-1)
+    else:
+        pair = present[..., :, None] & present[..., None, :]
+        u = ((margin > 0) & pair).sum(axis=-1) - ((margin < 0) & pair).sum(axis=-1)
     return np.where(present, u.astype(np.float64), np.nan)
 
 
@@ -612,7 +683,7 @@ def condorcet_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.
     When no Condorcet winner exists every system scores 0 (all tie: no winner).
     Pairs with a missing score are ignored.
     """
-    return condorcet_from_wins(pairwise_counts(X, weights=weights)[0], _present(X))
+    return condorcet_from_wins(_wins(X, weights), _present(X))
 
 
 def copeland_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
@@ -620,7 +691,7 @@ def copeland_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.n
 
     Pairs with a missing score are ignored.
     """
-    return copeland_from_wins(pairwise_counts(X, weights=weights)[0], _present(X))
+    return copeland_from_wins(_wins(X, weights), _present(X))
 
 
 def minimax_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:
@@ -628,4 +699,4 @@ def minimax_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.nd
 
     Pairs with a missing score are ignored.
     """
-    return minimax_from_wins(pairwise_counts(X, weights=weights)[0], _present(X))
+    return minimax_from_wins(_wins(X, weights), _present(X))
