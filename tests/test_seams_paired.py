@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import one_line_error, run_cli
 from scipy import stats
 
 from engine.canonical import scores_from_array
@@ -228,3 +228,55 @@ def test_dashboard_letters_past_1024_instances(tmp_path):
     assert "error" not in got, got.get("error")
     assert got["level"] == "instance" and got["systems"][0] == "s3" and len(got["letters"]) == 4
     assert not (set(got["letters"][0]) & set(got["letters"][-1]))  # s3 and s0: 0.6 apart, different
+
+
+# --------------------------------------------------------------------------------------------- the size a user sets
+def _tasks_csv(path, n_tasks, n_inst=1, systems=2):
+    rng = np.random.default_rng(0)
+    rows = ["system,task,instance,score"] + [f"s{s},t{t},{k},{rng.normal():.3f}" for s in range(systems)
+                                             for t in range(n_tasks) for k in range(n_inst)]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_absurd_resamples_are_refused_in_one_line_with_the_estimate(tmp_path, capsys):
+    """40 tasks of one score: the overall test draws R patterns of 40 signs (one pair).  10^11 patterns are about
+    4e12 operations by the count written out here: refused before any work, naming the size and the estimate."""
+    from engine import paired_tests
+
+    path = _tasks_csv(tmp_path / "t.csv", 40)
+    R = 10**11
+    code, out, err = run_cli(capsys, "compare", path, "--resamples", str(R))
+    one_line_error(code, out, err, str(R), "operations", "fewer resamples")
+    expected = R * 1 * 40 + R * 40  # overall Monte Carlo (pairs x tasks per pattern) + the draws; tasks: 2 patterns each
+    assert f"{expected + 40 * 2 * 1:.2g} operations" in err and expected > paired_tests.MAX_OPERATIONS
+    code, out, err = run_cli(capsys, "compare", path, "--resamples", "2000", "--format", "json")
+    assert code == 0, err
+
+
+def test_absurd_bootstrap_replicates_go_through_the_engine_memory_check(tmp_path, capsys, monkeypatch):
+    """The bootstrap keeps R replicate means per pair and task: the engine's one memory check (the one of
+    ``votebench bootstrap --replicates``) refuses it, here against a pretended 1 MB of available memory."""
+    import psutil
+
+    path = _tasks_csv(tmp_path / "t.csv", 2, n_inst=5)
+    real = psutil.virtual_memory()
+
+    class Small:
+        available = 1_000_000
+        total = real.total
+
+    monkeypatch.setattr(psutil, "virtual_memory", lambda: Small())
+    code, out, err = run_cli(capsys, "compare", path, "--resamples", "100000")
+    one_line_error(code, out, err, "resamples 100000", "bootstrap replicates", "of memory", "fewer resamples")
+    # 24 bytes per replicate, pair and task + 1 (the overall): 100,000 x 1 x 3 x 24 = 7.2 MB > 1 MB
+    assert "7.2 MB" in err or "6.87 MiB" in err
+
+
+def test_exact_patterns_cost_nothing_whatever_the_resamples_asked(tmp_path, capsys):
+    """4 tasks of one score: 16 sign patterns are enumerated, so a huge R costs nothing and is accepted."""
+    path = _tasks_csv(tmp_path / "t.csv", 4)
+    code, out, err = run_cli(capsys, "compare", path, "--resamples", str(10**15), "--format", "json")
+    assert code == 0, err
+    pair = json.loads(out)["pairs"][0]
+    assert pair["p"] is not None

@@ -61,6 +61,7 @@ __all__ = [
     "paired_permutation",
     "sign_patterns",
     "sign_bits",
+    "paired_cost",
     "mcnemar_exact",
     "benjamini_hochberg",
     "holm",
@@ -237,17 +238,19 @@ def paired_bootstrap(Y, *, pairs=None, baseline: int | None = None, replicates: 
     Y, pr, d, (diff, n, overall), present = _paired_setup(Y, pairs, baseline)
     P, T, K = d.shape
     ok = ~np.isnan(d)
-    d0 = np.where(ok, d, 0.0)
-    okf = ok.astype(np.float64)
+    # per task, the (K, 2P) columns of the differences (0 where missing) and of the shared instances: the
+    # replicate's sums and counts are one matrix product of its whole-number counts (BLAS)
+    W = [np.ascontiguousarray(np.concatenate([np.where(ok[:, t], d[:, t], 0.0), ok[:, t]]).T) for t in range(T)]
     rep_task = np.empty((B, P, T))
-    step = max(1, _BLOCK // max(1, P * T * K))
+    step = max(1, _BLOCK // max(1, P * T, T * K))
     for b0 in range(0, B, step):
         ids = np.arange(b0, min(B, b0 + step))
         C = instance_counts(present, seed=seed, replicates=ids)  # (b, T, K)
-        num = np.einsum("btk,ptk->bpt", C, d0)  # whole-number counts times differences
-        den = np.einsum("btk,ptk->bpt", C, okf)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rep_task[ids] = np.where(den > 0, num / np.maximum(den, 1.0), np.nan)
+        for t in range(T):
+            sums = C[:, t] @ W[t]  # (b, 2P)
+            num, den = sums[:, :P], sums[:, P:]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rep_task[ids, :, t] = np.where(den > 0, num / np.maximum(den, 1.0), np.nan)
     rep_all = _mean_over_tasks(rep_task)
     q = [50.0 * (1.0 - level), 50.0 * (1.0 + level)]
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
@@ -302,6 +305,34 @@ def sign_patterns(instances: int, resamples: int) -> tuple[bool, int]:
         raise ValueError(f"instances must be >= 0, got {instances}")
     R = _positive(resamples, "resamples")
     return (True, 1 << k) if k < R.bit_length() else (False, R)
+
+
+def paired_cost(instances: Sequence[int], n_pairs: int, resamples: int, *, test: str = "permutation",
+                statistic: str = "mean") -> tuple[float, float]:
+    """Estimated work and memory of one paired test: ``(operations, bytes)``.
+
+    ``instances``: the instances of every task; an operation is one multiply-add or one random draw of a cell.
+    Permutation: per task and overall the patterns of :func:`sign_patterns` (``2^k`` enumerated or ``R`` drawn)
+    times the instances and pairs (overall Monte Carlo of the mean: ``R`` pairs x tasks, from the per-task sums);
+    bootstrap: ``R`` replicates of every instance (a draw, then a multiply-add for the sum and the count of every
+    pair); McNemar: one pass.  Memory: the bootstrap keeps ``R`` replicate means of every pair and task (and the
+    copies its percentiles take); the other tests work in blocks.
+    """
+    ks = [int(k) for k in instances if int(k) > 0]
+    P, R, T, total = int(n_pairs), int(resamples), len(ks), float(sum(ks))
+    if test == "mcnemar" or not ks:
+        return P * total, 0.0
+    if test == "bootstrap":
+        return float(R) * total * (2 * P + 1), 24.0 * R * P * (T + 1)
+    ops, drawn = 0.0, False
+    for k in ks:
+        exact, m = sign_patterns(k, R)
+        ops += float(m) * k * P
+        drawn = drawn or not exact
+    exact, m = sign_patterns(int(total), R)
+    if not exact:
+        ops += float(R) * P * (T if statistic == "mean" else total)
+    return ops + (float(R) * total if drawn or not exact else 0.0), 0.0
 
 
 @dataclass(frozen=True)
