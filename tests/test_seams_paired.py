@@ -280,3 +280,35 @@ def test_exact_patterns_cost_nothing_whatever_the_resamples_asked(tmp_path, caps
     assert code == 0, err
     pair = json.loads(out)["pairs"][0]
     assert pair["p"] is not None
+
+
+@pytest.mark.parametrize("test", ["permutation", "bootstrap", "mcnemar"])
+def test_pairs_in_blocks_give_the_answer_of_all_pairs_at_once(test, monkeypatch):
+    """7 systems (21 pairs) in blocks of 2 pairs: every array equal to the one-block run (the draws do not depend on
+    the pairs asked for), and each block holds 2 x tasks x instances cells."""
+    rng = np.random.default_rng(3)
+    Y = (rng.random((7, 3, 40)) < np.linspace(0.4, 0.7, 7)[:, None, None]).astype(float)
+    Y[2, 1, 5:9] = np.nan
+    Y[:, 2, 30:] = np.nan
+    whole = PT.compare_systems(Y, test=test, resamples=300, seed=2)
+    seen = []
+    real = PT.paired_permutation, PT.paired_bootstrap, PT.mcnemar_exact
+
+    def spy(fn):
+        def inner(*a, **k):
+            seen.append(len(k["pairs"]))
+            return fn(*a, **k)
+        return inner
+
+    for name, fn in zip(("paired_permutation", "paired_bootstrap", "mcnemar_exact"), real):
+        monkeypatch.setattr(PT, name, spy(fn))
+    monkeypatch.setattr(PT, "PAIR_BLOCK_CELLS", 2 * 3 * 40)
+    blocked = PT.compare_systems(Y, test=test, resamples=300, seed=2)
+    assert seen == [2] * 10 + [1]
+    for field in ("pairs", "diff", "overall", "n", "p_task", "p_overall", "low_task", "high_task", "low", "high",
+                  "exact_task", "exact_overall"):
+        a, b = getattr(whole.test, field), getattr(blocked.test, field)
+        assert (a is None) == (b is None), field
+        if a is not None:
+            np.testing.assert_array_equal(a, b, err_msg=field)
+    assert whole.letters == blocked.letters

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -68,6 +68,7 @@ __all__ = [
     "adjust",
     "letter_display",
     "compare_systems",
+    "PAIR_BLOCK_CELLS",
 ]
 
 #: tests :func:`compare_systems` runs
@@ -659,6 +660,33 @@ def letter_display(different, order: Sequence[int] | np.ndarray | None = None) -
 
 
 # --------------------------------------------------------------------------------------------- all together
+#: pair x task x instance cells of one block of pairs (:func:`compare_systems` tests the pairs block by block)
+PAIR_BLOCK_CELLS = 1 << 22
+
+
+def _by_pair_blocks(run, Y: np.ndarray, pairs: np.ndarray) -> PairedTest:
+    """``run(pairs)`` on blocks of at most :data:`PAIR_BLOCK_CELLS` / (tasks x instances) pairs, the results joined.
+
+    The paired differences and the work arrays of a test take pairs x tasks x instances floats each; a block of
+    pairs bounds them.  Every pair's result is the same in any block: the random draws (sign patterns, bootstrap
+    counts) depend on the seed, the pattern or replicate and the instances every task has, not on the pairs; they
+    are drawn again for every block, the price of the bound.
+    """
+    _, T, K = Y.shape
+    step = max(1, PAIR_BLOCK_CELLS // max(1, T * K))
+    if len(pairs) <= step:
+        return run(pairs)
+    parts = [run(pairs[i:i + step]) for i in range(0, len(pairs), step)]
+
+    def cat(name: str) -> Any:
+        got = [getattr(p, name) for p in parts]
+        return None if got[0] is None else np.concatenate(got, axis=0)
+
+    return replace(parts[0], **{name: cat(name) for name in ("pairs", "diff", "overall", "n", "p_task", "p_overall",
+                                                             "low_task", "high_task", "low", "high", "exact_task",
+                                                             "exact_overall")})
+
+
 @dataclass(frozen=True)
 class Comparison:
     """Paired tests of systems with a multiple-comparison correction and the groups they leave.
@@ -714,12 +742,14 @@ def compare_systems(Y, *, test: str = "permutation", baseline: int | None = None
     if not 0.0 < float(alpha) < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     Y = _as_scores(Y)
+    pr = _pairs(Y, None, baseline)
     if test == "permutation":
-        res = paired_permutation(Y, baseline=baseline, resamples=resamples, seed=seed, statistic=statistic)
+        res = _by_pair_blocks(lambda p: paired_permutation(Y, pairs=p, resamples=resamples, seed=seed,
+                                                           statistic=statistic), Y, pr)
     elif test == "bootstrap":
-        res = paired_bootstrap(Y, baseline=baseline, replicates=resamples, seed=seed, level=level)
+        res = _by_pair_blocks(lambda p: paired_bootstrap(Y, pairs=p, replicates=resamples, seed=seed, level=level), Y, pr)
     else:
-        res = mcnemar_exact(Y, baseline=baseline)
+        res = _by_pair_blocks(lambda p: mcnemar_exact(Y, pairs=p), Y, pr)
     adj = adjust(res.p_overall, correction)
     adj_t = np.stack([adjust(res.p_task[:, t], correction) for t in range(res.p_task.shape[1])], axis=1) \
         if res.p_task.shape[1] else res.p_task.copy()
