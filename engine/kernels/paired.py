@@ -243,7 +243,7 @@ def paired_bootstrap(Y, *, pairs=None, baseline: int | None = None, replicates: 
     # replicate's sums and counts are one matrix product of its whole-number counts (BLAS)
     W = [np.ascontiguousarray(np.concatenate([np.where(ok[:, t], d[:, t], 0.0), ok[:, t]]).T) for t in range(T)]
     rep_task = np.empty((B, P, T))
-    step = max(1, _BLOCK // max(1, P * T, T * K))
+    step = max(1, (_BLOCK // 8) // max(1, P * T, T * K))  # counts of 2^21 cells a block (16 MB)
     for b0 in range(0, B, step):
         ids = np.arange(b0, min(B, b0 + step))
         C = instance_counts(present, seed=seed, replicates=ids)  # (b, T, K)
