@@ -121,12 +121,7 @@ def compare_scores(scores: xr.DataArray, *, baseline: str | None = None, test: s
         object per pair: ``a``, ``b``, ``diff`` (mean of ``a - b``), ``p``, ``p_adjusted``, ``different``,
         ``bootstrap`` interval, ``mcnemar`` p-values for 0/1 scores, ``tasks``: the same per task),
         ``task_level`` (the test chosen and why, Friedman's p-value, average ranks, groups) and ``notes``.
-
-    Raises
-    ------
-    VotebenchError
-        Bad settings, or (:func:`check_size`, before any test runs) ``resamples`` whose estimated work or memory
-        for this input is out of reach.
+        Resamples out of reach for the input (:func:`check_size`): a :class:`VotebenchError` before any test.
     """
     _check_settings(test, correction, alpha, resamples)
     x = _oriented(scores, systems)
