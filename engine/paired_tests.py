@@ -26,7 +26,7 @@ import xarray as xr
 from .errors import VotebenchError
 from .kernels import paired as PT
 
-__all__ = ["compact_letters", "compare_scores", "letter_groups"]
+__all__ = ["MAX_OPERATIONS", "check_size", "compact_letters", "compare_scores", "letter_groups"]
 
 _TESTS = ("permutation", "bootstrap", "mcnemar")
 
@@ -121,17 +121,14 @@ def compare_scores(scores: xr.DataArray, *, baseline: str | None = None, test: s
         object per pair: ``a``, ``b``, ``diff`` (mean of ``a - b``), ``p``, ``p_adjusted``, ``different``,
         ``bootstrap`` interval, ``mcnemar`` p-values for 0/1 scores, ``tasks``: the same per task),
         ``task_level`` (the test chosen and why, Friedman's p-value, average ranks, groups) and ``notes``.
+        Resamples out of reach for the input (:func:`check_size`): a :class:`VotebenchError` before any test.
     """
     _check_settings(test, correction, alpha, resamples)
     x = _oriented(scores, systems)
     names = [str(s) for s in x["system"].values]
     tasks = [str(t) for t in x["task"].values]
     Y = np.asarray(x.transpose("system", "task", "instance").values, dtype=np.float64)
-    base = None
-    if baseline is not None:
-        if baseline not in names:
-            raise VotebenchError(f"unknown baseline {baseline!r} (systems: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''})")
-        base = names.index(baseline)
+    base = _baseline_index(baseline, names)
     binary = bool(np.isin(Y[~np.isnan(Y)], (0.0, 1.0)).all())
     if test == "mcnemar" and not binary:
         raise VotebenchError("McNemar's test needs 0/1 scores; these are not all 0 or 1")
@@ -141,6 +138,9 @@ def compare_scores(scores: xr.DataArray, *, baseline: str | None = None, test: s
     if one_each and test == "bootstrap":
         raise VotebenchError("the paired bootstrap resamples the instances within every task, and this input has one "
                              "score per task: use the permutation test (it flips the signs of the tasks' differences)")
+    check_size(n_inst.tolist(), len(names) - 1 if base is not None else len(names) * (len(names) - 1) // 2,
+               int(resamples), [test] + (["bootstrap"] if bootstrap and test != "bootstrap" and not one_each else [])
+               + (["mcnemar"] if binary and test != "mcnemar" else []))
     main = _comparison(Y, test, base, correction, alpha, resamples, seed)
     if main.note:
         notes.append(main.note)
@@ -169,6 +169,12 @@ def compare_scores(scores: xr.DataArray, *, baseline: str | None = None, test: s
     return out
 
 
+def _baseline_index(baseline: str | None, names: list[str]) -> int | None:
+    if baseline is not None and baseline not in names:
+        raise VotebenchError(f"unknown baseline {baseline!r} (systems: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''})")
+    return None if baseline is None else names.index(baseline)
+
+
 def _check_settings(test: str, correction: str, alpha: float, resamples: int) -> None:
     """One-line errors for a test, correction, level or number of resamples that :func:`compare_scores` does not take."""
     if test not in _TESTS:
@@ -179,6 +185,40 @@ def _check_settings(test: str, correction: str, alpha: float, resamples: int) ->
         raise VotebenchError(f"alpha must be in (0, 1), got {alpha}")
     if int(resamples) < 1:
         raise VotebenchError(f"resamples must be at least 1, got {resamples}")
+
+
+#: the most operations (multiply-adds and random draws of a cell, :func:`engine.kernels.paired.paired_cost`) one
+#: comparison may take, and the rate they are told in: about 1e9 a second on the 2-core machine of
+#: benchmarks/bench_compare.py, so about a quarter of an hour
+MAX_OPERATIONS = 1e12
+RATE = 1e9
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("years", 3.15e7), ("days", 86400.0), ("hours", 3600.0), ("minutes", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.2g} {unit}"
+    return f"{seconds:.2g} s"
+
+
+def check_size(instances: list[int], n_pairs: int, resamples: int, tests: list[str]) -> None:
+    """Refuse, before any work, paired tests whose estimated time or memory is out of reach.
+
+    ``instances``: per task; ``tests``: the tests to run.  Memory goes through the engine's one memory check
+    (:func:`engine.budget.check_memory`); time through :data:`MAX_OPERATIONS`.  Either refusal is one
+    :class:`VotebenchError` line naming the size and the estimate.
+    """
+    from .budget import check_memory
+
+    costs = [PT.paired_cost(instances, n_pairs, resamples, test=t) for t in tests]
+    ops, nbytes = sum(c[0] for c in costs), max(c[1] for c in costs)
+    cells = f"{n_pairs} pair(s) of systems on {len(instances)} task(s) with {sum(instances):,} instances"
+    check_memory(nbytes, f"resamples {resamples}: the bootstrap replicates of {cells}", "use fewer resamples")
+    if ops > MAX_OPERATIONS:
+        raise VotebenchError(f"resamples {resamples}: the paired tests ({', '.join(tests)}) of {cells} need about "
+                             f"{ops:.2g} operations (about {_duration(ops / RATE)} at {RATE:.0e} a second), more than "
+                             f"the {MAX_OPERATIONS:.0e} allowed (about {_duration(MAX_OPERATIONS / RATE)}); use fewer "
+                             f"resamples, or fewer pairs (a baseline, fewer systems)")
 
 
 def _pair_objects(main: Any, boot: Any, mcn: Any, names: list[str], tasks: list[str], alpha: float) -> list[dict[str, Any]]:

@@ -190,6 +190,7 @@ def instance_counts(
             if pos.size == 0:
                 continue
             rng = replicate_generator(seed, b, stream="instances", key=(int(t),))
-            counts = np.bincount(pos[rng.integers(0, pos.size, size=pos.size)], minlength=width)
+            drawn = rng.integers(0, pos.size, size=pos.size)
+            counts = np.bincount(drawn if pos.size == width else pos[drawn], minlength=width)  # every position: pos[i] = i
             out[i, j] = counts[start:stop]
     return out

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -59,12 +59,16 @@ __all__ = [
     "paired_differences",
     "paired_bootstrap",
     "paired_permutation",
+    "sign_patterns",
+    "sign_bits",
+    "paired_cost",
     "mcnemar_exact",
     "benjamini_hochberg",
     "holm",
     "adjust",
     "letter_display",
     "compare_systems",
+    "PAIR_BLOCK_CELLS",
 ]
 
 #: tests :func:`compare_systems` runs
@@ -235,17 +239,19 @@ def paired_bootstrap(Y, *, pairs=None, baseline: int | None = None, replicates: 
     Y, pr, d, (diff, n, overall), present = _paired_setup(Y, pairs, baseline)
     P, T, K = d.shape
     ok = ~np.isnan(d)
-    d0 = np.where(ok, d, 0.0)
-    okf = ok.astype(np.float64)
+    # per task, the (K, 2P) columns of the differences (0 where missing) and of the shared instances: the
+    # replicate's sums and counts are one matrix product of its whole-number counts (BLAS)
+    W = [np.ascontiguousarray(np.concatenate([np.where(ok[:, t], d[:, t], 0.0), ok[:, t]]).T) for t in range(T)]
     rep_task = np.empty((B, P, T))
-    step = max(1, _BLOCK // max(1, P * T * K))
+    step = max(1, (_BLOCK // 8) // max(1, P * T, T * K))  # counts of 2^21 cells a block (16 MB)
     for b0 in range(0, B, step):
         ids = np.arange(b0, min(B, b0 + step))
         C = instance_counts(present, seed=seed, replicates=ids)  # (b, T, K)
-        num = np.einsum("btk,ptk->bpt", C, d0)  # whole-number counts times differences
-        den = np.einsum("btk,ptk->bpt", C, okf)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            rep_task[ids] = np.where(den > 0, num / np.maximum(den, 1.0), np.nan)
+        for t in range(T):
+            sums = C[:, t] @ W[t]  # (b, 2P)
+            num, den = sums[:, :P], sums[:, P:]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rep_task[ids, :, t] = np.where(den > 0, num / np.maximum(den, 1.0), np.nan)
     rep_all = _mean_over_tasks(rep_task)
     q = [50.0 * (1.0 - level), 50.0 * (1.0 + level)]
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
@@ -282,23 +288,130 @@ def _signed_ranks(d: np.ndarray) -> np.ndarray:
     return np.where(use, np.sign(d) * r, 0.0)
 
 
-def _all_signs(n: int) -> np.ndarray:
-    """Every sign pattern of ``n`` entries: (2^n, n) of +-1."""
-    bits = (np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1
-    return 1.0 - 2.0 * bits
+def sign_patterns(instances: int, resamples: int) -> tuple[bool, int]:
+    """The sign-flip test of ``instances`` paired differences with ``resamples`` allowed: ``(exact, patterns)``.
 
+    The cost of the test is the number of sign patterns it evaluates: ``2^k`` to enumerate all of them
+    (exact), ``R`` random ones (Monte Carlo).  The exact test is run when it costs no more, ``2^k <= R``;
+    ``patterns`` is then ``2^k``, else ``R``.  The comparison is in integers (``2^k <= R`` exactly when
+    ``k < R.bit_length()``): no float ``2.0**k``, which overflows from ``k = 1024``.
 
-def _flip_p(null: np.ndarray, obs: np.ndarray, *, exact: bool) -> np.ndarray:
-    """Two-sided p-value of ``obs`` (P,) against sign-flip statistics ``null`` (M, P): ``P(|T*| >= |t|)``.
-
-    Exact enumeration: the share; Monte Carlo: ``(1 + count) / (1 + M)``.  ``|t|`` is lowered by
-    ``100 eps |t|`` so that statistics equal to it up to rounding count (scipy's ``permutation_test`` does
-    the same).
+    Examples
+    --------
+    >>> sign_patterns(12, 4096), sign_patterns(13, 4096), sign_patterns(5000, 10_000)
+    ((True, 4096), (False, 4096), (False, 10000))
     """
-    thr = np.abs(obs) * (1.0 - 100.0 * np.finfo(np.float64).eps)
-    count = (np.abs(null) >= thr).sum(axis=0)
-    M = null.shape[0]
-    return count / M if exact else (1.0 + count) / (1.0 + M)
+    k = int(instances)
+    if k < 0:
+        raise ValueError(f"instances must be >= 0, got {instances}")
+    R = _positive(resamples, "resamples")
+    return (True, 1 << k) if k < R.bit_length() else (False, R)
+
+
+def paired_cost(instances: Sequence[int], n_pairs: int, resamples: int, *, test: str = "permutation",
+                statistic: str = "mean") -> tuple[float, float]:
+    """Estimated work and memory of one paired test: ``(operations, bytes)``.
+
+    ``instances``: the instances of every task; an operation is one multiply-add or one random draw of a cell.
+    Permutation: per task and overall the patterns of :func:`sign_patterns` (``2^k`` enumerated or ``R`` drawn)
+    times the instances and pairs (overall Monte Carlo of the mean: ``R`` pairs x tasks, from the per-task sums);
+    bootstrap: ``R`` replicates of every instance (a draw, then a multiply-add for the sum and the count of every
+    pair); McNemar: one pass.  Memory: the bootstrap keeps ``R`` replicate means of every pair and task (and the
+    copies its percentiles take); the other tests work in blocks.
+    """
+    ks = [int(k) for k in instances if int(k) > 0]
+    P, R, T, total = int(n_pairs), int(resamples), len(ks), float(sum(ks))
+    if test == "mcnemar" or not ks:
+        return P * total, 0.0
+    if test == "bootstrap":
+        return float(R) * total * (2 * P + 1), 24.0 * R * P * (T + 1)
+    ops, drawn = 0.0, False
+    for k in ks:
+        exact, m = sign_patterns(k, R)
+        ops += float(m) * k * P
+        drawn = drawn or not exact
+    exact, m = sign_patterns(int(total), R)
+    if not exact:
+        ops += float(R) * P * (T if statistic == "mean" else total)
+    return ops + (float(R) * total if drawn or not exact else 0.0), 0.0
+
+
+@dataclass(frozen=True)
+class _Flips:
+    """A sign-flip statistic of ``P`` pairs, in the units of its terms (before any scaling).
+
+    Per task the statistic of a sign pattern ``s`` is ``u_t = sum_k s_k w_task[p, t, k]`` (``w >= 0``; the observed
+    value ``obs_task``, signs of the data); overall it is ``sum_t scale[p, t] u'_t`` with ``u'_t`` the same sum of
+    ``w_over``.  Mean difference: ``w = |d|``, ``scale = 1 / (n_t * tasks)``; Wilcoxon: ranks, ``scale = 1``.  Sums of
+    whole or half numbers (0/1 scores, ranks) are exact in any order, so ties with the observed value stay ties.
+    """
+
+    w_task: np.ndarray  # (P, T, K)
+    obs_task: np.ndarray  # (P, T)
+    w_over: np.ndarray  # (P, T, K)
+    obs_over: np.ndarray  # (P, T)
+    scale: np.ndarray  # (P, T)
+
+    def overall(self, u_over: np.ndarray) -> np.ndarray:
+        """The overall statistic from the per-task sums ``u_over`` (..., P, T), the same way for data and patterns."""
+        return (u_over * self.scale).sum(axis=-1)
+
+
+def _flips(d: np.ndarray, n: np.ndarray, statistic: str) -> _Flips:
+    """The sign-flip statistic of the paired differences ``d`` (P, T, K) with ``n`` (P, T) shared instances."""
+    P, T, K = d.shape
+    if statistic == "mean":
+        a_task = np.nan_to_num(d)
+        a_over = a_task
+        n_tasks = (n > 0).sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = np.where(n > 0, 1.0 / (np.maximum(n, 1) * np.maximum(n_tasks, 1)[:, None]), 0.0)
+    else:
+        a_task = _signed_ranks(d)
+        a_over = _signed_ranks(d.reshape(P, T * K)).reshape(P, T, K)
+        scale = np.ones((P, T))
+    w_task = np.abs(a_task)
+    return _Flips(w_task=w_task, obs_task=a_task.sum(axis=-1), w_over=w_task if a_over is a_task else np.abs(a_over),
+                  obs_over=a_over.sum(axis=-1), scale=scale)
+
+
+def _threshold(obs: np.ndarray) -> np.ndarray:
+    """``|t|`` lowered by ``100 eps |t|``, so that statistics equal to it up to rounding count (as scipy's
+    ``permutation_test`` does)."""
+    return np.abs(obs) * (1.0 - 100.0 * np.finfo(np.float64).eps)
+
+
+def _pattern_blocks(k: int, width: int):
+    """Every sign pattern of ``k`` entries, in blocks ``(m, k)`` of +-1 (pattern ``i`` flips the set bits of ``i``)."""
+    total = 1 << k
+    step = max(1, _BLOCK // max(1, k, width))
+    shifts = np.arange(k, dtype=np.int64)
+    for m0 in range(0, total, step):
+        m = np.arange(m0, min(total, m0 + step), dtype=np.int64)
+        yield 1.0 - 2.0 * ((m[:, None] >> shifts[None, :]) & 1)
+
+
+def _exact_task_p(w: np.ndarray, obs: np.ndarray) -> np.ndarray:
+    """Exact ``P(|sum_k s_k w_pk| >= |obs_p|)`` over all ``2^k`` sign patterns of ``w`` (P, k), in bounded blocks."""
+    P, k = w.shape
+    thr = _threshold(obs)
+    count = np.zeros(P, dtype=np.int64)
+    for signs in _pattern_blocks(k, P):
+        count += (np.abs(signs @ w.T) >= thr).sum(axis=0)
+    return count / float(1 << k)
+
+
+def _exact_overall_p(f: _Flips, cols: list[np.ndarray]) -> np.ndarray:
+    """Exact overall p-values: every sign pattern of all tasks' instances jointly (``2^k``, ``k`` their number)."""
+    P, T, _ = f.w_over.shape
+    ws = [f.w_over[:, t, c] for t, c in enumerate(cols)]
+    edges = np.cumsum([0] + [c.size for c in cols])
+    thr = _threshold(f.overall(f.obs_over))
+    count = np.zeros(P, dtype=np.int64)
+    for signs in _pattern_blocks(int(edges[-1]), P * T):
+        u = np.stack([signs[:, edges[t]:edges[t + 1]] @ ws[t].T for t in range(T)], axis=-1)  # (m, P, T)
+        count += (np.abs(f.overall(u)) >= thr).sum(axis=0)
+    return count / float(1 << int(edges[-1]))
 
 
 def paired_permutation(Y, *, pairs=None, baseline: int | None = None, resamples: int = 10_000, seed: int = 0,
@@ -310,10 +423,12 @@ def paired_permutation(Y, *, pairs=None, baseline: int | None = None, resamples:
     ``statistic="wilcoxon"``, Wilcoxon's signed-rank sum ``sum_k sign(d_k) rank|d_k|`` over the non-zero
     differences: the exact test is then ``scipy.stats.wilcoxon(method="exact")``); overall it is the mean
     over tasks of the task means (Wilcoxon: the signed-rank sum over all shared instances pooled), with the
-    signs flipped jointly.  The p-value is ``P(|T*| >= |t|)``: exact, by enumerating the ``2^K`` sign patterns
-    of the ``K`` instances, when ``2^K <= resamples``; otherwise from ``resamples`` random sign patterns,
+    signs flipped jointly.  The p-value is ``P(|T*| >= |t|)``.  Which way it is computed is a cost
+    (:func:`sign_patterns`): enumerating the ``2^K`` sign patterns of the ``K`` instances (exact) when that is no
+    more than ``resamples`` patterns; otherwise ``resamples`` random sign patterns,
     ``(1 + #{|T*| >= |t|}) / (1 + resamples)``.  Pattern ``r`` comes from ``SeedSequence(seed,
-    spawn_key=(signs, r))`` (one pattern of every task's instances, shared by all pairs).
+    spawn_key=(signs, r))`` (one pattern of every task's instances, shared by all pairs, so the p-values of a
+    pair do not depend on the other pairs asked for).
 
     Returns
     -------
@@ -326,36 +441,17 @@ def paired_permutation(Y, *, pairs=None, baseline: int | None = None, resamples:
     Y, pr, d, (diff, n, overall), present = _paired_setup(Y, pairs, baseline)
     P, T, K = d.shape
     cols = [np.flatnonzero(present[t]) for t in range(T)]
-    # per task: a_tk >= 0 with the statistic sum_k s_k a_tk (observed signs s = sign(d))
-    if statistic == "mean":
-        with np.errstate(invalid="ignore", divide="ignore"):
-            a_task = np.where(n[..., None] > 0, np.nan_to_num(d) / np.maximum(n, 1)[..., None], 0.0)
-        n_tasks = (n > 0).sum(axis=-1)
-        a_all = a_task / np.maximum(n_tasks, 1)[:, None, None]
-    else:
-        a_task = _signed_ranks(d)
-        flat = _signed_ranks(d.reshape(P, T * K)).reshape(P, T, K)
-        a_all = flat
-    obs_task = a_task.sum(axis=-1)
-    obs_all = a_all.sum(axis=-1).sum(axis=-1)
+    f = _flips(d, n, statistic)
     p_task = np.full((P, T), np.nan)
-    exact_task = np.zeros((P, T), dtype=bool)
-    for t in range(T):
-        k = cols[t].size
-        if k and 2.0**k <= R:
-            E = _all_signs(k)
-            null = E @ np.abs(a_task[:, t, cols[t]]).T
-            p_task[:, t] = _flip_p(null, obs_task[:, t], exact=True)
-            exact_task[:, t] = True
+    exact_task = np.array([bool(c.size) and sign_patterns(c.size, R)[0] for c in cols], dtype=bool)
+    for t in np.flatnonzero(exact_task):
+        p_task[:, t] = _exact_task_p(f.w_task[:, t, cols[t]], f.obs_task[:, t])
     k_all = int(sum(c.size for c in cols))
-    exact_all = bool(k_all) and 2.0**k_all <= R
-    if exact_all:
-        idx = np.concatenate([t * K + c for t, c in enumerate(cols)])
-        null = _all_signs(k_all) @ np.abs(a_all.reshape(P, T * K)[:, idx]).T
-        p_all = _flip_p(null, obs_all, exact=True)
-    mc_tasks = [t for t in range(T) if not exact_task[0, t] and cols[t].size]
+    exact_all = bool(k_all) and sign_patterns(k_all, R)[0]
+    p_all = _exact_overall_p(f, cols) if exact_all else np.full(P, np.nan)
+    mc_tasks = [t for t in range(T) if not exact_task[t] and cols[t].size]
     if mc_tasks or not exact_all:
-        count_t, count_all = _sign_flip_counts(present, a_task, a_all, obs_task, obs_all, R, seed, with_all=not exact_all)
+        count_t, count_all = _sign_flip_counts(present, f, R, seed, with_all=not exact_all)
         for t in mc_tasks:
             p_task[:, t] = (1.0 + count_t[:, t]) / (1.0 + R)
         if not exact_all:
@@ -365,32 +461,53 @@ def paired_permutation(Y, *, pairs=None, baseline: int | None = None, resamples:
     what = "mean difference" if statistic == "mean" else "Wilcoxon signed-rank sum"
     return PairedTest(test="permutation", pairs=pr, diff=diff, overall=overall, n=n, p_task=p_task, p_overall=p_all,
                       low_task=None, high_task=None, low=None, high=None, resamples=R, seed=int(seed),
-                      exact_task=exact_task & (n > 0), exact_overall=np.full(P, exact_all),
+                      exact_task=exact_task[None, :] & (n > 0), exact_overall=np.full(P, exact_all),
                       method=f"paired permutation test (sign flips within each task) of the {what}: exact when "
                              f"2^instances <= {R}, else {R} random sign patterns (seed {seed})")
 
 
-def _sign_flip_counts(present: np.ndarray, a_task: np.ndarray, a_all: np.ndarray, obs_task: np.ndarray,
-                      obs_all: np.ndarray, R: int, seed: int, *, with_all: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Random sign patterns ``r = 0 .. R-1`` (stream ``signs``): how often ``|T*| >= |t|`` per (pair, task) and overall."""
+def sign_bits(seed: int, replicates: range, present: np.ndarray) -> np.ndarray:
+    """Random sign patterns ``(r, T, K)`` of 0/1 (1: flip) for ``replicates`` (stream ``signs``, one generator each).
+
+    Pattern ``r`` is the first ``T K`` bits of ``ceil(T K / 8)`` random bytes of ``SeedSequence(seed,
+    spawn_key=(signs, r))``, task by task; entries outside ``present`` are 0.
+    """
     from ..resample import replicate_generator
 
     T, K = present.shape
-    P = a_task.shape[0]
-    count_t = np.zeros((P, T))
-    count_all = np.zeros(P)
-    thr_t = np.abs(obs_task) * (1.0 - 100.0 * np.finfo(np.float64).eps)
-    thr_all = np.abs(obs_all) * (1.0 - 100.0 * np.finfo(np.float64).eps)
-    abs_t, abs_all = np.abs(a_task), np.abs(a_all)
-    step = max(1, _BLOCK // max(1, P * T, T * K))
+    nbytes = (T * K + 7) // 8
+    raw = np.stack([replicate_generator(seed, r, stream="signs").integers(0, 256, size=nbytes, dtype=np.uint8)
+                    for r in replicates]) if len(replicates) else np.zeros((0, nbytes), dtype=np.uint8)
+    bits = np.unpackbits(raw, axis=1, count=T * K).reshape(-1, T, K)
+    bits &= present[None].astype(np.uint8)
+    return bits
+
+
+def _sign_flip_counts(present: np.ndarray, f: _Flips, R: int, seed: int, *,
+                      with_all: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Random sign patterns ``r = 0 .. R-1`` (:func:`sign_bits`): how often ``|T*| >= |t|`` per (pair, task) and overall.
+
+    A pattern's sum is ``sum_k w_k - 2 sum_(flipped k) w_k``, one matrix product of the 0/1 patterns per task (BLAS).
+    """
+    T, K = present.shape
+    P = f.w_task.shape[0]
+    count_t = np.zeros((P, T), dtype=np.int64)
+    count_all = np.zeros(P, dtype=np.int64)
+    thr_t = _threshold(f.obs_task)
+    thr_all = _threshold(f.overall(f.obs_over))
+    same = f.w_over is f.w_task
+    W = [np.ascontiguousarray((f.w_task[:, t] if same else np.concatenate([f.w_task[:, t], f.w_over[:, t]])).T)
+         for t in range(T)]  # (K, P) or (K, 2P)
+    A = [w.sum(axis=0) for w in W]
+    step = max(1, _BLOCK // max(1, T * K, P * T))
     for r0 in range(0, R, step):
-        ids = range(r0, min(R, r0 + step))
-        signs = np.stack([1.0 - 2.0 * replicate_generator(seed, r, stream="signs").integers(0, 2, size=(T, K))
-                          for r in ids])  # (r, T, K)
-        signs = np.where(present[None], signs, 0.0)
-        count_t += (np.abs(np.einsum("rtk,ptk->rpt", signs, abs_t)) >= thr_t[None]).sum(axis=0)
+        bits = sign_bits(seed, range(r0, min(R, r0 + step)), present)
+        u = np.empty((bits.shape[0], W[0].shape[1], T))
+        for t in range(T):
+            u[:, :, t] = A[t] - 2.0 * (bits[:, t].astype(np.float64) @ W[t])
+        count_t += (np.abs(u[:, :P]) >= thr_t[None]).sum(axis=0)
         if with_all:
-            count_all += (np.abs(np.einsum("rtk,ptk->rp", signs, abs_all)) >= thr_all[None]).sum(axis=0)
+            count_all += (np.abs(f.overall(u[:, P:] if not same else u)) >= thr_all[None]).sum(axis=0)
     return count_t, count_all
 
 
@@ -543,6 +660,33 @@ def letter_display(different, order: Sequence[int] | np.ndarray | None = None) -
 
 
 # --------------------------------------------------------------------------------------------- all together
+#: pair x task x instance cells of one block of pairs (:func:`compare_systems` tests the pairs block by block)
+PAIR_BLOCK_CELLS = 1 << 22
+
+
+def _by_pair_blocks(run, Y: np.ndarray, pairs: np.ndarray) -> PairedTest:
+    """``run(pairs)`` on blocks of at most :data:`PAIR_BLOCK_CELLS` / (tasks x instances) pairs, the results joined.
+
+    The paired differences and the work arrays of a test take pairs x tasks x instances floats each; a block of
+    pairs bounds them.  Every pair's result is the same in any block: the random draws (sign patterns, bootstrap
+    counts) depend on the seed, the pattern or replicate and the instances every task has, not on the pairs; they
+    are drawn again for every block, the price of the bound.
+    """
+    _, T, K = Y.shape
+    step = max(1, PAIR_BLOCK_CELLS // max(1, T * K))
+    if len(pairs) <= step:
+        return run(pairs)
+    parts = [run(pairs[i:i + step]) for i in range(0, len(pairs), step)]
+
+    def cat(name: str) -> Any:
+        got = [getattr(p, name) for p in parts]
+        return None if got[0] is None else np.concatenate(got, axis=0)
+
+    return replace(parts[0], **{name: cat(name) for name in ("pairs", "diff", "overall", "n", "p_task", "p_overall",
+                                                             "low_task", "high_task", "low", "high", "exact_task",
+                                                             "exact_overall")})
+
+
 @dataclass(frozen=True)
 class Comparison:
     """Paired tests of systems with a multiple-comparison correction and the groups they leave.
@@ -598,12 +742,14 @@ def compare_systems(Y, *, test: str = "permutation", baseline: int | None = None
     if not 0.0 < float(alpha) < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     Y = _as_scores(Y)
+    pr = _pairs(Y, None, baseline)
     if test == "permutation":
-        res = paired_permutation(Y, baseline=baseline, resamples=resamples, seed=seed, statistic=statistic)
+        res = _by_pair_blocks(lambda p: paired_permutation(Y, pairs=p, resamples=resamples, seed=seed,
+                                                           statistic=statistic), Y, pr)
     elif test == "bootstrap":
-        res = paired_bootstrap(Y, baseline=baseline, replicates=resamples, seed=seed, level=level)
+        res = _by_pair_blocks(lambda p: paired_bootstrap(Y, pairs=p, replicates=resamples, seed=seed, level=level), Y, pr)
     else:
-        res = mcnemar_exact(Y, baseline=baseline)
+        res = _by_pair_blocks(lambda p: mcnemar_exact(Y, pairs=p), Y, pr)
     adj = adjust(res.p_overall, correction)
     adj_t = np.stack([adjust(res.p_task[:, t], correction) for t in range(res.p_task.shape[1])], axis=1) \
         if res.p_task.shape[1] else res.p_task.copy()

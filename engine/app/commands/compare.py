@@ -30,8 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="multiple-comparison correction over the pairs (default: holm)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
     parser.add_argument("--resamples", type=int, default=10_000, metavar="R",
-                        help="sign patterns of the permutation test (exact when there are at most R) and bootstrap "
-                        "replicates (default: 10000)")
+                        help="sign patterns of the permutation test (every pattern, exact, when there are at most R) "
+                        "and bootstrap replicates (default: 10000); refused up front when the estimated work or "
+                        "memory is out of reach")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default: 0)")
     parser.add_argument("--meta", default=None, metavar="FILE", help="sidecar JSON (default: <name>.meta.json beside INPUT)")
     parser.add_argument("--input-format", default=None, choices=reader_names(), help="the reader of INPUT (default: guessed)")
