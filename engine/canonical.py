@@ -38,7 +38,8 @@ from .xrcompat import defer_dask_import
 defer_dask_import()  # an in-memory table never needs dask: do not let xarray import it (see engine.xrcompat)
 
 __all__ = ["apply_sidecar", "check_sidecar", "defaulted_directions", "directions_note", "first_duplicate", "is_url",
-           "left_out_judges", "read_sidecar", "scores_from_array", "sidecar_path", "task_group_labels", "validate_scores", "with_lower_is_better"]
+           "left_out_judges", "read_sidecar", "scores_from_array", "sidecar_path",
+           "task_group_labels", "validate_scores", "with_lower_is_better"]
 
 #: data-file suffixes that ``<name>.meta.json`` replaces (others are kept: ``x.tsv`` -> ``x.tsv.meta.json``)
 _SUFFIXES = (".csv.gz", ".csv", ".parquet", ".pq", ".zarr", ".jsonl.gz", ".jsonl", ".json")
@@ -390,7 +391,7 @@ def apply_sidecar(scores: xr.DataArray, meta: Mapping[str, Any], source: str, *,
     own_group = scores["group"].values if keep_unnamed else tasks
     scores = scores.assign_coords(
         higher_is_better=(TASK, np.array([bool(hib_map.get(t, own)) for t, own in zip(tasks, own_hib)], dtype=bool)),
-        group=(TASK, np.array(task_group_labels(tasks, groups, own_group), dtype=object)),
+        group=(TASK, np.array(task_group_labels(tasks, groups, [str(g) for g in own_group]), dtype=object)),
     )
     keep = {k: meta[k] for k in ("name", "level", "paper", "license") if isinstance(meta.get(k), str)}
     if isinstance(meta.get("source"), dict):

@@ -45,7 +45,8 @@ __all__ = [
     "MISSING_POLICIES", "PER_TASK_OPTIONS", "Plan", "prepare", "orient", "missing_report", "aggregate", "aggregate_plan",
     "rank", "ranking", "resolve_level", "tied_groups", "task_scores", "label_order", "canonical_order", "exact_instance_sums",
     "apply_missing_policy", "call_kernel", "check_options", "describe_missing", "finalize", "group_labels", "is_dask",
-    "kernel_options", "per_task_options", "weights_vector", "within_step", "within_array", "instance_sums", "task_values", "values_from_sums",
+    "kernel_options", "per_task_options",
+    "weights_vector", "within_step", "within_array", "instance_sums", "task_values", "values_from_sums",
     "aggregate_rules", "rank_rules", "rule_label",
 ]
 
@@ -298,10 +299,9 @@ def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: 
     nan = np.isnan(X)
     gone = nan.all(axis=-1) if rule.missing == "policy" else np.zeros(X.shape[:-1], dtype=bool)  # (..., T)
     absent = nan.all(axis=-2)  # (..., S)
-    if X.ndim == 2 or (np.all(gone == gone.reshape(-1, gone.shape[-1])[0])
-                       and np.all(absent == absent.reshape(-1, absent.shape[-1])[0])):
-        first = (0,) * (X.ndim - 2)
-        return _call_present(rule, X, weights, opts, gone[first], absent[first])
+    gone_rows, absent_rows = gone.reshape(-1, gone.shape[-1]), absent.reshape(-1, absent.shape[-1])
+    if bool((gone_rows == gone_rows[0]).all()) and bool((absent_rows == absent_rows[0]).all()):
+        return _call_present(rule, X, weights, opts, gone_rows[0], absent_rows[0])
     batch = X.shape[:-2]
     Xf = X.reshape((-1,) + X.shape[-2:])
     wf = None if weights is None or np.ndim(weights) < 2 else np.broadcast_to(weights, batch + X.shape[-2:-1]).reshape(
@@ -333,6 +333,8 @@ def _call_present(rule: Rule, X: np.ndarray, weights: Any, opts: dict[str, Any],
             return blocked_scores(rule.name, Xk, weights)
         return np.asarray(rule.kernel(Xk, weights=weights, **opts), dtype=np.float64)
 
+    if absent.all():  # nobody to rank (a task every judge of which the policy dropped): no kernel call
+        return np.full(X.shape[:-2] + X.shape[-1:] if X.ndim > 1 else X.shape, np.nan)
     try:
         if not absent.any():
             return rule.snap(run(X), X)
