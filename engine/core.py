@@ -299,7 +299,7 @@ def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: 
     nan = np.isnan(X)
     gone = nan.all(axis=-1) if rule.missing == "policy" else np.zeros(X.shape[:-1], dtype=bool)  # (..., T)
     absent = nan.all(axis=-2)  # (..., S)
-    gone_rows, absent_rows = gone.reshape(-1, gone.shape[-1]), absent.reshape(-1, absent.shape[-1])
+    gone_rows, absent_rows = gone.reshape(-1, X.shape[-2]), absent.reshape(-1, X.shape[-1])
     if bool((gone_rows == gone_rows[0]).all()) and bool((absent_rows == absent_rows[0]).all()):
         return _call_present(rule, X, weights, opts, gone_rows[0], absent_rows[0])
     batch = X.shape[:-2]

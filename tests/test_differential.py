@@ -36,6 +36,7 @@ import engine
 from engine.bootstrap import OVER, replicate_scores_reference
 from engine.core import MISSING_POLICIES, PER_TASK_OPTIONS, kernel_options
 from engine.errors import VotebenchError
+from engine.kernels.ranking import min_rank
 from engine.pairblock import BLOCKED_RULES, ROWS_ENV
 from engine.rules import LEVELS
 
@@ -217,7 +218,16 @@ def test_bootstrap_paths_agree(rule, over):
             ref = outcome(lambda: replicate_scores_reference(scores(), over=over, replicates=REPLICATES, seed=SEED,
                                                              rule=rule, level=lvl, missing=m, options=opts))
             order = np.argsort(SYSTEMS)
-            same((ref[0], None if ref[1] is None else ref[1][:, order]), base, f"{where}: one replicate at a time")
+            ref = (ref[0], None if ref[1] is None else ref[1][:, order])
+            if over == "tasks" and engine.get_rule(rule).resample == "weights" and ref[0] == base[0] == "ok":
+                # KNOWN (issue 23, reported): the task-weights path sums a task drawn k times as k * x, the
+                # one-replicate definition as x + ... + x in draw order; sums of reals in order (not exact)
+                # round differently, a few ulps (mean, dowdall at level two, relative_difference).  Ranks agree.
+                assert np.array_equal(min_rank(ref[1]), min_rank(base[1]), equal_nan=True), f"{where}: ranks"
+                np.testing.assert_allclose(ref[1], base[1], rtol=8 * np.finfo(float).eps, atol=0,
+                                           err_msg=f"{where}: one replicate at a time")
+            else:
+                same(ref, base, f"{where}: one replicate at a time")
 
 
 # ------------------------------------------------------------------------------------------ stores and cluster
