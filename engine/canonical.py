@@ -6,7 +6,8 @@ kept when a store holds it), ``NaN`` = missing score, and coordinates
 
 * ``system``, ``task``, ``instance``: labels (task-level data has one instance, ``0``);
 * ``higher_is_better`` (task, bool): the direction of each task's metric;
-* ``group`` (task, str): the task's group (the task's own name when ungrouped);
+* ``group`` (task, str): the task's group (the task's own name when ungrouped, ``"<task> (ungrouped)"`` when
+  a group bears that name: equal labels are one group, see :func:`task_group_labels`);
 * ``n_instances`` (task, int): instances the task really has.
 
 Ragged tasks (different instance counts) are padded with ``NaN``.  A judge,

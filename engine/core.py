@@ -803,7 +803,9 @@ def aggregate(scores: xr.DataArray, **request: Unpack[Request]) -> xr.DataArray:
         ``True`` aggregates within the task groups of the ``group`` coordinate
         first (Vote'n'Rank two-step aggregation), or give a mapping task -> group.
     options : mapping, optional
-        Keyword options of the rule kernels (e.g. ``{"gamma": 0.9}``).
+        Keyword options of the rule kernels (e.g. ``{"gamma": 0.9}``).  A per-task option
+        (:data:`PER_TASK_OPTIONS`) may be a list, tuple or array in the input's task order, or a
+        mapping task -> value (:func:`per_task_options`).
 
     Returns
     -------
