@@ -158,7 +158,7 @@ def _reference_one(plan: Plan, over: str, b: int, seed: int, present: np.ndarray
     groups, weights = plan.groups, plan.weights
     if over == "tasks":
         idx = resample_indices(len(plan.tasks), seed=seed, replicates=[b], stream="tasks")[0]
-        kw["options"] = {k: ([v[i] for i in idx] if k in PER_TASK_OPTIONS and isinstance(v, (list, tuple)) else v)
+        kw["options"] = {k: (tuple(v[i] for i in idx) if k in PER_TASK_OPTIONS and isinstance(v, tuple) else v)
                          for k, v in plan.options.items()}
         groups = None if groups is None else [groups[i] for i in idx]
         weights = None if weights is None else np.asarray(weights)[idx]
@@ -423,7 +423,7 @@ def plan_for(scores: xr.DataArray, over: str, kw: Mapping[str, Any]) -> Plan:
     plan = prepare(scores, **kw)
     if over == "instances" and scores.sizes[INSTANCE] < 2:
         raise VotebenchError("an instance bootstrap needs instance-level scores; these have one instance per task")
-    opts_per_task = [k for k, v in plan.options.items() if k in PER_TASK_OPTIONS and isinstance(v, (list, tuple))]
+    opts_per_task = [k for k, v in plan.options.items() if k in PER_TASK_OPTIONS and isinstance(v, tuple)]
     if over == "tasks" and opts_per_task and plan.across.resample != "weights":
         raise VotebenchError(
             f"per-task option(s) {', '.join(opts_per_task)} cannot follow resampled tasks for rule {plan.across.name!r}"

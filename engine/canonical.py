@@ -6,7 +6,8 @@ kept when a store holds it), ``NaN`` = missing score, and coordinates
 
 * ``system``, ``task``, ``instance``: labels (task-level data has one instance, ``0``);
 * ``higher_is_better`` (task, bool): the direction of each task's metric;
-* ``group`` (task, str): the task's group (the task's own name when ungrouped);
+* ``group`` (task, str): the task's group (the task's own name when ungrouped, ``"<task> (ungrouped)"`` when
+  a group bears that name: equal labels are one group, see :func:`task_group_labels`);
 * ``n_instances`` (task, int): instances the task really has.
 
 Ragged tasks (different instance counts) are padded with ``NaN``.  A judge,
@@ -38,7 +39,8 @@ from .xrcompat import defer_dask_import
 defer_dask_import()  # an in-memory table never needs dask: do not let xarray import it (see engine.xrcompat)
 
 __all__ = ["apply_sidecar", "check_sidecar", "defaulted_directions", "directions_note", "first_duplicate", "is_url",
-           "left_out_judges", "read_sidecar", "scores_from_array", "sidecar_path", "validate_scores", "with_lower_is_better"]
+           "left_out_judges", "read_sidecar", "scores_from_array", "sidecar_path",
+           "task_group_labels", "validate_scores", "with_lower_is_better"]
 
 #: data-file suffixes that ``<name>.meta.json`` replaces (others are kept: ``x.tsv`` -> ``x.tsv.meta.json``)
 _SUFFIXES = (".csv.gz", ".csv", ".parquet", ".pq", ".zarr", ".jsonl.gz", ".jsonl", ".json")
@@ -85,6 +87,35 @@ def _per_task(value: Mapping[str, Any] | Sequence[Any] | Any, tasks: list[str], 
     if value is None or isinstance(value, (bool, np.bool_)):
         return [default(t) if value is None else cast(value) for t in tasks]
     return [cast(v) for v in value]
+
+
+def task_group_labels(tasks: Sequence[str], named: Mapping[str, Any], own: Sequence[Any] | None = None) -> list[str]:
+    """The ``group`` coordinate: ``named[task]`` for a grouped task, otherwise ``own`` (default: the task's name).
+
+    Two tasks share a group exactly when their labels are equal, so an ungrouped task whose own label is its
+    name never takes the label of a group of that name (``{"t2": ["t1"]}`` with ``t2`` ungrouped): its label is
+    then ``"<task> (ungrouped)"`` (primes added until it is no group's or task's name).
+
+    Examples
+    --------
+    >>> task_group_labels(["t1", "t2", "t3"], {"t1": "t2"})
+    ['t2', 't2 (ungrouped)', 't3']
+    """
+    tasks = [str(t) for t in tasks]
+    own_labels = tasks if own is None else [str(o) for o in own]
+    taken = {str(named[t]) for t in tasks if t in named}
+    out = []
+    for t, o in zip(tasks, own_labels):
+        if t in named:
+            out.append(str(named[t]))
+            continue
+        label = o
+        if o == t and t in taken:
+            label = f"{t} (ungrouped)"
+            while label in taken or label in tasks:
+                label += "'"
+        out.append(label)
+    return out
 
 
 def scores_from_array(
@@ -137,7 +168,7 @@ def scores_from_array(
             raise VotebenchError(f"got {len(labels)} {what} labels for {n} {what}")
     tasks = [str(t) for t in tasks]
     hib = _per_task(higher_is_better, tasks, lambda t: True, bool)
-    grp = _per_task(groups, tasks, lambda t: t, str)
+    grp = task_group_labels(tasks, groups) if isinstance(groups, Mapping) else _per_task(groups, tasks, lambda t: t, str)
     n_inst = np.count_nonzero(~np.isnan(buf).all(axis=-1), axis=-1) if n_k > 1 else np.ones(n_t, dtype=int)
     da = xr.DataArray(
         buf,
@@ -361,7 +392,7 @@ def apply_sidecar(scores: xr.DataArray, meta: Mapping[str, Any], source: str, *,
     own_group = scores["group"].values if keep_unnamed else tasks
     scores = scores.assign_coords(
         higher_is_better=(TASK, np.array([bool(hib_map.get(t, own)) for t, own in zip(tasks, own_hib)], dtype=bool)),
-        group=(TASK, np.array([groups.get(t, own) for t, own in zip(tasks, own_group)], dtype=object)),
+        group=(TASK, np.array(task_group_labels(tasks, groups, [str(g) for g in own_group]), dtype=object)),
     )
     keep = {k: meta[k] for k in ("name", "level", "paper", "license") if isinstance(meta.get(k), str)}
     if isinstance(meta.get("source"), dict):

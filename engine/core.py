@@ -32,7 +32,7 @@ from typing import Any, TypedDict, Unpack
 import numpy as np
 import xarray as xr
 
-from .canonical import validate_scores
+from .canonical import task_group_labels, validate_scores
 from .dims import INSTANCE, RULE, SYSTEM, TASK
 from .errors import VotebenchError
 from .kernels.exact import digits_to_float, full_digit_sums, merge_digit_sums, snap_ties
@@ -46,7 +46,8 @@ __all__ = [
     "MISSING_POLICIES", "PER_TASK_OPTIONS", "Plan", "prepare", "orient", "missing_report", "aggregate", "aggregate_plan",
     "rank", "ranking", "resolve_level", "tied_groups", "task_scores", "label_order", "canonical_order", "exact_instance_sums",
     "apply_missing_policy", "call_kernel", "check_options", "describe_missing", "finalize", "group_labels", "is_dask",
-    "kernel_options", "weights_vector", "within_step", "within_array", "instance_sums", "task_values", "values_from_sums",
+    "kernel_options", "per_task_options",
+    "weights_vector", "within_step", "within_array", "instance_sums", "task_values", "values_from_sums",
     "aggregate_rules", "rank_rules", "rule_label",
 ]
 
@@ -189,7 +190,7 @@ def group_labels(scores: xr.DataArray, groups: Any) -> list[str] | None:
         unknown = sorted(set(map(str, groups)) - set(tasks))
         if unknown:
             raise VotebenchError(f"groups name unknown task(s): {', '.join(unknown[:5])}")
-        return [str(groups.get(t, t)) for t in tasks]
+        return task_group_labels(tasks, {str(t): g for t, g in groups.items()})
     raise VotebenchError("groups must be True (use the 'group' coordinate) or a mapping task -> group")
 
 
@@ -230,6 +231,32 @@ def describe_missing(missing: np.ndarray, systems: Sequence[str], tasks: Sequenc
         f"({where}{more}); choose a missing-score policy: 'listwise' (drop those systems) "
         f"or 'drop-judges' (drop the judges with missing scores)"
     )
+
+
+def per_task_options(options: Mapping[str, Any] | None, tasks: Sequence[str]) -> dict[str, Any]:
+    """``options`` with every per-task value (:data:`PER_TASK_OPTIONS`) as a tuple in the order of ``tasks``.
+
+    A per-task value may be a list, a tuple or a one-dimensional array with one entry per task (in the
+    order of ``tasks``, the input's), or a mapping task name -> value naming every task; the tuple then
+    follows the tasks through reordering and resampling (:func:`prepare`, :mod:`engine.bootstrap`).
+    Scalars (one value for every task) and other values are passed on unchanged.
+    """
+    out = dict(options or {})
+    for k, v in out.items():
+        if k not in PER_TASK_OPTIONS:
+            continue
+        if isinstance(v, Mapping):
+            names = set(map(str, v))
+            unknown, lacking = sorted(names - set(tasks)), [t for t in tasks if t not in names]
+            if unknown or lacking:
+                what = f"names unknown task(s) {', '.join(unknown[:5])}" if unknown else \
+                    f"has no value for task(s) {', '.join(lacking[:5])}"
+                raise VotebenchError(f"per-task option {k!r} {what}")
+            by_name = {str(t): x for t, x in v.items()}
+            out[k] = tuple(by_name[t] for t in tasks)
+        elif isinstance(v, np.ndarray) and v.ndim == 1 or isinstance(v, (list, tuple)):
+            out[k] = tuple(np.asarray(v).tolist()) if isinstance(v, np.ndarray) else tuple(v)
+    return out
 
 
 @functools.lru_cache(maxsize=256)
@@ -291,25 +318,57 @@ def check_option_types(rule: Rule, options: Mapping[str, Any]) -> None:
 
 
 def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: Mapping[str, Any]) -> np.ndarray:
-    """Run a rule kernel on the systems that have a score somewhere; absent systems (e.g. dropped
-    by the listwise policy) get ``NaN`` and never reach the kernel."""
+    """Run a rule kernel on ``X`` (..., T, S), each batch element on its own present tasks and systems.
+
+    A system without any score in a batch element (e.g. dropped by the listwise policy, or absent from
+    every task a bootstrap replicate drew) gets ``NaN`` there and never reaches the kernel; for rules that
+    need complete data a task without any score (dropped by drop-judges) is absent too, with its weight
+    and per-task options.  Batch elements with the same absent tasks and systems share one kernel call,
+    so a batch gives every element the numbers it gets alone (block sizes do not show).
+    """
     opts = _options_for(rule, options)
     X = np.asarray(X, dtype=np.float64)
-    if X.ndim > 1 and rule.missing == "policy":
-        # a task without any score (dropped by drop-judges) is absent: rules that need complete data never see it
-        gone = np.isnan(X).all(axis=-1)
-        gone = gone.all(axis=tuple(range(gone.ndim - 1))) if gone.ndim > 1 else gone
-        if gone.any() and not gone.all():
-            X = X[..., ~gone, :]
-            if weights is not None:
-                weights = np.asarray(weights)[..., ~gone]
-    absent = np.isnan(X).all(axis=tuple(range(X.ndim - 1))) if X.ndim > 1 else np.isnan(X)
+    if X.ndim < 2:
+        return _call_present(rule, X, weights, opts, None, np.isnan(X))
+    nan = np.isnan(X)
+    gone = nan.all(axis=-1) if rule.missing == "policy" else np.zeros(X.shape[:-1], dtype=bool)  # (..., T)
+    absent = nan.all(axis=-2)  # (..., S)
+    gone_rows, absent_rows = gone.reshape(-1, X.shape[-2]), absent.reshape(-1, X.shape[-1])
+    if bool((gone_rows == gone_rows[0]).all()) and bool((absent_rows == absent_rows[0]).all()):
+        return _call_present(rule, X, weights, opts, gone_rows[0], absent_rows[0])
+    batch = X.shape[:-2]
+    Xf = X.reshape((-1,) + X.shape[-2:])
+    wf = None if weights is None or np.ndim(weights) < 2 else np.broadcast_to(weights, batch + X.shape[-2:-1]).reshape(
+        -1, X.shape[-2])
+    keys = np.concatenate([gone.reshape(Xf.shape[0], -1), absent.reshape(Xf.shape[0], -1)], axis=1)
+    patterns, which = np.unique(keys, axis=0, return_inverse=True)
+    out = np.full(Xf.shape[:1] + X.shape[-1:], np.nan)
+    T = X.shape[-2]
+    for k, key in enumerate(patterns):
+        sel = np.flatnonzero(which.reshape(-1) == k)
+        w = weights if wf is None else wf[sel]
+        out[sel] = _call_present(rule, Xf[sel], w, opts, key[:T], key[T:])
+    return out.reshape(batch + X.shape[-1:])
+
+
+def _call_present(rule: Rule, X: np.ndarray, weights: Any, opts: dict[str, Any], gone: np.ndarray | None,
+                  absent: np.ndarray) -> np.ndarray:
+    """The kernel on the tasks not ``gone`` and the systems not ``absent`` (the same for every batch element)."""
+    if gone is not None and gone.any() and not gone.all():
+        keep = ~gone
+        X = X[..., keep, :]
+        weights = None if weights is None else np.asarray(weights)[..., keep]
+        opts = {k: (tuple(v[i] for i in np.flatnonzero(keep))
+                    if k in PER_TASK_OPTIONS and isinstance(v, (list, tuple)) and len(v) == keep.size else v)
+                for k, v in opts.items()}
 
     def run(Xk: np.ndarray) -> np.ndarray:
         if not opts and use_blocks(rule.name, Xk, weights):  # large pair matrices: in blocks of rows (engine.pairblock)
             return blocked_scores(rule.name, Xk, weights)
         return np.asarray(rule.kernel(Xk, weights=weights, **opts), dtype=np.float64)
 
+    if absent.all():  # nobody to rank (a task every judge of which the policy dropped): no kernel call
+        return np.full(X.shape[:-2] + X.shape[-1:] if X.ndim > 1 else X.shape, np.nan)
     try:
         if not absent.any():
             return rule.snap(run(X), X)
@@ -632,13 +691,15 @@ def prepare(
     options: Mapping[str, Any] | None = None,
     validate: bool = True,
     canonical: bool = True,
+    option_rules: Sequence[Rule] = (),
 ) -> Plan:
     """Validate an aggregation request (options as :func:`aggregate`) and prepare its inputs lazily.
 
     ``validate=False`` skips the checks of the tensor itself (:func:`engine.io.validate_scores`), for
     tensors derived from a validated one, such as bootstrap replicates of a policy-applied tensor,
     where a task may have lost every judge to the missing-score policy.  ``canonical=False`` keeps
-    the tensor's own order (for tensors derived from an already canonical one).
+    the tensor's own order (for tensors derived from an already canonical one).  ``option_rules``: further
+    rules whose kernels may take ``options`` (several rules of one request, :func:`aggregate_rules`).
     """
     if validate:
         validate_scores(scores)
@@ -661,8 +722,8 @@ def prepare(
     w = weights_vector(weights, tasks, group_labels_for_weights)
     if lvl == "one" and w is not None:
         raise VotebenchError("task weights apply to levels 'task' and 'two', not 'one'")
-    opts = dict(options or {})
-    check_options([r_within, r_across], opts)
+    opts = per_task_options(options, tasks)
+    check_options([r_within, r_across, *option_rules], opts)
     check_option_values(opts)
     restore = None
     perms = None
@@ -675,7 +736,7 @@ def prepare(
             tasks = [tasks[i] for i in tp]
             w = None if w is None else w[tp]
             glabels = None if glabels is None else [glabels[i] for i in tp]
-            opts = {k: ([v[i] for i in tp] if k in PER_TASK_OPTIONS and isinstance(v, (list, tuple)) and len(v) == tp.size
+            opts = {k: (tuple(v[i] for i in tp) if k in PER_TASK_OPTIONS and isinstance(v, tuple) and len(v) == tp.size
                         else v) for k, v in opts.items()}
         sp = perms[SYSTEM]
         if not np.array_equal(sp, np.arange(sp.size)):
@@ -782,7 +843,9 @@ def aggregate(scores: xr.DataArray, **request: Unpack[Request]) -> xr.DataArray:
         ``True`` aggregates within the task groups of the ``group`` coordinate
         first (Vote'n'Rank two-step aggregation), or give a mapping task -> group.
     options : mapping, optional
-        Keyword options of the rule kernels (e.g. ``{"gamma": 0.9}``).
+        Keyword options of the rule kernels (e.g. ``{"gamma": 0.9}``).  A per-task option
+        (:data:`PER_TASK_OPTIONS`) may be a list, tuple or array in the input's task order, or a
+        mapping task -> value (:func:`per_task_options`).
 
     Returns
     -------
@@ -856,9 +919,8 @@ def aggregate_rules(scores: xr.DataArray, rules: Sequence[str], **options: Any) 
         raise VotebenchError(f"give one or more distinct rules, got {names}")
     opts = dict(options.pop("options", None) or {})
     objs = [get_rule(n) for n in names]
-    check_options(objs, opts)
-    base = prepare(scores, rule=names[0], **options)
-    plans = [dataclasses.replace(base, within=r, across=r, options=_options_for(r, opts)) for r in objs]
+    base = prepare(scores, rule=names[0], options=opts, option_rules=objs, **options)
+    plans = [dataclasses.replace(base, within=r, across=r, options=_options_for(r, base.options)) for r in objs]
     attrs = {"rule": ",".join(names), "level": base.level, "missing": base.missing}
     if is_dask(base.x) or base.groups is not None or base.pooled:
         out = xr.concat([aggregate_plan(p) for p in plans], dim=RULE, coords="minimal", compat="override")
