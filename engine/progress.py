@@ -16,6 +16,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import threading
 import time
@@ -129,9 +130,17 @@ def _ignore(n: int = 1) -> None:
 
 
 @contextlib.contextmanager
-def shown(stream: IO[str], *, delay: float = 2.0, interval: float = 0.2) -> Iterator[None]:
-    """Show the stages on ``stream`` as one bar, from ``delay`` seconds on, until the ``with`` block ends."""
+def shown(stream: IO[str], *, delay: float | None = None, interval: float = 0.2) -> Iterator[None]:
+    """Show the stages on ``stream`` as one bar, from ``delay`` seconds on, until the ``with`` block ends.
+
+    ``delay`` defaults to 2 s (``VOTEBENCH_PROGRESS_DELAY`` in seconds overrides it, e.g. for tests).
+    """
     global _display
+    if delay is None:
+        try:
+            delay = float(os.environ.get("VOTEBENCH_PROGRESS_DELAY", "2"))
+        except ValueError:
+            delay = 2.0
     if _display is not None:  # already shown (a command run from a command)
         yield
         return
