@@ -1236,26 +1236,30 @@ def _bradley_terry_dense(X: np.ndarray, weights, tie_model: str) -> np.ndarray:
     batch = np.broadcast_shapes(X.shape[:-2], () if wb is None else wb.shape[:-1])
     n = int(np.prod(batch, dtype=np.int64))
     step = max(1, _FIT_BLOCK // max(1, S * S))
-    if n <= step:
+    if n <= 1:
         return _dense_rows(X, weights, tie_model)
     Xf = np.broadcast_to(X, (*batch, T, S)).reshape(n, T, S) if X.ndim > 2 else X
     wf = None if wb is None or wb.ndim <= 1 else np.broadcast_to(wb, (*batch, T)).reshape(n, T)
     if X.ndim == 2 and wf is not None:  # one table, rows of weights (resamples): each distinct row is fitted once
-        rows, inverse = np.unique(wf, axis=0, return_inverse=True)
-        if rows.shape[0] < n:
-            return _bradley_terry_dense(X, rows, tie_model)[np.asarray(inverse).reshape(-1)].reshape(*batch, S)
+        distinct, inverse = np.unique(wf, axis=0, return_inverse=True)
+        if distinct.shape[0] < n:
+            return _bradley_terry_dense(X, distinct, tie_model)[np.asarray(inverse).reshape(-1)].reshape(*batch, S)
+    # rows of weights of one table (resamples): Newton starts from the unweighted fit, a few steps from each row's
+    # maximum (the maximum is the same from any start, to the fit's tolerance)
+    start = _dense_rows(X, None, tie_model) if X.ndim == 2 and wf is not None and tie_model == "half" else None
     out = np.empty((n, S))
     for r0 in range(0, n, step):
         rows = slice(r0, min(n, r0 + step))
-        out[rows] = _dense_rows(Xf[rows] if X.ndim > 2 else X, wb if wf is None else wf[rows], tie_model).reshape(-1, S)
+        out[rows] = _dense_rows(Xf[rows] if X.ndim > 2 else X, wb if wf is None else wf[rows], tie_model,
+                                start).reshape(-1, S)
     return out.reshape(*batch, S)
 
 
-def _dense_rows(X: np.ndarray, weights, tie_model: str) -> np.ndarray:
+def _dense_rows(X: np.ndarray, weights, tie_model: str, start: np.ndarray | None = None) -> np.ndarray:
     W, T = _batch_counts(X, weights)
     T = 0.5 * (T + np.swapaxes(T, -1, -2))  # real weights: the two halves of a tie sum may differ in the last bit
     batch = np.broadcast_shapes(X.shape[:-2], () if weights is None else np.shape(weights)[:-1])
-    fit = fit_bradley_terry(W, T, tie_model=tie_model)
+    fit = fit_bradley_terry(W, T, tie_model=tie_model, start=start)
     return fit.strength.reshape(*batch, X.shape[-1])
 
 
