@@ -103,7 +103,7 @@ def commands(work: Path, syn: Path) -> list[tuple[str, str, list[str]]]:
                                                         "--replicates", "200", "--store", store, "--overwrite"]),
         ("bootstrap", "tac08 store resumed", ["bootstrap", TAC, "--level", "two", "--over", "instances",
                                               "--replicates", "200", "--store", store]),
-        ("compare", "glue", ["compare", GLUE, "--missing", "listwise"]),
+        ("compare", "tac08", ["compare", TAC]),
         ("compare", "mlqe", ["compare", MLQE]),
         ("agreement", "vnr_glue vs colombo_glue", ["agreement", GLUE, "data/colombo_glue.csv"]),
         ("convert", "mlqe", ["convert", MLQE, "{out}/mlqe.zarr"]),
@@ -200,6 +200,7 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds before a run is stopped (default 300)")
     ap.add_argument("--before", type=Path, default=None, metavar="CHECKOUT", help="also time this checkout's engine")
     ap.add_argument("--before-runs", type=int, default=1, help="runs of the before checkout (default 1)")
+    ap.add_argument("--before-label", default=None, help="name of the before checkout (default: its git commit)")
     ap.add_argument("--peer-python", default=None, metavar="PYTHON", help="a Python with autorank installed")
     ap.add_argument("--only", action="append", default=[], metavar="COMMAND", help="only this sub-command (repeatable)")
     ap.add_argument("--out", type=Path, default=RESULTS / "end_to_end.md")
@@ -213,7 +214,8 @@ def main() -> None:
         if args.before is not None:
             b = subprocess.run(["git", "-C", str(args.before), "rev-parse", "--short", "HEAD"], capture_output=True,
                                text=True)
-            res["before_label"] = f"commit {b.stdout.strip() or 'unknown'}, {args.before_runs} run(s)"
+            name = args.before_label or f"commit {b.stdout.strip() or 'unknown'}"
+            res["before_label"] = f"{name}, {args.before_runs} run(s)"
             res["before"] = bench("before", args.before.resolve(), work, syn, args.before_runs, args.timeout, args.only)
         res["after"] = bench("after", REPO, work, syn, args.runs, args.timeout, args.only)
         if args.peer_python:

@@ -15,8 +15,8 @@ from conftest import require_module
 from scipy.sparse.csgraph import connected_components
 
 from engine.kernels import battles as B
-from engine.kernels import costs
 from engine.kernels import btlarge as L
+from engine.kernels import costs
 
 
 def _loop_counts(X, w):
