@@ -1333,8 +1333,11 @@ def elo_across(X: np.ndarray, *, weights: np.ndarray | None = None, k: float = 4
     # rows of the (S, S) battle matrix in blocks (bounded memory for many systems); each row's sum over
     # its opponents is the same whatever the block, so the ratings do not depend on the block size
     step = max(1, ELO_BLOCK_CELLS // max(1, S * int(np.prod(batch, dtype=np.int64))))
+    # one table for the whole batch (rows of weights, e.g. resamples): the outcomes of a judge are the same in every
+    # row, so they are computed once and broadcast (the same values, summed in the same order)
+    shared = np.ndim(X) == 2
     for t in range(T):
-        x = Xb[..., t, :]
+        x = Xb[(0,) * len(batch)][t] if shared else Xb[..., t, :]
         ok = ~np.isnan(x)
         delta = np.empty((*batch, S))
         any_pair = np.zeros((*batch, S), dtype=bool)
