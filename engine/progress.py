@@ -31,9 +31,9 @@ _display: _Display | None = None
 class _Display:
     """The stack of open stages and the one bar that shows the innermost."""
 
-    def __init__(self, stream: IO[str], delay: float, interval: float) -> None:
+    def __init__(self, stream: IO[str], delay: float, interval: float, label: str | None) -> None:
         self.stream, self.delay, self.interval = stream, delay, interval
-        self.stages: list[list[Any]] = []  # [name, total, done]
+        self.stages: list[list[Any]] = [[label, None, 0]] if label else []  # [name, total, done]
         self.bar: Any = None
         self.lock = threading.Lock()
         self.stop = threading.Event()
@@ -130,8 +130,10 @@ def _ignore(n: int = 1) -> None:
 
 
 @contextlib.contextmanager
-def shown(stream: IO[str], *, delay: float | None = None, interval: float = 0.2) -> Iterator[None]:
+def shown(stream: IO[str], *, delay: float | None = None, interval: float = 0.2, label: str | None = None) -> Iterator[None]:
     """Show the stages on ``stream`` as one bar, from ``delay`` seconds on, until the ``with`` block ends.
+
+    ``label`` (e.g. the command's name) is the outermost stage: shown, with the time elapsed, between stages.
 
     ``delay`` defaults to 2 s (``VOTEBENCH_PROGRESS_DELAY`` in seconds overrides it, e.g. for tests).
     """
@@ -144,7 +146,7 @@ def shown(stream: IO[str], *, delay: float | None = None, interval: float = 0.2)
     if _display is not None:  # already shown (a command run from a command)
         yield
         return
-    d = _Display(stream, float(delay), float(interval))
+    d = _Display(stream, float(delay), float(interval), label)
     _display = d
     d.thread.start()
     try:

@@ -138,7 +138,7 @@ def progress_shown(args: argparse.Namespace) -> Iterator[None]:
         return
     from ..progress import shown
 
-    with shown(sys.stderr):
+    with shown(sys.stderr, label=getattr(args, "command", None)):
         yield
 
 
