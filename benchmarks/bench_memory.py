@@ -110,9 +110,9 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
         if use_blocks(rule, X.T, weights):
             path = "blocked rows" + (", each distinct resample once" if weights is not None else "")
         elif rule == "bradley_terry":
-            from engine.kernels.battles import BT_STATISTICS_FROM
+            from engine.kernels import costs
 
-            if S >= BT_STATISTICS_FROM:
+            if costs.choose("bradley_terry", costs.Sizes(systems=S, judges=2, fits=1)) == "statistics":
                 path = "sufficient statistics, Newton-CG"
         setup = _rss_mb()
         t0 = time.perf_counter()

@@ -72,6 +72,7 @@ from .errors import VotebenchError
 from .kernels.exact import DIGITS, anchor, digits, digits_to_float, snap_ties
 from .kernels.ranking import min_rank
 from .kernels.social import pairwise_counts, task_pair_sums
+from .progress import stage
 from .resample import counts_from_indices, instance_counts, replicate_ids, resample_indices
 from .rules import get_rule, get_within
 
@@ -408,7 +409,11 @@ def _map_blocks(fn: Any, ids: np.ndarray, block: int, lazy: bool, S: int, *args:
     """
     values = [a.data if isinstance(a, xr.DataArray) else a for a in args]
     if not lazy:
-        parts = [fn(ids[i : i + block], *[np.asarray(v) for v in values], **kwargs) for i in range(0, ids.size, block)]
+        parts = []
+        with stage("replicates", total=ids.size) as advance:
+            for i in range(0, ids.size, block):
+                parts.append(fn(ids[i : i + block], *[np.asarray(v) for v in values], **kwargs))
+                advance(min(block, ids.size - i))
         return np.concatenate(parts, axis=0) if parts else np.empty((0, S))
     pool = iter("abcdefghijklmnopqstuvwxy")
     pairs: list[Any] = [da.from_array(ids, chunks=block), "r"]

@@ -16,6 +16,7 @@ from scipy.sparse.csgraph import connected_components
 
 from engine.kernels import battles as B
 from engine.kernels import btlarge as L
+from engine.kernels import costs
 
 
 def _loop_counts(X, w):
@@ -98,14 +99,14 @@ def test_fit_from_statistics_equals_the_fit_from_count_matrices(tie_model, block
 
 def test_many_systems_equal_choix_with_ties_as_half_wins():
     choix = require_module("choix")
-    assert B.BT_STATISTICS_FROM <= 300  # the path under test
     rng = np.random.default_rng(3)
     X = rng.integers(0, 40, size=(6, 300)).astype(float)  # ties within judges
     X[rng.random(X.shape) < 0.1] = np.nan
     W, Ti = _loop_counts(X, np.ones(6))
     assert L.judge_statistics(X, np.ones(6)).connected
     ref = choix.ilsr_pairwise_dense(W + 0.5 * Ti, tol=1e-13, max_iter=100_000)
-    np.testing.assert_allclose(B.bradley_terry_across(X), ref - ref.mean(), atol=1e-6, rtol=0)
+    with costs.forced("bradley_terry", "statistics"):  # the path under test
+        np.testing.assert_allclose(B.bradley_terry_across(X), ref - ref.mean(), atol=1e-6, rtol=0)
 
 
 def test_davidson_from_statistics_equals_scipy_on_the_paper_likelihood():
@@ -132,17 +133,20 @@ def test_davidson_from_statistics_equals_scipy_on_the_paper_likelihood():
     assert nu == pytest.approx(np.exp(res.x[S]), rel=1e-5)
 
 
-def test_many_systems_fit_every_distinct_weight_row_once_and_ignore_the_unit():
+@pytest.mark.parametrize("path", ["statistics", "dense"])
+def test_many_systems_fit_every_distinct_weight_row_once_and_ignore_the_unit(path):
     rng = np.random.default_rng(5)
     X = rng.integers(0, 30, size=(4, 260)).astype(float)
     rows = np.array([[1.0, 0, 2, 1], [2, 0, 4, 2], [1 / 3, 0, 2 / 3, 1 / 3], [0, 1, 1, 2]])
-    got = B.bradley_terry_across(X, weights=rows)
-    assert np.array_equal(got[0], got[1]) and np.array_equal(got[0], got[2])  # one fit, whatever the unit
-    alone = B.bradley_terry_across(X, weights=rows[3])
-    assert np.array_equal(got[3], alone)
+    with costs.forced("bradley_terry", path):
+        got = B.bradley_terry_across(X, weights=rows)
+        alone = B.bradley_terry_across(X, weights=rows[3])
+        stack = B.bradley_terry_across(np.stack([X, X[:, ::-1]]))  # a batch of tables: each its own fit
+    # one maximum, whatever the unit (the statistics path fits it once: bit for bit)
+    np.testing.assert_allclose(got[1], got[0], atol=0 if path == "statistics" else 1e-9)
+    np.testing.assert_allclose(got[2], got[0], atol=0 if path == "statistics" else 1e-9)
+    np.testing.assert_allclose(got[3], alone, atol=1e-12)
     assert not np.allclose(got[0], got[3])
-    # a batch of tables: each its own fit
-    stack = B.bradley_terry_across(np.stack([X, X[:, ::-1]]))
     np.testing.assert_allclose(stack[1][::-1], stack[0], atol=1e-12)
 
 
@@ -150,10 +154,12 @@ def test_many_systems_leave_out_a_system_without_battles_and_scale_to_elo():
     rng = np.random.default_rng(6)
     X = rng.random((3, 270)).round(2)
     X[:, 5] = np.nan
-    s = B.bradley_terry_across(X)
+    with costs.forced("bradley_terry", "statistics"):
+        s = B.bradley_terry_across(X)
+        elo = B.bradley_terry_across(X, scale="elo")
     assert np.isnan(s[5]) and np.isfinite(np.delete(s, 5)).all()
     assert abs(np.nanmean(s)) < 1e-12
-    np.testing.assert_allclose(B.bradley_terry_across(X, scale="elo"), 1000 + 400 * s / np.log(10), atol=1e-9)
+    np.testing.assert_allclose(elo, 1000 + 400 * s / np.log(10), atol=1e-9)
 
 
 def test_davidson_takes_the_ridge_when_strict_wins_do_not_cross_every_cut(monkeypatch):
@@ -184,15 +190,15 @@ def test_davidson_takes_the_ridge_when_strict_wins_do_not_cross_every_cut(monkey
     assert seen == {True, False}
 
 
-def test_few_systems_take_real_valued_weights(monkeypatch):
+def test_few_systems_take_real_valued_weights():
     """Weights that are not simple fractions: the two halves of a tie sum may differ in the last bit; the
     count-matrix fit used to refuse them ("tie counts must be symmetric"). Both paths agree."""
     X = np.array([[0.0, 0.0, 1.0], [2.0, 0.0, 1.0], [1.0, 2.0, 2.0], [3.0, 3.0, 0.0]])
     w = np.array([1.0, 2**0.5, np.pi, np.e])
     for tie_model in ("half", "davidson"):
-        small = B.bradley_terry_across(X, weights=w, tie_model=tie_model)
-        monkeypatch.setattr(B, "BT_STATISTICS_FROM", 2)
-        lean = B.bradley_terry_across(X, weights=w, tie_model=tie_model)
-        monkeypatch.undo()
+        with costs.forced("bradley_terry", "dense"):
+            small = B.bradley_terry_across(X, weights=w, tie_model=tie_model)
+        with costs.forced("bradley_terry", "statistics"):
+            lean = B.bradley_terry_across(X, weights=w, tie_model=tie_model)
         np.testing.assert_allclose(small, lean, atol=1e-9)
         assert np.isfinite(small).all()

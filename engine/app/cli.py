@@ -21,6 +21,7 @@ from ..errors import VotebenchError
 from . import output
 from .commands import agreement, bootstrap, compare, condorcet, convert, experiment, rank, report, rules, serve, sweep
 from .config import config_defaults, read_config
+from .options import add_progress_option, progress_shown
 
 __all__ = ["COMMANDS", "build_parser", "main", "one_line", "subparsers"]
 
@@ -99,6 +100,7 @@ def build_parser(commands: Sequence[ModuleType] = COMMANDS) -> argparse.Argument
                             epilog=getattr(module, "EPILOG", None))
         module.add_arguments(sp)
         sp.set_defaults(func=module.run)
+        add_progress_option(sp)
         sp.add_argument("--config", dest="config_file", default=None, metavar="FILE",
                         help=f"TOML or JSON file of `{module.NAME}` options by their long names (e.g. missing = \"listwise\"; "
                         "rank/bootstrap also take an [options] table of rule options); defaults < file < flags")
@@ -153,7 +155,8 @@ def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = 
             sp.set_defaults(**config_defaults(sp, read_config(args.config_file), args.config_file))
             args = parser.parse_args(argv)
         output.clear_notes()
-        code = int(args.func(args))
+        with progress_shown(args):
+            code = int(args.func(args))
         for text in output.pending_notes():
             print(f"votebench: note: {text}", file=sys.stderr)
         return code

@@ -23,7 +23,7 @@ from ..readers import parse_task_option, reader_names
 from ..rules import LEVELS, rule_names
 
 __all__ = ["FORMATS", "SCHEDULER_HELP", "add_direction_options", "add_input_options", "add_inputs", "add_output_options",
-           "add_rank_options", "connect", "each_input",
+           "add_progress_option", "add_rank_options", "progress_shown", "connect", "each_input",
            "load_scores", "loader_options", "lower_list", "naming", "parse_value", "per_input", "rank_options",
            "read_weights"]
 
@@ -121,6 +121,25 @@ def each_input(args: argparse.Namespace, work: Callable[[argparse.Namespace, Any
         if client is not None:
             client.close()
     return results
+
+
+def add_progress_option(r: argparse.ArgumentParser) -> None:
+    """``--no-progress``: every sub-command shows one progress bar on a terminal (stderr) unless told not to."""
+    r.add_argument("--no-progress", action="store_true",
+                   help="no progress bar (shown on stderr when it is a terminal and the command runs over 2 s)")
+
+
+@contextlib.contextmanager
+def progress_shown(args: argparse.Namespace) -> Iterator[None]:
+    """The engine's stages as one bar on stderr while the command runs, when stderr is a terminal and
+    ``--no-progress`` is not given (:mod:`engine.progress`)."""
+    if getattr(args, "no_progress", False) or not sys.stderr.isatty():
+        yield
+        return
+    from ..progress import shown
+
+    with shown(sys.stderr, label=getattr(args, "command", None)):
+        yield
 
 
 def add_output_options(r: argparse.ArgumentParser, formats: tuple[str, ...] = FORMATS) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 
 __all__ = ["NoteHandler", "clear_notes", "csv_cell", "direction_note", "fmt_score", "json_float", "json_safe", "json_text", "note",
            "pending_notes", "policy_note", "ranking_object", "ranking_records", "render_ranking", "render_rankings",
-           "shared_rank_marks", "write_output"]
+           "shared_rank_marks", "store_line", "write_output"]
 
 
 def fmt_score(v: float) -> str:
@@ -145,6 +145,17 @@ def write_output(text: str, output: str | None) -> None:
     from ..files import atomic_write_text
 
     atomic_write_text(output, text)
+    print(f"votebench: wrote {output}", file=sys.stderr)
+
+
+def store_line(path: Any, resumed: bool, done: int, total: int) -> None:
+    """``votebench: created results store PATH`` or ``resumed ... (k of n blocks already done)`` on stderr."""
+    from ..progress import message
+
+    if resumed:
+        message(f"votebench: resumed results store {path} ({done} of {total} blocks already done)")
+    else:
+        message(f"votebench: created results store {path} ({total} blocks)")
 
 
 # --------------------------------------------------------------------------------------------

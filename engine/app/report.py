@@ -66,6 +66,7 @@ import xarray as xr
 from ..comparison import RuleFlag, promethee_flows, rank_changes, rule_flags
 from ..dims import RULE, SYSTEM, TASK
 from ..errors import VotebenchError
+from ..progress import stage
 from ..significance import check_alpha, friedman_test, nemenyi_q
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -213,7 +214,8 @@ class _Out:
         if fig.get_layout_engine() is not None:  # lay out once, not once per format
             fig.draw_without_rendering()
             fig.set_layout_engine("none")
-        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "votebench", "pdf.fonttype": 42}):
+        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "votebench", "pdf.fonttype": 42}), \
+                stage(f"figure {stem}"):
             for ext in self.formats:
                 target = self.root / "figures" / f"{stem}.{ext}"
                 fig.savefig(target, format=ext, dpi=110 if ext == "png" else None,
@@ -742,7 +744,8 @@ def _rank_all(scores: xr.DataArray, specs: Sequence[tuple[str, dict[str, Any]]],
     skipped = []
     for i, (label, opts) in enumerate(todo):
         try:
-            ds = _numpy_ds(rank(scores, **opts))
+            with stage(f"ranking {label} ({i + 1}/{len(todo)} rules)"):
+                ds = _numpy_ds(rank(scores, **opts))
         except VotebenchError as exc:
             if explicit or (baseline is not None and i == 0):
                 raise
@@ -786,7 +789,6 @@ def _task_matrix(scores: xr.DataArray, missing: str, systems: Sequence[str]) -> 
 
 def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | None, level: str | None, missing: str,
                    st: _Settings, notes: list[str]) -> list[tuple[str, str]]:
-    from ..bootstrap import bootstrap
     from ..robustness import task_subset_curve
     from ..rules import get_rule, rule_names
 
@@ -807,31 +809,20 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     flag_sec = _flag_section(flags)
     if flag_sec:
         sections.append(flag_sec)
-    sections += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
-    paired = _paired_section(out, scores, rk, st, notes)
+    with stage("scores: critical differences, flows, wins"):
+        sections += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
+    with stage("paired tests"):
+        paired = _paired_section(out, scores, rk, st, notes)
     if paired:
         sections.append(paired)
     if st.replicates >= 2:
-        per_rule: list[tuple[str, dict[str, tuple[float, float, float, bool]]]] = []
-        rows: list[list[Any]] = []
-        stab: list[list[Any]] = []
-        for label in rk.labels:
-            boot = bootstrap(scores, rule=label, over=st.over, replicates=st.replicates, seed=st.seed, level=level,
-                             missing=missing)
-            by, rule_rows, sb = _interval_summary(_numpy_ds(boot), label, st)
-            per_rule.append((label, by))
-            rows += rule_rows
-            stab.append(sb)
-        intro = f"<p>Bootstrap over {html.escape(st.over)}: {st.replicates} replicates, seed {st.seed}; " + \
-            html.escape(_interval_words(st)) + ".</p>"
-        fig_html = _interval_figure(out, "intervals", per_rule, st, f"resampling {st.over}", st.replicates)
-        sections.append(("Bootstrap rank intervals and stability", intro + _stability_table(out, "stability", stab)
-                         + _interval_table(out, "intervals", rows, st) + fig_html))
+        sections.append(_bootstrap_section(out, scores, rk, st, level, missing))
     T = X.shape[0]
     if st.repeats >= 1 and T >= 2:
         try:
-            curve = task_subset_curve(scores, rules=rk.labels, sizes=_subset_sizes(T), repeats=st.repeats, seed=st.seed,
-                                      level=level, missing=missing)
+            with stage("task subsets"):
+                curve = task_subset_curve(scores, rules=rk.labels, sizes=_subset_sizes(T), repeats=st.repeats,
+                                          seed=st.seed, level=level, missing=missing)
         except VotebenchError as exc:
             notes.append(f"No task-subset curves: {exc}.")
         else:
@@ -842,6 +833,29 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
                                 "per size (Colombo et al. 2022, Fig. 5).")
             sections.append(("Task-subset robustness", body))
     return sections
+
+
+def _bootstrap_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Settings, level: str | None,
+                       missing: str) -> tuple[str, str]:
+    """Bootstrap rank intervals of every rule: the stability table, the intervals table and figure."""
+    from ..bootstrap import bootstrap
+
+    per_rule: list[tuple[str, dict[str, tuple[float, float, float, bool]]]] = []
+    rows: list[list[Any]] = []
+    stab: list[list[Any]] = []
+    for i, label in enumerate(rk.labels):
+        with stage(f"bootstrap {label} ({i + 1}/{len(rk.labels)} rules)"):
+            boot = bootstrap(scores, rule=label, over=st.over, replicates=st.replicates, seed=st.seed, level=level,
+                             missing=missing)
+            by, rule_rows, sb = _interval_summary(_numpy_ds(boot), label, st)
+        per_rule.append((label, by))
+        rows += rule_rows
+        stab.append(sb)
+    intro = f"<p>Bootstrap over {html.escape(st.over)}: {st.replicates} replicates, seed {st.seed}; " + \
+        html.escape(_interval_words(st)) + ".</p>"
+    fig_html = _interval_figure(out, "intervals", per_rule, st, f"resampling {st.over}", st.replicates)
+    return ("Bootstrap rank intervals and stability", intro + _stability_table(out, "stability", stab)
+            + _interval_table(out, "intervals", rows, st) + fig_html)
 
 
 def _judges_note(scores: xr.DataArray, missing: str, notes: list[str]) -> None:
@@ -982,15 +996,19 @@ def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rul
         notes_by_input[name] = mine_notes
         out = _Out(out_root, formats, prefix=f"{name}_" if multi else "")
         mine = {g.split("/", 1)[1]: ds for g, ds in groups.items() if g.split("/", 1)[0] == name}
-        scores = _store_input(inp, path, checksums, known_paths.get(name), mine_notes)
-        rk = _store_rankings(inp, scores, specs, mine, mine_notes)
+        with stage(f"reading input {name}"):
+            scores = _store_input(inp, path, checksums, known_paths.get(name), mine_notes)
+        with stage("rankings"):
+            rk = _store_rankings(inp, scores, specs, mine, mine_notes)
         labels = [r["label"] for r in specs]
         body: list[tuple[str, str]] = []
         if rk is not None:
             rk, gone, body = _store_ranking_sections(out, inp, rk, scores, specs, st, mine_notes, explicit=rules is not None)
             labels = [lb for lb in labels if lb not in gone]
         for gname, ds in sorted(mine.items()):
-            body += _group_sections(get_kind(str(ds.attrs.get("kind"))), StoreSection(out, st, labels, mine_notes), gname, ds)
+            with stage(f"group {gname}"):
+                body += _group_sections(get_kind(str(ds.attrs.get("kind"))), StoreSection(out, st, labels, mine_notes),
+                                        gname, ds)
         head = f"Input {name}: " if multi else ""
         sections += [(head + t, b) for t, b in body]
     inputs = set(notes_by_input)

@@ -1210,21 +1210,59 @@ def bradley_terry_across(X: np.ndarray, *, weights: np.ndarray | None = None, ti
     _check_choice(tie_model, _TIE_MODELS, "tie_model")
     _check_choice(scale, _SCALES, "scale")
     X = as_profile(X, "bradley_terry")
-    if X.shape[-1] >= BT_STATISTICS_FROM:
+    if _bt_path(X, weights) == "statistics":
         s = _bradley_terry_statistics(X, weights, tie_model)
     else:
-        W, T = _batch_counts(X, weights)
-        T = 0.5 * (T + np.swapaxes(T, -1, -2))  # real weights: the two halves of a tie sum may differ in the last bit
-        batch = np.broadcast_shapes(X.shape[:-2], () if weights is None else np.shape(weights)[:-1])
-        fit = fit_bradley_terry(W, T, tie_model=tie_model)
-        s = fit.strength.reshape(*batch, X.shape[-1])
+        s = _bradley_terry_dense(X, weights, tie_model)
     return to_elo_scale(s) if scale == "elo" else s
 
 
-#: from this many systems on, :func:`bradley_terry_across` fits from the judges' sufficient statistics
-#: (:mod:`engine.kernels.btlarge`: no (S, S) count matrices; 10,000 systems in about 0.5 GB) instead of the
-#: count matrices of :func:`fit_bradley_terry`; both reach the same maximum (tests/test_btlarge.py)
-BT_STATISTICS_FROM = 256
+def _bt_path(X: np.ndarray, weights) -> str:
+    """The Bradley-Terry path the cost model (:mod:`engine.kernels.costs`) picks for this batch of fits:
+    ``"dense"`` (count matrices, :func:`fit_bradley_terry`) or ``"statistics"`` (:mod:`engine.kernels.btlarge`:
+    no (S, S) count matrices); both reach the same maximum (tests/test_btlarge.py, tests/test_speed_paths.py)."""
+    from . import costs
+
+    batch = np.broadcast_shapes(X.shape[:-2], () if weights is None else np.shape(weights)[:-1])
+    fits = int(np.prod(batch, dtype=np.int64))
+    if X.ndim == 2 and fits > 1:  # one table, rows of weights: both paths fit each distinct row once
+        fits = int(np.unique(np.asarray(weights, dtype=np.float64).reshape(fits, -1), axis=0).shape[0])
+    return costs.choose("bradley_terry", costs.Sizes(systems=X.shape[-1], judges=X.shape[-2], fits=max(1, fits)))
+
+
+def _bradley_terry_dense(X: np.ndarray, weights, tie_model: str) -> np.ndarray:
+    """:func:`bradley_terry_across` from count matrices, a bounded batch of fits at a time (each fit is the
+    same whatever batch it is in: :func:`fit_bradley_terry` fits rows independently)."""
+    *_, T, S = X.shape
+    wb = None if weights is None else np.asarray(weights, dtype=np.float64)
+    batch = np.broadcast_shapes(X.shape[:-2], () if wb is None else wb.shape[:-1])
+    n = int(np.prod(batch, dtype=np.int64))
+    step = max(1, _FIT_BLOCK // max(1, S * S))
+    if n <= 1:
+        return _dense_rows(X, weights, tie_model)
+    Xf = np.broadcast_to(X, (*batch, T, S)).reshape(n, T, S) if X.ndim > 2 else X
+    wf = None if wb is None or wb.ndim <= 1 else np.broadcast_to(wb, (*batch, T)).reshape(n, T)
+    if X.ndim == 2 and wf is not None:  # one table, rows of weights (resamples): each distinct row is fitted once
+        distinct, inverse = np.unique(wf, axis=0, return_inverse=True)
+        if distinct.shape[0] < n:
+            return _bradley_terry_dense(X, distinct, tie_model)[np.asarray(inverse).reshape(-1)].reshape(*batch, S)
+    # rows of weights of one table (resamples): Newton starts from the unweighted fit, a few steps from each row's
+    # maximum (the maximum is the same from any start, to the fit's tolerance)
+    start = _dense_rows(X, None, tie_model) if X.ndim == 2 and wf is not None and tie_model == "half" else None
+    out = np.empty((n, S))
+    for r0 in range(0, n, step):
+        rows = slice(r0, min(n, r0 + step))
+        out[rows] = _dense_rows(Xf[rows] if X.ndim > 2 else X, wb if wf is None else wf[rows], tie_model,
+                                start).reshape(-1, S)
+    return out.reshape(*batch, S)
+
+
+def _dense_rows(X: np.ndarray, weights, tie_model: str, start: np.ndarray | None = None) -> np.ndarray:
+    W, T = _batch_counts(X, weights)
+    T = 0.5 * (T + np.swapaxes(T, -1, -2))  # real weights: the two halves of a tie sum may differ in the last bit
+    batch = np.broadcast_shapes(X.shape[:-2], () if weights is None else np.shape(weights)[:-1])
+    fit = fit_bradley_terry(W, T, tie_model=tie_model, start=start)
+    return fit.strength.reshape(*batch, X.shape[-1])
 
 
 def _bradley_terry_statistics(X: np.ndarray, weights: np.ndarray | None, tie_model: str) -> np.ndarray:
@@ -1297,8 +1335,11 @@ def elo_across(X: np.ndarray, *, weights: np.ndarray | None = None, k: float = 4
     # rows of the (S, S) battle matrix in blocks (bounded memory for many systems); each row's sum over
     # its opponents is the same whatever the block, so the ratings do not depend on the block size
     step = max(1, ELO_BLOCK_CELLS // max(1, S * int(np.prod(batch, dtype=np.int64))))
+    # one table for the whole batch (rows of weights, e.g. resamples): the outcomes of a judge are the same in every
+    # row, so they are computed once and broadcast (the same values, summed in the same order)
+    shared = np.ndim(X) == 2
     for t in range(T):
-        x = Xb[..., t, :]
+        x = Xb[(0,) * len(batch)][t] if shared else Xb[..., t, :]
         ok = ~np.isnan(x)
         delta = np.empty((*batch, S))
         any_pair = np.zeros((*batch, S), dtype=bool)

@@ -13,10 +13,29 @@ and :func:`dense_ranks` turns scores into the compact ranks these loops compare.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
-from numba import njit
 
 __all__ = ["dense_ranks", "greater_counts", "win_counts"]
+
+def _compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``numba.njit(nogil=True, cache=True)(fn)``, compiled (or loaded from numba's cache) at the first call:
+    importing numba takes about a second, which a command that never counts pairs does not pay."""
+    jitted: list[Any] = []
+
+    @functools.wraps(fn)
+    def call(*args: Any) -> Any:
+        if not jitted:
+            from numba import njit
+
+            jitted.append(njit(nogil=True, cache=True)(fn))
+        return jitted[0](*args)
+
+    return call
+
 
 _ROWS = 16  # rows per block: 16 x S int16 counters stay in the first-level cache up to a few thousand systems
 _FLUSH = 32767  # judges per int16 counter before it joins the int64 total
@@ -61,7 +80,7 @@ def dense_ranks(x: np.ndarray) -> np.ndarray:
 _NAN_KEY = (1 << 31) - 1  # above the key of +inf (0x7F800000): NaN sorts last
 
 
-@njit(nogil=True, cache=True)
+@_compiled
 def _order_keys(bits: np.ndarray, nan: np.ndarray, keys: np.ndarray) -> None:  # pragma: no cover - compiled
     """``keys[k, j] = (o << 32) | j`` with ``o`` an int32 in the order of the float32 whose bits are ``bits[k, j]``."""
     K, S = bits.shape
@@ -77,7 +96,7 @@ def _order_keys(bits: np.ndarray, nan: np.ndarray, keys: np.ndarray) -> None:  #
             keys[k, j] = (o << 32) | j
 
 
-@njit(nogil=True, cache=True)
+@_compiled
 def _ranks_from_keys(keys: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
     """Dense ranks from each row's sorted keys: the rank grows where the order part changes; NaN gets -1."""
     K, S = keys.shape
@@ -97,7 +116,7 @@ def _ranks_from_keys(keys: np.ndarray, out: np.ndarray) -> None:  # pragma: no c
                 out[k, j] = r
 
 
-@njit(nogil=True, cache=True)
+@_compiled
 def _greater_counts(ra: np.ndarray, rb: np.ndarray, out: np.ndarray, i0: int, upper: bool) -> None:  # pragma: no cover
     """``out[i, j] += sum_k [rb[k, j] < ra[k, i0 + i]]``; with ``upper`` (``i0 = 0``) for ``j > i`` only."""
     K, S = rb.shape
@@ -130,7 +149,7 @@ def _greater_counts(ra: np.ndarray, rb: np.ndarray, out: np.ndarray, i0: int, up
                 n = 0
 
 
-@njit(nogil=True, cache=True)
+@_compiled
 def _fold_upper(upper: np.ndarray, both: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
     """``out[i, j] += upper[i, j]`` and ``out[j, i] += both[i, j] - upper[i, j]`` for every ``j > i``."""
     S = upper.shape[0]

@@ -11,6 +11,7 @@ import xarray as xr
 
 from ..canonical import apply_sidecar, read_sidecar, sidecar_path, validate_scores
 from ..errors import VotebenchError
+from ..progress import stage
 from .registry import READERS, Reader, check_options, get_reader, guess_reader
 
 __all__ = ["KIND_HINTS", "default_sidecar", "open_scores"]
@@ -107,7 +108,8 @@ def open_scores(
     if reader.kind != "scores":
         raise VotebenchError(f"{p}: {reader.description or reader.name}, not a score table"
                              + (f"; {KIND_HINTS[reader.kind]}" if reader.kind in KIND_HINTS else ""))
-    scores = reader.open(p, **check_options(reader, options, str(p)))
+    with stage("reading"):
+        scores = reader.open(p, **check_options(reader, options, str(p)))
     if not isinstance(scores, xr.DataArray):
         raise VotebenchError(f"{p}: reader {reader.name!r} returned {type(scores).__name__}, not an xarray.DataArray")
     if not reader.carries_metadata:

@@ -16,7 +16,7 @@ All three give the same replicates for the same seed and options.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +51,7 @@ def bootstrap_input(path: str | os.PathLike[str], *, over: str = "tasks", replic
                     block: int = 50, store: str | os.PathLike[str] | None = None, overwrite: bool = False,
                     client: Any | None = None, progress: bool = False, meta: str | os.PathLike[str] | None = None,
                     lower_is_better: Sequence[str] = (), loader: Mapping[str, Any] | None = None,
+                    on_store: Callable[[Path, bool, int, int], None] | None = None,
                     **options: Any) -> tuple[xr.Dataset, xr.DataArray | None]:
     """:func:`engine.bootstrap` of the input at ``path``: here, on ``client``'s cluster, or into a results ``store``.
 
@@ -72,6 +73,8 @@ def bootstrap_input(path: str | os.PathLike[str], *, over: str = "tasks", replic
         With ``store``: a progress bar on stderr.
     meta, lower_is_better, loader
         How the input is read (sidecar, tasks where lower is better, :func:`engine.open_scores` options).
+    on_store : callable, optional
+        With ``store``: told whether the store was created or resumed (``on_open`` of :func:`engine.sweep.run_sweep`).
     **options
         The aggregation options of :func:`engine.rank` (``rule``, ``level``, ``missing``, ``weights``,
         ``groups``, ``within``, ``across``, ``options``).
@@ -87,7 +90,7 @@ def bootstrap_input(path: str | os.PathLike[str], *, over: str = "tasks", replic
     if store is not None:  # the workers read the input by path; this process only writes the finished blocks
         ds = _into_store(path, store, over=over, replicates=replicates, seed=seed, block=block, overwrite=overwrite,
                          client=client, progress=progress, options=options, meta=meta, lower_is_better=lower_is_better,
-                         loader=loader)
+                         loader=loader, on_store=on_store)
         here = None if is_url(path) else open_input(path, meta=meta, lower_is_better=lower_is_better, loader=loader)
         return ds, here
     if client is not None and not is_store(path):  # a table: the workers read it by path
@@ -118,7 +121,7 @@ def _input_spec(path: str | os.PathLike[str], meta: str | os.PathLike[str] | Non
 def _into_store(path: str | os.PathLike[str], store: str | os.PathLike[str], *, over: str, replicates: int, seed: int,
                 block: int, overwrite: bool, client: Any | None, progress: bool, options: Mapping[str, Any],
                 meta: str | os.PathLike[str] | None, lower_is_better: Sequence[str],
-                loader: Mapping[str, Any] | None) -> xr.Dataset:
+                loader: Mapping[str, Any] | None, on_store: Callable[[Path, bool, int, int], None] | None = None) -> xr.Dataset:
     """Run the bootstrap as a one-perturbation sweep into ``store``; the Dataset of its group."""
     from ..core import rule_label
     from ..kernels.ranking import min_rank
@@ -127,7 +130,8 @@ def _into_store(path: str | os.PathLike[str], store: str | os.PathLike[str], *, 
     raw = {"input": inp, "rules": [{"name": options.get("rule", "borda"), "options": dict(options.get("options") or {})}],
            "seed": seed, "store": str(Path(store).resolve()),
            "perturbations": [{"kind": "bootstrap", "over": over, "replicates": replicates, "block": block}]}
-    written = run_sweep(parse_config(raw, where="bootstrap"), client=client, progress=progress, overwrite=overwrite)
+    written = run_sweep(parse_config(raw, where="bootstrap"), client=client, progress=progress, overwrite=overwrite,
+                        on_open=on_store)
     with readable_results(written):
         stored = open_results(written, f"{inp['name']}/bootstrap-{over}").isel(rule=0).compute()
     rep = stored["replicate_score"]

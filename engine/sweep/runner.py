@@ -142,6 +142,7 @@ def run_sweep(
     progress: bool = True,
     max_blocks: int | None = None,
     on_block: Callable[[Block], None] | None = None,
+    on_open: Callable[[Path, bool, int, int], None] | None = None,
 ) -> Path:
     """Run a sweep: compute every block not yet done and write it to the store as it finishes.
 
@@ -167,6 +168,10 @@ def run_sweep(
         Stop after writing this many blocks (for tests of resumption).
     on_block : callable, optional
         Called after each block is written.
+    on_open : callable, optional
+        Called once the store is open for writing, before any block runs, as ``on_open(path, resumed,
+        done, total)``: whether an existing store is resumed (else it was created, or emptied by
+        ``overwrite``), and how many of its ``total`` blocks are already done.
 
     Returns
     -------
@@ -182,9 +187,12 @@ def run_sweep(
         skeletons, blocks, attrs = plan_sweep(cfg, client=client)
         path = resolve_store(cfg.store)
         with WriterLock(path, "results store"):  # a second writer stops here with a one-line message
+            existed = path.exists() and not overwrite
             root = open_for_writing(path, attrs, skeletons, overwrite)
             todo = pending_blocks(root, blocks)
             already = len(blocks) - len(todo)
+            if on_open is not None:
+                on_open(path, existed, already, len(blocks))
             if max_blocks is not None:
                 todo = todo[:max_blocks]
             log.info("sweep: %d of %d blocks to compute", len(todo), len(blocks))
@@ -277,6 +285,27 @@ class _NoBar:
 def _progress(total: int, done: int, *, enabled: bool) -> Any:
     if not enabled:
         return _NoBar()
+    from .. import progress
+
+    if progress.active():  # the command line's one bar shows the blocks
+        return _StageBar(total, done)
     from tqdm import tqdm
 
     return tqdm(total=total, initial=done, unit="block", desc="sweep", leave=False)
+
+
+class _StageBar:
+    """The blocks of a sweep as a stage of :mod:`engine.progress` (``update``/``close`` like a tqdm bar)."""
+
+    def __init__(self, total: int, done: int) -> None:
+        from .. import progress
+
+        self._ctx = progress.stage("blocks", total=total)
+        self._advance = self._ctx.__enter__()
+        self._advance(done)
+
+    def update(self, n: int) -> None:
+        self._advance(n)
+
+    def close(self) -> None:
+        self._ctx.__exit__(None, None, None)

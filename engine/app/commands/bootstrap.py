@@ -15,7 +15,17 @@ import numpy as np
 from ...dims import BOOTSTRAP_AXES
 from ...errors import VotebenchError
 from ..options import add_inputs, add_output_options, each_input, loader_options, lower_list, per_input, rank_options
-from ..output import csv_cell, direction_note, fmt_score, json_float, json_text, policy_note, shared_rank_marks, write_output
+from ..output import (
+    csv_cell,
+    direction_note,
+    fmt_score,
+    json_float,
+    json_text,
+    policy_note,
+    shared_rank_marks,
+    store_line,
+    write_output,
+)
 
 NAME = "bootstrap"
 HELP = "rank with bootstrap rank intervals and stability"
@@ -86,8 +96,9 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
     with storage_errors(args.store, "results store", "re-run to resume") if args.store else nullcontext():
         ds, scores = bootstrap_input(args.input, over=args.over, replicates=args.replicates, seed=args.seed,
                                      block=args.block, store=args.store, overwrite=args.overwrite, client=client,
-                                     progress=sys.stderr.isatty(), meta=args.meta,
-                                     lower_is_better=lower_list(args.lower_is_better), loader=loader_options(args), **opts)
+                                     progress=not getattr(args, "no_progress", False) and sys.stderr.isatty(),
+                                     meta=args.meta, lower_is_better=lower_list(args.lower_is_better),
+                                     loader=loader_options(args), on_store=store_line, **opts)
     return _result(args, ds, scores, opts, prefix)
 
 

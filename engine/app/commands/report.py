@@ -61,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
                          paired_top_k=args.paired_top_k, paired_resamples=args.paired_resamples,
                          lower_is_better=lower_list(args.lower_is_better))
     sys.stdout.write(f"{index}\n")
+    print(f"votebench: wrote report to {index.parent}", file=sys.stderr)
     return 0
 
 

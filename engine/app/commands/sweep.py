@@ -9,7 +9,7 @@ from typing import Any
 
 from ...errors import VotebenchError
 from ..options import SCHEDULER_HELP, connect, lower_list
-from ..output import note
+from ..output import note, store_line
 
 NAME = "sweep"
 HELP = "run a sweep file (rules x perturbations) into a resumable results store"
@@ -23,7 +23,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", default=None, metavar="PATH", help="results store (overrides the file's store)")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS", help=SCHEDULER_HELP)
     parser.add_argument("--overwrite", action="store_true", help="start from an empty store")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--dashboard", action="store_true",
                         help="serve a live dashboard of the results store while the sweep runs, and afterwards until "
                         "Ctrl-C (see `votebench serve`)")
@@ -63,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
             board = _start_dashboard(args, resolve_store(cfg.store), client, token)
         with storage_errors(resolve_store(cfg.store), "results store", "re-run to resume"):  # a full disk: one line
             path = run_sweep(cfg, client=client, overwrite=args.overwrite, progress=not args.no_progress,
-                             on_block=computed.append)
+                             on_block=computed.append, on_open=store_line)
         if client is not None:
             client.close()
             client = None
