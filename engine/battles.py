@@ -236,6 +236,15 @@ def bootstrap_battles(data: BattleInput | str | os.PathLike[str], *, rule: str =
         Bradley-Terry, ``win_prob`` (system, opponent): the full-data model's probability that the system
         beats the opponent in one battle.  attrs: rule, over (``"battles"``), replicates, seed, level,
         method, header.
+
+    Examples
+    --------
+    >>> import engine, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "battles.csv"
+    >>> _ = path.write_text("model_a,model_b,winner\\nx,y,model_a\\nx,z,model_a\\ny,z,model_b\\nx,y,tie\\n")
+    >>> ds = engine.bootstrap_battles(path, replicates=20, seed=0)
+    >>> ds["rank"].values.tolist(), ds.attrs["over"], ds.sizes["replicate"]
+    ([1.0, 3.0, 2.0], 'battles', 20)
     """
     inp = _as_input(data)
     opts = check_battle_rule(rule, options, source=inp.source)

@@ -761,6 +761,13 @@ def stability(ds: xr.Dataset, *, method: Literal["spearman", "kendall"] = "spear
 def summarize(ds: xr.Dataset, *, level: float = 0.95) -> xr.Dataset:
     """Rank intervals, pairwise superiority and stability of a computed or lazy bootstrap.
 
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        The result of :func:`bootstrap` (replicate scores and ranks, the full-data ranking).
+    level : float
+        The coverage of the intervals and of the "surely above" relation, in (0, 1); default 0.95.
+
     Returns
     -------
     xarray.Dataset
@@ -772,6 +779,14 @@ def summarize(ds: xr.Dataset, *, level: float = 0.95) -> xr.Dataset:
         least ``level`` of the replicates; scalars ``kendall_w`` (concordance of
         the replicate rankings over the systems present in all of them),
         ``mean_spearman`` and ``mean_kendall`` (Pavao's stability).
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> s = engine.scores_from_array(np.array([[1.0, 9.0], [2.0, 8.0], [3.0, 8.5]]), systems=["a", "b", "c"])
+    >>> sm = engine.summarize(engine.bootstrap(s, rule="borda", over="tasks", replicates=20, seed=0))
+    >>> sm["rank_low"].values.tolist(), sm["rank_high"].values.tolist()
+    ([1.0, 2.0, 1.0], [3.0, 3.0, 2.0])
     """
     if not 0 < level < 1:
         raise VotebenchError(f"interval level must be in (0, 1), got {level}")

@@ -152,6 +152,14 @@ def scores_from_array(
     -------
     xarray.DataArray
         Named ``scores`` with dims ``(system, task, instance)``.
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> s = engine.scores_from_array(np.array([[0.81, 120.0], [0.79, 45.0]]), systems=["a", "b"],
+    ...                              tasks=["accuracy", "latency"], higher_is_better=[True, False])
+    >>> s.dims, s["higher_is_better"].values.tolist()
+    (('system', 'task', 'instance'), [True, False])
     """
     arr = np.asarray(values)
     if not np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.complexfloating):
@@ -210,6 +218,21 @@ def validate_scores(scores: xr.DataArray, *, source: str = "scores") -> None:
         The tensor to check.
     source : str
         Where it comes from (the start of every message).
+
+    Returns
+    -------
+    None
+        Nothing: a tensor that passes is canonical.
+
+    Examples
+    --------
+    >>> import engine, numpy as np, xarray as xr
+    >>> one = xr.DataArray(np.ones((1, 1, 1)), dims=("system", "task", "instance"),
+    ...                    coords={"system": ["a"], "task": ["t"], "instance": [0]}, name="scores")
+    >>> engine.validate_scores(one)
+    Traceback (most recent call last):
+    ...
+    engine.errors.VotebenchError: scores: ranking needs at least two systems, found 1 (a)
     """
     if not isinstance(scores, xr.DataArray):
         raise VotebenchError(f"{source}: expected an xarray.DataArray, got {type(scores).__name__}")

@@ -123,6 +123,14 @@ def orient(scores: xr.DataArray) -> xr.DataArray:
     -------
     xarray.DataArray
         Same shape and dtype; ``higher_is_better`` all True.  Lazy for dask input.
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> s = engine.scores_from_array(np.array([[1.0, 9.0], [2.0, 8.0]]), systems=["a", "b"],
+    ...                              higher_is_better=[True, False])
+    >>> engine.orient(s).values.squeeze().tolist()
+    [[1.0, -9.0], [2.0, -8.0]]
     """
     if "higher_is_better" not in scores.coords:
         return scores
@@ -152,9 +160,22 @@ def missing_report(scores: xr.DataArray) -> xr.DataArray:
     score; a judge with no score at all is padding of a ragged tensor and does
     not count.
 
+    Parameters
+    ----------
+    scores : xarray.DataArray
+        Canonical score tensor (system, task, instance).
+
     Returns
     -------
     xarray.DataArray of int, dims (system, task)
+        The number of missing scores of each system in each task.
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> s = engine.scores_from_array(np.array([[1.0, np.nan], [2.0, 8.0], [3.0, 8.5]]), systems=["a", "b", "c"])
+    >>> engine.missing_report(s).values.tolist()
+    [[0, 1], [0, 0], [0, 0]]
     """
     return (scores.isnull() & _judge_present(scores)).sum(INSTANCE)
 
@@ -907,6 +928,20 @@ def aggregate_rules(scores: xr.DataArray, rules: Sequence[str], **options: Any) 
     Minimax, Condorcet, Baldwin, success rate, Pavao's Copeland) read one shared pairwise win matrix.
     Every row equals :func:`aggregate` with that rule, bit for bit.
 
+    Parameters
+    ----------
+    scores : xarray.DataArray
+        Canonical score tensor (numpy or dask backed), see :func:`engine.open_scores`.
+    rules : sequence of str
+        Distinct registered rules (:func:`engine.rule_names`).
+    **options
+        The options of :func:`aggregate`, shared by every rule.
+
+    Returns
+    -------
+    xarray.DataArray
+        ``score`` with dims (rule, system), higher is better; lazy for dask-backed scores.
+
     Examples
     --------
     >>> import engine, numpy as np
@@ -960,7 +995,30 @@ def _score_sharing(plan: Plan, cache: dict[Any, Any]) -> np.ndarray:
 
 
 def rank_rules(scores: xr.DataArray, rules: Sequence[str], **options: Any) -> xr.Dataset:
-    """:func:`rank` for several rules in one request (see :func:`aggregate_rules`): dims (rule, system)."""
+    """:func:`rank` for several rules in one request (see :func:`aggregate_rules`): dims (rule, system).
+
+    Parameters
+    ----------
+    scores : xarray.DataArray
+        Canonical score tensor (numpy or dask backed), see :func:`engine.open_scores`.
+    rules : sequence of str
+        Registered rules (:func:`engine.rule_names`).
+    **options
+        The options of :func:`aggregate`, shared by every rule (``options`` may hold kernel options of any of them).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``score`` and ``rank`` with dims (rule, system), ``discriminative_power`` (rule); each row is bitwise
+        :func:`rank` of that rule alone.
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> s = engine.scores_from_array(np.array([[1.0, 9.0], [2.0, 8.0], [3.0, 8.5]]), systems=["a", "b", "c"])
+    >>> engine.rank_rules(s, ["borda", "copeland"])["rank"].values.tolist()
+    [[2.0, 3.0, 1.0], [2.0, 3.0, 1.0]]
+    """
     return ranking(aggregate_rules(scores, rules, **options))
 
 
@@ -970,8 +1028,27 @@ def rank(scores: xr.DataArray, **options: Any) -> xr.Dataset:
     ``rank`` = 1 + number of systems with a strictly higher score (ties share
     the better rank); ``NaN`` for systems dropped by the missing-score policy.
     ``discriminative_power`` is the number of systems tied with another
-    (Vote'n'Rank); :func:`tied_groups` lists them.  Options are those of
-    :func:`aggregate`.
+    (Vote'n'Rank); :func:`tied_groups` lists them.
+
+    Parameters
+    ----------
+    scores : xarray.DataArray
+        Canonical score tensor (numpy or dask backed), see :func:`engine.open_scores`.
+    **options
+        The options of :func:`aggregate` (``rule``, ``level``, ``missing``, ``weights``, ...).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``score``, ``rank`` (system) and ``discriminative_power``; lazy for dask-backed scores (call ``.compute()``).
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> s = engine.scores_from_array(np.array([[1.0, 9.0], [2.0, 8.0], [3.0, 8.5]]), systems=["a", "b", "c"])
+    >>> r = engine.rank(s, rule="borda")
+    >>> r["score"].values.tolist(), r["rank"].values.tolist()
+    ([2.0, 1.0, 3.0], [2.0, 3.0, 1.0])
     """
     return ranking(aggregate(scores, **options))
 
@@ -995,7 +1072,25 @@ def ranking(score: xr.DataArray) -> xr.Dataset:
 
 
 def tied_groups(ranking: xr.Dataset) -> list[list[str]]:
-    """Groups of two or more systems that share a score in a computed ranking, best group first."""
+    """Groups of two or more systems that share a score in a computed ranking, best group first.
+
+    Parameters
+    ----------
+    ranking : xarray.Dataset
+        A computed ranking (:func:`rank`) with ``score`` per system.
+
+    Returns
+    -------
+    list of list of str
+        Each group's system names, sorted; systems without a score (``NaN``) are left out.
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> s = engine.scores_from_array(np.array([[2.0, 2.0], [2.0, 2.0], [0.0, 1.0]]), systems=["a", "b", "c"])
+    >>> engine.tied_groups(engine.rank(s, rule="borda"))
+    [['a', 'b']]
+    """
     score = np.asarray(ranking["score"].values, dtype=float)
     systems = [str(s) for s in ranking[SYSTEM].values]
     by_score: dict[float, list[str]] = {}

@@ -81,6 +81,14 @@ def compact_letters(scores: xr.DataArray, *, test: str = "permutation", correcti
     -------
     dict
         system -> letters (``"a"``, ``"ab"``, ...), best mean first.
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = engine.scores_from_array(np.stack([rng.normal(m, 1, (1, 60)) for m in (0.0, 1.0, 1.05)]), systems=["a", "b", "c"])
+    >>> engine.compact_letters(y, resamples=2000)
+    {'b': 'a', 'c': 'a', 'a': 'b'}
     """
     res = compare_scores(scores, test=test, correction=correction, alpha=alpha, resamples=resamples, seed=seed,
                          systems=systems, task_level=False, bootstrap=False)
@@ -122,6 +130,15 @@ def compare_scores(scores: xr.DataArray, *, baseline: str | None = None, test: s
         ``bootstrap`` interval, ``mcnemar`` p-values for 0/1 scores, ``tasks``: the same per task),
         ``task_level`` (the test chosen and why, Friedman's p-value, average ranks, groups) and ``notes``.
         Resamples out of reach for the input (:func:`check_size`): a :class:`VotebenchError` before any test.
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = engine.scores_from_array(np.stack([rng.normal(m, 1, (1, 60)) for m in (0.0, 1.0, 1.05)]), systems=["a", "b", "c"])
+    >>> result = engine.compare_scores(y, resamples=2000)
+    >>> result["letters"]
+    {'b': 'a', 'c': 'a', 'a': 'b'}
     """
     _check_settings(test, correction, alpha, resamples)
     x = _oriented(scores, systems)
@@ -299,6 +316,15 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
         ``None`` for Nemenyi), ``alpha``, ``resamples``, ``seed``, ``n_tasks``, ``reason`` (why this task-level
         test), ``friedman``, ``cd``, ``pairs`` (``a``, ``b``, ``diff`` (instance level: mean difference ``a - b``;
         task level: average rank of ``b`` minus that of ``a``), ``p``, ``p_adjusted``, ``different``) and ``notes``.
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = engine.scores_from_array(np.stack([rng.normal(m, 1, (1, 60)) for m in (0.0, 1.0, 1.05)]), systems=["a", "b", "c"])
+    >>> groups = engine.letter_groups(y, resamples=2000)
+    >>> groups["systems"], groups["letters"]
+    (['b', 'c', 'a'], ['a', 'a', 'b'])
     """
     from .significance import TESTS
 

@@ -143,6 +143,13 @@ class Rule:
         in the task-level input (a mean of scores of mixed sign can be much smaller than its
         terms); ``"unit"``, at least 1 (terms normalised to [-1, 1]: PROMETHEE flows, TOPSIS,
         VIKOR, pairwise shares).
+
+    Examples
+    --------
+    >>> import engine, numpy as np
+    >>> rule = engine.get_rule("borda")
+    >>> rule.kernel(np.array([[3.0, 1.0, 2.0], [1.0, 2.0, 3.0]])).tolist()  # (task, system) -> one score per system
+    [2.0, 1.0, 3.0]
     """
 
     name: str
@@ -204,10 +211,28 @@ def register_within(stat: Within) -> Within:
 def register_rule(rule: Rule) -> Rule:
     """Add a rule to the registry and return it.
 
+    Parameters
+    ----------
+    rule : Rule
+        The rule's record: its name, kernel and how it resamples, ties and treats missing scores.
+
+    Returns
+    -------
+    Rule
+        ``rule``; from then on the API (``rule=``), the CLI (``--rule``), sweeps and the generic tests accept it.
+
     Raises
     ------
     ValueError
         If the name is taken or the rule names an unknown within statistic.
+
+    Examples
+    --------
+    >>> import engine
+    >>> engine.register_rule(engine.get_rule("borda"))
+    Traceback (most recent call last):
+    ...
+    ValueError: rule 'borda' is already registered
     """
     if rule.name in RULES:
         raise ValueError(f"rule {rule.name!r} is already registered")
@@ -222,12 +247,42 @@ def register_rule(rule: Rule) -> Rule:
 
 
 def rule_names() -> list[str]:
-    """Names of all registered rules, sorted."""
+    """Names of all registered rules, sorted.
+
+    Returns
+    -------
+    list of str
+        What ``rule=`` and ``--rule`` accept.
+
+    Examples
+    --------
+    >>> import engine
+    >>> names = engine.rule_names()
+    >>> names == sorted(names) and {"borda", "copeland", "promethee2"} <= set(names)
+    True
+    """
     return sorted(RULES)
 
 
 def get_rule(name: str) -> Rule:
-    """Look a rule up by name; an unknown name raises a :class:`VotebenchError` listing the known ones."""
+    """Look a rule up by name; an unknown name raises a :class:`VotebenchError` listing the known ones.
+
+    Parameters
+    ----------
+    name : str
+        A registered rule (:func:`rule_names`).
+
+    Returns
+    -------
+    Rule
+        Its registry record.
+
+    Examples
+    --------
+    >>> import engine
+    >>> engine.get_rule("copeland").summary
+    'majority wins minus majority losses, u = |L| - |U|'
+    """
     try:
         return RULES[name]
     except KeyError:

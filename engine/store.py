@@ -80,6 +80,15 @@ def to_zarr(
     -------
     pathlib.Path
         The store's path.
+
+    Examples
+    --------
+    >>> import engine, numpy as np, pathlib, tempfile
+    >>> s = engine.scores_from_array(np.array([[1.0, 9.0], [2.0, 8.0], [3.0, 8.5]]), systems=["a", "b", "c"])
+    >>> path = engine.to_zarr(s, pathlib.Path(tempfile.mkdtemp()) / "s.zarr")
+    >>> lazy = engine.rank(engine.open_scores(path), rule="borda")  # dask-backed: nothing computed yet
+    >>> lazy.compute()["rank"].values.tolist()
+    [2.0, 3.0, 1.0]
     """
     ds = store_dataset(scores, chunks=chunks)
     path = Path(path)

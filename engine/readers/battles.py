@@ -98,6 +98,15 @@ class BattleInput:
         ``wins[i, j]`` and ``ties[i, j]`` summed over all records.
     n_records : int
         Battle records read.
+
+    Examples
+    --------
+    >>> import engine, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "battles.csv"
+    >>> _ = path.write_text("model_a,model_b,winner\\nx,y,model_a\\nx,z,model_a\\ny,z,model_b\\nx,y,tie\\n")
+    >>> battles = engine.open_battles(path)
+    >>> battles.models, battles.n_records, battles.counts.wins.tolist()
+    (('x', 'y', 'z'), 4, [[0.0, 1.0, 1.0], [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
     """
 
     source: str

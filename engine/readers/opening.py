@@ -100,6 +100,15 @@ def open_scores(
         For a missing, unreadable or malformed file, a non-numeric or duplicate
         score, fewer than two systems, a task with no scores, a path no reader
         recognises, a metric the outputs lack or an option the reader does not take.
+
+    Examples
+    --------
+    >>> import engine, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "scores.csv"
+    >>> _ = path.write_text("system,accuracy,f1\\nmodel-a,0.81,0.77\\nmodel-b,0.79,0.80\\n")
+    >>> s = engine.open_scores(path)
+    >>> dict(s.sizes), s["task"].values.tolist()
+    ({'system': 2, 'task': 2, 'instance': 1}, ['accuracy', 'f1'])
     """
     p = Path(path)
     if not p.exists():

@@ -57,6 +57,16 @@ class Reader:
         What ``open`` returns: ``"scores"`` (a score tensor; the default) or another input kind, such as
         ``"battles"`` (:class:`engine.readers.battles.BattleInput`), which :func:`engine.open_scores`
         refuses (naming the kind) and the commands of that kind read.
+
+    Examples
+    --------
+    >>> import engine
+    >>> reader = engine.get_reader("zarr")
+    >>> reader.name, callable(reader.open)
+    ('zarr', True)
+
+    A new format is one record and one :func:`register_reader` line (``tests/test_readers.py`` adds a
+    ``.scores.txt`` reader that way).
     """
 
     name: str
@@ -118,6 +128,14 @@ def register_reader(reader: Reader, *, before: str | None = None) -> Reader:
         If the name is taken or empty, ``open`` or ``guess_can_open`` is not callable,
         an option is not an identifier or is one of :data:`RESERVED`, or ``before``
         names no registered reader.
+
+    Examples
+    --------
+    >>> import engine
+    >>> engine.register_reader(engine.get_reader("csv"))
+    Traceback (most recent call last):
+    ...
+    ValueError: reader 'csv' is already registered
     """
     if not isinstance(reader.name, str) or not reader.name.strip():
         raise ValueError(f"a reader needs a non-empty name, got {reader.name!r}")
@@ -139,7 +157,19 @@ def register_reader(reader: Reader, *, before: str | None = None) -> Reader:
 
 
 def reader_names() -> list[str]:
-    """Names of all registered readers, in the order :func:`guess_reader` tries them."""
+    """Names of all registered readers, in the order :func:`guess_reader` tries them.
+
+    Returns
+    -------
+    list of str
+        The readers' names; the first whose ``guess_can_open`` accepts a path opens it.
+
+    Examples
+    --------
+    >>> import engine
+    >>> "csv" in engine.reader_names() and "lm-eval" in engine.reader_names()
+    True
+    """
     return list(READERS)
 
 
@@ -154,7 +184,24 @@ def loader_keys() -> tuple[str, ...]:
 
 
 def get_reader(name: str) -> Reader:
-    """Look a reader up by name; an unknown name raises a :class:`VotebenchError` listing the known ones."""
+    """Look a reader up by name; an unknown name raises a :class:`VotebenchError` listing the known ones.
+
+    Parameters
+    ----------
+    name : str
+        A registered reader's name (:func:`reader_names`).
+
+    Returns
+    -------
+    Reader
+        Its registry record.
+
+    Examples
+    --------
+    >>> import engine
+    >>> engine.get_reader("csv").name
+    'csv'
+    """
     try:
         return READERS[name]
     except (KeyError, TypeError):
