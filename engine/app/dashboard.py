@@ -448,7 +448,9 @@ class LiveStore:
         except ValueError:
             return {}
         inputs = cfg.get("inputs") or ([cfg["input"]] if isinstance(cfg.get("input"), dict) else [])
-        return {str(i.get("name")): {"level": i.get("level"), "missing": i.get("missing")}
+        # not given: engine.rank's defaults (missing="error"; level=None: the rule's own level)
+        return {str(i.get("name")): {"level": i.get("level"), "missing": i.get("missing") or "error",
+                                     "defaults": [k for k in ("level", "missing") if not i.get(k)]}
                 for i in inputs if isinstance(i, dict)}
 
     def _score_intervals(self, name: str) -> dict[str, Any]:
@@ -1189,13 +1191,14 @@ class BackgroundDashboard:
 def start_in_background(store: str | Path, *, host: str = "127.0.0.1", port: int = 8050, dask_dashboard: str | None = None,
                         poll: float = 0.25, heartbeat: float = 15.0, level: float = 0.95, token: str | None = None,
                         limits: Limits | None = None, timeout: float = 30.0,
-                        replaces: bool = False) -> BackgroundDashboard:
+                        replaces: bool = False, run: bool = False) -> BackgroundDashboard:
     """Serve the dashboard of ``store`` from a daemon thread (for ``votebench sweep --dashboard``).
 
     Parameters are as :func:`serve`; ``timeout`` bounds the wait for the
-    server to listen; ``replaces``: the run replaces the store there
-    (``--overwrite``), whose previous content the page never shows.  The page
-    times the run from the server's start.
+    server to listen.  ``run``: served by the run that writes the store (the
+    page times the run from the server's start); ``replaces``: that run
+    replaces the store there (``--overwrite``), whose previous content the
+    page never shows.
 
     Returns
     -------
@@ -1215,7 +1218,7 @@ def start_in_background(store: str | Path, *, host: str = "127.0.0.1", port: int
         state["loop"], state["stop"] = asyncio.get_running_loop(), stop_event
         await _run(store, host=host, port=port, dask_dashboard=dask_dashboard, poll=poll, heartbeat=heartbeat,
                    level=level, ready=ready, stop=stop_event, token=token, limits=limits or Limits(),
-                   run={"run": True, "replaces": replaces})
+                   run={"run": run, "replaces": replaces})
 
     def target() -> None:
         try:
