@@ -379,13 +379,13 @@
       const btn = el("button", {type: "button", class: "rowbtn", "aria-expanded": open ? "true" : "false",
         title: "per-task scores and ties of " + name}, name);
       btn.addEventListener("click", ev => { ev.stopPropagation(); toggleTasks(g, name); });
-      tr.append(el("td", {class: "name", "data-x": name}, el("span", {class: "pos", "aria-hidden": "true"}, String(pos + 1)), btn),
+      tr.append(el("td", {class: "name", "data-x": name}, el("span", {class: "pos", "aria-hidden": "true", "data-pos": String(pos + 1)}), btn),
                 countsCell(g, i));
       g.rules.forEach((r, ri) => {
         tr.append(el("td", {class: "first", "data-x": fmtScore(r.score[i], digits[ri])}, fmtScore(r.score[i], digits[ri])));
         if (hasScoreIv[ri]) {
           const lo = r.score_low[i], hi = r.score_high[i];
-          const txt = lo === null ? "–" : `${fmtScore(lo, digits[ri])} – ${fmtScore(hi, digits[ri])}`;
+          const txt = lo === null ? "–" : `${fmtScore(lo, digits[ri])}–${fmtScore(hi, digits[ri])}`;
           tr.append(el("td", {class: "siv", "data-x": txt}, txt));
         }
         tr.append(rankCell(g, r, i), ivCell(g, r, i),
