@@ -789,7 +789,7 @@ def _read_web(name: str) -> bytes:
 def _handlers() -> dict[str, type]:
     """The request handler classes (tornado imported lazily: only the server needs it)."""
     base = _base_handler()
-    return {**_page_handlers(base), **_live_handlers(base)}
+    return {**_page_handlers(base), **_live_handlers(base), **_input_handlers(base)}
 
 
 def _base_handler() -> type:
@@ -884,9 +884,54 @@ def _page_handlers(Base: Any) -> dict[str, type]:
 
 
 def _live_handlers(Base: Any) -> dict[str, type]:
-    """The per-task scores of a system and the event stream of snapshot versions."""
+    """The event stream of snapshot versions."""
     from tornado.iostream import StreamClosedError
     from tornado.web import HTTPError
+
+    class Stream(Base):
+        def initialize(self) -> None:
+            self.gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def on_connection_close(self) -> None:
+            if not self.gone.done():
+                self.gone.set_result(None)
+
+        async def get(self) -> None:
+            hub = self.hub
+            if hub.streams >= int(self.settings["max_streams"]):
+                raise HTTPError(503)
+            hub.streams += 1
+            try:
+                self.set_header("Content-Type", "text/event-stream; charset=utf-8")
+                self.set_header("X-Accel-Buffering", "no")
+                heartbeat = float(self.settings["heartbeat"])
+                await hub.ready()
+                version = hub.version
+                self.write(f"retry: 2000\nid: {version}\ndata: {hub.event}\n\n")
+                await self.flush()
+                while not (hub.closed or self.gone.done()):
+                    await hub.wait(version, heartbeat, self.gone)
+                    if hub.closed or self.gone.done():
+                        break
+                    if hub.version != version:
+                        version = hub.version
+                        self.write(f"id: {version}\ndata: {hub.event}\n\n")
+                    else:
+                        self.write(": heartbeat\n\n")
+                    await self.flush()
+            except StreamClosedError:
+                pass
+            finally:
+                hub.streams -= 1
+            if not self.gone.done():
+                self.finish()
+
+    return {"stream": Stream}
+
+
+def _input_handlers(Base: Any) -> dict[str, type]:
+    """What the page asks of the sweep's input on demand: a system's per-task scores, the counts behind each system,
+    the letter groups."""
 
     class Scores(Base):
         async def get(self) -> None:
@@ -929,45 +974,7 @@ def _live_handlers(Base: Any) -> dict[str, type]:
             self.set_header("Content-Type", "application/json; charset=utf-8")
             self.finish(json.dumps(data, allow_nan=False))
 
-    class Stream(Base):
-        def initialize(self) -> None:
-            self.gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def on_connection_close(self) -> None:
-            if not self.gone.done():
-                self.gone.set_result(None)
-
-        async def get(self) -> None:
-            hub = self.hub
-            if hub.streams >= int(self.settings["max_streams"]):
-                raise HTTPError(503)
-            hub.streams += 1
-            try:
-                self.set_header("Content-Type", "text/event-stream; charset=utf-8")
-                self.set_header("X-Accel-Buffering", "no")
-                heartbeat = float(self.settings["heartbeat"])
-                await hub.ready()
-                version = hub.version
-                self.write(f"retry: 2000\nid: {version}\ndata: {hub.event}\n\n")
-                await self.flush()
-                while not (hub.closed or self.gone.done()):
-                    await hub.wait(version, heartbeat, self.gone)
-                    if hub.closed or self.gone.done():
-                        break
-                    if hub.version != version:
-                        version = hub.version
-                        self.write(f"id: {version}\ndata: {hub.event}\n\n")
-                    else:
-                        self.write(": heartbeat\n\n")
-                    await self.flush()
-            except StreamClosedError:
-                pass
-            finally:
-                hub.streams -= 1
-            if not self.gone.done():
-                self.finish()
-
-    return {"stream": Stream, "scores": Scores, "letters": Letters, "counts": Counts}
+    return {"scores": Scores, "letters": Letters, "counts": Counts}
 
 
 def make_app(store: str | Path, *, dask_dashboard: str | None = None, poll: float = 0.25, heartbeat: float = 15.0,
