@@ -397,3 +397,25 @@ def test_axe_finds_no_serious_violation(browser, served):
         finally:
             pg.close()
 
+
+
+def test_the_sweeps_server_waits_for_the_store_it_replaces(tmp_path):
+    """``sweep --overwrite --dashboard``: the server (started before the run replaces the store) shows no old state."""
+    import urllib.request
+
+    cfg = config(tmp_path, tmp_path / "b.zarr")
+    run_sweep(cfg, progress=False)
+    url, stop = start_in_background(cfg.store, port=0, poll=0.05, replaces=True, run=True)
+    try:
+        def snap():
+            return json.loads(urllib.request.urlopen(url + "api/snapshot", timeout=10).read())
+
+        first = snap()
+        assert first["status"] == "waiting" and first["groups"] == [] and first["timing"]["run"] is True
+        run_sweep(cfg, progress=False, max_blocks=2, overwrite=True)
+        deadline = time.monotonic() + 20
+        while (s := snap())["status"] == "waiting" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert s["status"] == "partial" and s["progress"]["blocks_done"] == 2
+    finally:
+        stop()
