@@ -214,8 +214,11 @@
       const rules = [...new Set(gs.flatMap(g => g.rules.map(r => r.rule)))];
       const t = el("table", {class: "ov"});
       const head = el("tr", {}, el("th", {scope: "col"}, inputs.length > 1 ? `${inp}: rule` : "rule"), el("th", {scope: "col"}, "full data"));
-      gs.forEach(g => head.append(el("th", {scope: "col"}, `bootstrap over ${overLabel(g)}`, el("div", {class: "sub"},
-        `${g.replicates.toLocaleString()} replicates per rule: ${Math.min(...g.rules.map(r => r.replicates_done)).toLocaleString()} done`))));
+      gs.forEach(g => {
+        const d = g.rules.map(r => r.replicates_done), lo = Math.min(...d), hi = Math.max(...d);
+        head.append(el("th", {scope: "col"}, `bootstrap over ${overLabel(g)}`, el("div", {class: "sub"},
+          `${g.replicates.toLocaleString()} replicates per rule, ${lo === hi ? lo.toLocaleString() : `${lo.toLocaleString()}–${hi.toLocaleString()}`} done`)));
+      });
       t.append(el("thead", {}, head));
       const body = el("tbody");
       for (const rule of rules) {
@@ -385,7 +388,8 @@
         tr.append(el("td", {class: "first", "data-x": fmtScore(r.score[i], digits[ri])}, fmtScore(r.score[i], digits[ri])));
         if (hasScoreIv[ri]) {
           const lo = r.score_low[i], hi = r.score_high[i];
-          const txt = lo === null ? "–" : `${fmtScore(lo, digits[ri])}–${fmtScore(hi, digits[ri])}`;
+          const txt = lo === null ? "–" : lo < 0 || hi < 0 ? `${fmtScore(lo, digits[ri])} to ${fmtScore(hi, digits[ri])}` :
+            `${fmtScore(lo, digits[ri])}–${fmtScore(hi, digits[ri])}`;
           tr.append(el("td", {class: "siv", "data-x": txt}, txt));
         }
         tr.append(rankCell(g, r, i), ivCell(g, r, i),
