@@ -683,7 +683,7 @@
   // ------------------------------------------------------------------ agreement, other groups
   function matrix(agr, key, title, note, degen) {
     const t = el("table", {class: "m"});
-    const head = el("tr", {}, el("th", {scope: "col"}, ""));
+    const head = el("tr", {}, el("th", {scope: "col", "data-x": "rule"}, el("span", {class: "vh"}, "rule")));
     agr.rules.forEach(r => head.append(el("th", {scope: "col", "data-x": r}, r + (degen.has(r) ? " ⚠" : ""))));
     t.append(head);
     agr.rules.forEach((r, i) => {
