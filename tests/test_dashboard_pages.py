@@ -414,8 +414,11 @@ def test_the_sweeps_server_waits_for_the_store_it_replaces(tmp_path):
         assert first["status"] == "waiting" and first["groups"] == [] and first["timing"]["run"] is True
         run_sweep(cfg, progress=False, max_blocks=2, overwrite=True)
         deadline = time.monotonic() + 20
-        while (s := snap())["status"] == "waiting" and time.monotonic() < deadline:
+        seen = []
+        while (s := snap())["progress"]["blocks_done"] < 2 and time.monotonic() < deadline:
+            seen.append(s["status"])
             time.sleep(0.05)
+        assert "complete" not in seen  # the previous, finished store never shows
         assert s["status"] == "partial" and s["progress"]["blocks_done"] == 2
     finally:
         stop()
