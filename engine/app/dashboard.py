@@ -16,11 +16,21 @@ small tornado app with these routes, all ``GET`` (any other method gets ``405``)
 ``/api/scores?input=NAME&system=NAME``
     the per-task scores of one system (read from the sweep's input when it is
     found with the checksum the store recorded).
-``/api/letters?input=NAME``
-    the compact letter display of the input's best systems by mean
-    (:meth:`LiveStore.letter_groups`): computed once per input when the page
-    asks for it, from the same input, and refused when its tests would cost
-    more than :data:`LETTER_WORK`.
+``/api/letters?input=NAME[&group=GROUP&rule=RULE]``
+    the compact letter display of the input's best systems by the rule the
+    page's leaderboard is sorted by (by mean without ``rule``;
+    :meth:`LiveStore.letter_groups`): computed once per input and rule when
+    the page asks for it, from the same input, and refused when its tests
+    would cost more than :data:`LETTER_WORK`.
+``/api/counts?input=NAME``
+    per system, the tasks (judges) with a score and the scored task-instance
+    cells behind its rank (:meth:`LiveStore.counts`).
+
+A bootstrap group's rules carry, besides the kind's numbers, what the page
+needs to read them (:func:`annotate_bootstrap`): the unit of the score, a flag
+for a degenerate ranking (:func:`degenerate_ranking`), Rank(UB) and, once the
+group is complete, the score intervals.  ``timing`` gives the elapsed time
+and the time left at the rate seen so far.
 
 The state is incremental (:class:`LiveStore`): the server watches the
 store's ``done`` flags (a directory listing, no data read) and merges only
