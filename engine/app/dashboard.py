@@ -472,13 +472,13 @@ class LiveStore:
             return got
         h = getattr(state, "h_scores", None)
         if h is None:
-            return {"why": "this bootstrap group stores no replicate scores"}
+            return {"why": "none: this group stores no replicate scores"}
         if getattr(state, "over", None) == "systems":
-            return {"why": "no score intervals: the replicates of a bootstrap over systems score different sets of systems"}
+            return {"why": "none: the replicates of a bootstrap over systems score different sets of systems"}
         if not state.done.all():
-            return {"why": "score intervals once the group is complete (the live summaries merge ranks only)"}
+            return {"why": "shown once the group is complete (the live summaries merge ranks only)"}
         if h.size > SCORE_VALUES:
-            got = {"why": f"score intervals not read here ({h.size:,} replicate scores; at most {SCORE_VALUES:,})"}
+            got = {"why": f"not read here ({h.size:,} replicate scores; at most {SCORE_VALUES:,})"}
         else:
             import warnings
 
