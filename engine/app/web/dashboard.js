@@ -147,7 +147,7 @@
     if (s.status === "partial" || (s.status === "waiting" && t.run)) {
       parts.push(`${t.run ? "running for" : "watched for"} ${fmtTime(elapsed)}`);
       if (t.eta_seconds !== null && t.eta_seconds !== undefined) {
-        parts.push(`about ${fmtTime(Math.max(0, t.eta_seconds - (now - t.now)))} left (at the rate of the last ${plural(t.blocks_since, "block")})`);
+        parts.push(`about ${fmtTime(Math.max(0, t.eta_seconds - (now - t.now)))} left (at the rate of the ${plural(t.blocks_since, "block")} done ${t.run ? "in this run" : "while watched"})`);
       } else if (s.status === "partial") parts.push("time left: after the next block");
     } else if (s.status === "complete" && t.run && ui.sawRunning && ui.finishedAt) {
       parts.push(`finished; the run took about ${fmtTime(ui.finishedAt - t.started)}`);
