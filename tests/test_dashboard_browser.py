@@ -111,7 +111,9 @@ def test_the_page_follows_a_running_sweep(browser, tmp_path):
         sync_api.expect(page.locator("#status")).to_have_text("complete", timeout=30_000)
         assert len(seen) >= 3  # the progress rose in steps on the same page
         assert page.evaluate("() => window.__same_page") == marker  # updated in place, not reloaded
-        assert page.inner_text("#progress-text").startswith(f"{3 * 48 + 3 * 20} / {3 * 48 + 3 * 20} replicates")
+        text = page.inner_text("#progress-text")  # replicates per rule x rules, then the rule-replicates done
+        assert "48 replicates × 3 rules" in text and "20 replicates × 3 rules" in text
+        assert f"{3 * 48 + 3 * 20} / {3 * 48 + 3 * 20} rule-replicates done" in text
         page.screenshot(path=str(tmp_path / "complete.png"))
         page.screenshot(path=str(tmp_path / "complete_full.png"), full_page=True)
 

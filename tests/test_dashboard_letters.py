@@ -92,10 +92,14 @@ def test_the_page_shows_the_letters_on_demand(store):
             page.click("#letters-button")
             sync_api.expect(page.locator("#letters table")).to_be_visible(timeout=30_000)
             rows = page.locator("#letters table tr").all_inner_texts()[1:]
-            served = json.loads(page.evaluate("fetch('api/letters?input=inst').then(r => r.text())"))
-            assert [r.split("\t")[0] for r in rows] == served["systems"]
-            shown = [r.split("\t")[2].replace(" ", "") for r in rows]
-            assert shown == served["letters"]
+            snap = json.loads(page.evaluate("fetch('api/snapshot').then(r => r.text())"))
+            g = next(x for x in snap["groups"] if x["kind"] == "bootstrap")  # the board's group, sorted by its first rule
+            served = json.loads(page.evaluate(f"fetch('api/letters?input=inst&group={g['name']}&rule={g['rules'][0]['rule']}')"
+                                              ".then(r => r.text())"))
+            order = sorted(range(len(served["systems"])), key=lambda k: served["rule_rank"][k])  # listed by the rule's rank
+            assert [r.split("\t")[0] for r in rows] == [served["systems"][k] for k in order]
+            shown = [r.split("\t")[3].replace(" ", "") for r in rows]
+            assert shown == [served["letters"][k] for k in order]
             text = page.inner_text("#letters")
             assert "paired permutation test" in text and "Holm" in text and "alpha = 0.05" in text
             assert errors == []

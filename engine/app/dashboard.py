@@ -16,11 +16,21 @@ small tornado app with these routes, all ``GET`` (any other method gets ``405``)
 ``/api/scores?input=NAME&system=NAME``
     the per-task scores of one system (read from the sweep's input when it is
     found with the checksum the store recorded).
-``/api/letters?input=NAME``
-    the compact letter display of the input's best systems by mean
-    (:meth:`LiveStore.letter_groups`): computed once per input when the page
-    asks for it, from the same input, and refused when its tests would cost
-    more than :data:`LETTER_WORK`.
+``/api/letters?input=NAME[&group=GROUP&rule=RULE]``
+    the compact letter display of the input's best systems by the rule the
+    page's leaderboard is sorted by (by mean without ``rule``;
+    :meth:`LiveStore.letter_groups`): computed once per input and rule when
+    the page asks for it, from the same input, and refused when its tests
+    would cost more than :data:`LETTER_WORK`.
+``/api/counts?input=NAME``
+    per system, the tasks (judges) with a score and the scored task-instance
+    cells behind its rank (:meth:`LiveStore.counts`).
+
+A bootstrap group's rules carry, besides the kind's numbers, what the page
+needs to read them (:func:`annotate_bootstrap`): the unit of the score, a flag
+for a degenerate ranking (:func:`degenerate_ranking`), Rank(UB) and, once the
+group is complete, the score intervals.  ``timing`` gives the elapsed time
+and the time left at the rate seen so far.
 
 The state is incremental (:class:`LiveStore`): the server watches the
 store's ``done`` flags (a directory listing, no data read) and merges only
@@ -79,6 +89,18 @@ AGREE_SECONDS = 0.05
 LETTER_TOP_K = 15
 LETTER_RESAMPLES = 4000
 LETTER_WORK = 2e9
+#: most replicate scores (rules x replicates x systems) read for the score intervals of a finished bootstrap group
+SCORE_VALUES = 20_000_000
+#: what a rule's aggregate score is, shown beside it (a rule not listed: "<rule> score")
+RULE_UNITS = {
+    "borda": "Borda points (per task: systems it beats, a tie counting ½; summed over tasks)",
+    "mteb_borda": "Borda points (MTEB's variant)", "dowdall": "Dowdall points (sum over tasks of 1 / rank)",
+    "copeland": "Copeland score (pairwise majority wins minus losses)", "pavao_copeland": "Copeland score (Pavão's)",
+    "mean": "mean score over tasks", "median": "median score over tasks", "geometric_mean": "geometric mean score",
+    "average_rank": "average rank over tasks, negated (higher is better)", "minimax": "minimax score",
+    "win_rate": "pairwise win rate", "mean_win_rate": "mean pairwise win rate", "success_rate": "success rate",
+    "plurality": "tasks won", "elo": "Elo rating", "bradley_terry": "Bradley-Terry strength",
+}
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 _WEB = "web"
 _STATIC = {"dashboard.js": "application/javascript; charset=utf-8", "dashboard.css": "text/css; charset=utf-8"}
@@ -153,6 +175,65 @@ def _signature(path: Path) -> tuple[Any, tuple[Any, ...], dict[str, frozenset[tu
     return root, tuple(layout), {k: frozenset(v) for k, v in flags.items()}
 
 
+def _root_identity(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = (path / "zarr.json").stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def degenerate_ranking(rank: Sequence[float | None]) -> dict[str, Any] | None:
+    """Whether a ranking is degenerate: more than half of the ranked systems share one rank (which includes a
+    single winner with everyone else tied, said apart); ``None`` when not (or fewer than 3 systems ranked)."""
+    r = np.array([v for v in rank if v is not None and math.isfinite(v)], dtype=np.float64)
+    n = r.size
+    if n < 3:
+        return None
+    vals, counts = np.unique(r, return_counts=True)
+    k = int(counts.argmax())
+    big, at = int(counts[k]), float(vals[k])
+    if 2 * big <= n:
+        return None
+    shown = int(at) if at.is_integer() else at
+    if big == n - 1 and at != 1:
+        why = f"one winner, and the other {big} systems all tied at rank {shown}"
+    else:
+        why = f"{big} of {n} systems tied at rank {shown}"
+    return {"tied": big, "of": n, "rank": at, "why": why}
+
+
+def rule_unit(label: str) -> str:
+    """What the scores of the rule labelled ``label`` (``"borda"``, ``"borda(...)"``) are."""
+    base = label.split("(")[0].split(":")[0].strip()
+    return RULE_UNITS.get(base, f"{base} score")
+
+
+def annotate_bootstrap(g: dict[str, Any], score_iv: Mapping[str, Any], level: float) -> None:
+    """Add to a bootstrap group's JSON, per rule: ``unit``, ``degenerate``, ``rank_ub`` (Rank(UB), from the rank
+    interval the page shows: 1 + the systems whose interval lies entirely above) and ``score_low``/``score_high``
+    (or ``score_interval_note`` saying why not)."""
+    from ..kernels.battles import rank_upper_bound
+    from ..sweep.live import json_numbers
+
+    def arr(v: Sequence[float | None]) -> np.ndarray:
+        return np.array([np.nan if x is None else x for x in v], dtype=np.float64)
+
+    low_key, high_key = ("pair_low", "pair_high") if g.get("interval") == "pairwise" else ("rank_low", "rank_high")
+    for ri, r in enumerate(g["rules"]):
+        r["unit"] = rule_unit(str(r["rule"]))
+        r["degenerate"] = degenerate_ranking(r["rank"])
+        lo, hi = arr(r[low_key]), arr(r[high_key])
+        # ranks: lower is better, so "entirely above" is high_j < low_i; on the negated ranks it is Arena's low_j > high_i
+        ub = rank_upper_bound(-hi, -lo) if r.get("replicates_done") else np.full(lo.shape, np.nan)
+        r["rank_ub"] = json_numbers(np.where(np.isnan(lo), np.nan, ub))
+        if "low" in score_iv:
+            r["score_low"], r["score_high"] = json_numbers(score_iv["low"][ri]), json_numbers(score_iv["high"][ri])
+        else:
+            r["score_interval_note"] = str(score_iv.get("why", "no score intervals"))
+    g["level"] = level
+
+
 def _leaf_groups(root: Any) -> list[str]:
     import warnings
 
@@ -199,11 +280,18 @@ class LiveStore:
     """
 
     def __init__(self, store: str | os.PathLike[str], *, level: float = 0.95, dask_dashboard: str | None = None,
-                 pool: int = STABILITY_REPLICATES, agree_budget: float | None = AGREE_SECONDS) -> None:
+                 pool: int = STABILITY_REPLICATES, agree_budget: float | None = AGREE_SECONDS, replaces: bool = False,
+                 run: bool = False) -> None:
         if not 0 < level < 1:
             raise VotebenchError(f"interval level must be in (0, 1), got {level}")
         self.path = Path(store)
         self.level, self.dask_dashboard, self.pool, self.agree_budget = level, dask_dashboard, pool, agree_budget
+        # ``sweep --overwrite``: the store there now is the previous run's, replaced by this run: never shown
+        self.stale_root = _root_identity(self.path) if replaces else None
+        self.run = run  # served by the run that writes the store (its elapsed time is the run's)
+        self.started = time.time()
+        self._seen: tuple[float, int] | None = None  # (time, blocks done) when this store was first seen
+        self._extras: dict[tuple[str, int], dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._letter_lock = threading.Lock()
         self._scores: dict[str, Any] = {}
@@ -220,6 +308,8 @@ class LiveStore:
         self.message: str | None = None
         self._scores = {}
         self._letters = {}
+        self._seen = None
+        self._extras = {}
 
     def update(self, *, strict: bool = False, force: bool = False) -> bool:
         """Merge what the store gained since the last call; ``True`` when the snapshot changes.
@@ -255,6 +345,11 @@ class LiveStore:
             self.message = "no results store yet"
             return was != (None, self.message)
         sig = _signature(path)
+        if self.stale_root is not None:
+            if sig[0] is not None and sig[0] == self.stale_root:  # still the previous run's store (--overwrite)
+                return self._waiting("--overwrite: the previous results store is being replaced by this run; "
+                                     "waiting for its new store")
+            self.stale_root = None
         if sig == self.signature and not force and not self.busy:
             return False
         old = self.signature
@@ -324,18 +419,76 @@ class LiveStore:
     def snapshot(self) -> dict[str, Any]:
         """The JSON-ready state (see :func:`snapshot`)."""
         with self._lock:
-            groups = [self.groups[name].to_json() for name in sorted(self.groups)]
-        prog = _progress(groups)
-        if not groups:
-            status = "waiting"
-        else:
-            status = "complete" if prog["blocks_done"] == prog["blocks_total"] else "partial"
+            groups = []
+            for name in sorted(self.groups):
+                g = self.groups[name].to_json()
+                if g.get("kind") == "bootstrap":
+                    annotate_bootstrap(g, self._score_intervals(name), self.level)
+                groups.append(g)
+            prog = _progress(groups)
+            if not groups:
+                status = "waiting"
+            else:
+                status = "complete" if prog["blocks_done"] == prog["blocks_total"] else "partial"
+            timing = self._timing(prog, status)
         out = {"status": status, "store": str(self.path), "engine_version": self.attrs.get("engine_version"),
                "seed": self.attrs.get("seed"), "dask_dashboard": self.dask_dashboard, "level": self.level,
-               "progress": prog, "groups": groups}
+               "progress": prog, "groups": groups, "input": self._input_settings(), "timing": timing}
         if self.message:
             out["message"] = self.message
         return out
+
+    def _timing(self, prog: Mapping[str, Any], status: str) -> dict[str, Any]:
+        """Elapsed time and, while blocks are being added, the time left at the rate seen since the store was first seen."""
+        now = time.time()
+        done, total = prog["blocks_done"], prog["blocks_total"]
+        if self._seen is None and total:
+            self._seen = (now, done)
+        since, done0 = self._seen if self._seen is not None else (now, done)
+        eta = None
+        if status == "partial" and done > done0 and now > since:
+            eta = (total - done) * (now - since) / (done - done0)
+        return {"started": self.started if self.run else since, "run": self.run, "now": now,
+                "eta_seconds": eta, "blocks_since": done - done0}
+
+    def _input_settings(self) -> dict[str, Any]:
+        """The aggregation level and missing-score policy of the sweep's inputs (from the stored config)."""
+        try:
+            cfg = json.loads(self.attrs.get("config") or "{}")
+        except ValueError:
+            return {}
+        inputs = cfg.get("inputs") or ([cfg["input"]] if isinstance(cfg.get("input"), dict) else [])
+        # not given: engine.rank's defaults (missing="error"; level=None: the rule's own level)
+        return {str(i.get("name")): {"level": i.get("level"), "missing": i.get("missing") or "error",
+                                     "defaults": [k for k in ("level", "missing") if not i.get(k)]}
+                for i in inputs if isinstance(i, dict)}
+
+    def _score_intervals(self, name: str) -> dict[str, Any]:
+        """Percentile intervals of each rule's replicate scores, once the group is complete (read once, then kept)."""
+        state = self.groups[name]
+        key = (name, id(state))
+        got = self._extras.get(key)
+        if got is not None:
+            return got
+        h = getattr(state, "h_scores", None)
+        if h is None:
+            return {"why": "none: this group stores no replicate scores"}
+        if getattr(state, "over", None) == "systems":
+            return {"why": "none: the replicates of a bootstrap over systems score different sets of systems"}
+        if not state.done.all():
+            return {"why": "shown once the group is complete (the live summaries merge ranks only)"}
+        if h.size > SCORE_VALUES:
+            got = {"why": f"not read here ({h.size:,} replicate scores; at most {SCORE_VALUES:,})"}
+        else:
+            import warnings
+
+            q = 50 * (1 - self.level), 50 * (1 + self.level)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a system absent from every replicate
+                lo, hi = np.nanpercentile(np.asarray(h[...], dtype=np.float64), q, axis=1)
+            got = {"low": lo, "high": hi}
+        self._extras[key] = got
+        return got
 
     # -------------------------------------------------------------- per-task scores on demand
     def task_scores(self, input_name: str, system: str) -> dict[str, Any]:
@@ -365,6 +518,18 @@ class LiveStore:
                 "note": "mean over the task's instances, as in the input; rank among the systems with a score on the task"
                         + ("; 'assumed': no sidecar or lower_is_better gave the task's direction" if entry["assumed"] else "")}
 
+    def counts(self, input_name: str) -> dict[str, Any]:
+        """Per system of the input: the tasks (judges) with a score and the scored task-instance cells behind its rank."""
+        entry = self._input_entry(input_name)
+        if "missing" in entry:
+            raise LookupError(entry["missing"])
+        if "error" in entry:
+            raise VotebenchError(entry["error"])
+        return {"input": input_name, "systems": entry["systems"], "n_tasks": len(entry["tasks"]),
+                "n_instances": entry["n_instances"],
+                "tasks": [int(v) for v in np.isfinite(entry["mean"]).sum(axis=1)],
+                "cells": [int(v) for v in entry["cells"]]}
+
     def _input_entry(self, input_name: str) -> dict[str, Any]:
         entry = self._scores.get(input_name)
         if entry is None:
@@ -373,7 +538,7 @@ class LiveStore:
         return entry
 
     # -------------------------------------------------------------- letter groups on demand
-    def letter_groups(self, input_name: str) -> dict[str, Any]:
+    def letter_groups(self, input_name: str, group: str = "", rule: str = "") -> dict[str, Any]:
         """The compact letter display of the :data:`LETTER_TOP_K` best systems of the sweep input ``input_name``.
 
         :func:`engine.paired_tests.letter_groups` on the input as :meth:`task_scores` finds it, with
@@ -381,15 +546,33 @@ class LiveStore:
         at a time) and kept.  An input whose permutation tests would take more than :data:`LETTER_WORK`
         (pairs x patterns x task-instance cells) gets an ``error`` that says so instead.
         """
+        candidates, by = self._best_by_rule(group, rule)
+        key = f"{input_name}\0{group}\0{by}"
         with self._letter_lock:
-            got = self._letters.get(input_name)
+            got = self._letters.get(key)
             if got is None:
-                got = self._letters[input_name] = self._compute_letters(input_name)
+                got = self._letters[key] = self._compute_letters(input_name, candidates)
+                if candidates is not None and "systems" in got:
+                    got["by_rule"] = by
+                    got["rule_rank"] = [candidates.index(x) + 1 for x in got["systems"]]
         if "missing" in got:
             raise LookupError(got["missing"])
         return got
 
-    def _compute_letters(self, input_name: str) -> dict[str, Any]:
+    def _best_by_rule(self, group: str, rule: str) -> tuple[list[str] | None, str]:
+        """The :data:`LETTER_TOP_K` best systems of ``group`` by ``rule``'s full-data rank, best first (``None``: by mean)."""
+        with self._lock:
+            state = self.groups.get(group)
+            if state is None or not rule:
+                return None, "mean"
+            g = state.to_json()
+        r = next((x for x in g.get("rules", []) if x.get("rule") == rule), None)
+        if r is None:
+            return None, "mean"
+        order = sorted((v, g["systems"][i]) for i, v in enumerate(r["rank"]) if v is not None)
+        return [name for _, name in order[:LETTER_TOP_K]], rule
+
+    def _compute_letters(self, input_name: str, candidates: list[str] | None = None) -> dict[str, Any]:
         from ..distributed import open_source
         from ..paired_tests import letter_groups
 
@@ -405,7 +588,8 @@ class LiveStore:
                 return {"error": f"letter groups not computed here: the permutation tests of {k} systems on {T} x {K} "
                                  f"task-instance cells would take {work:.2g} operations (the dashboard does at most "
                                  f"{LETTER_WORK:.2g}); run votebench report or votebench compare on the input"}
-            res = letter_groups(scores.compute(scheduler="synchronous"), top_k=LETTER_TOP_K, alpha=round(1.0 - self.level, 12),
+            res = letter_groups(scores.compute(scheduler="synchronous"), systems=candidates, top_k=LETTER_TOP_K,
+                                alpha=round(1.0 - self.level, 12),
                                 resamples=LETTER_RESAMPLES, seed=0)
         except VotebenchError as exc:
             return {"error": f"no letter groups: {exc}"}
@@ -438,6 +622,7 @@ class LiveStore:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices: missing scores
                 mean = scores.mean("instance", skipna=True).transpose("system", "task").compute(scheduler="synchronous")
+                cells = scores.notnull().sum(("task", "instance")).compute(scheduler="synchronous")
         except VotebenchError as exc:
             return {"error": f"per-task scores not available: {exc}"}
         from ..io import defaulted_directions
@@ -450,7 +635,8 @@ class LiveStore:
         rank = min_rank(oriented.T).T
         return {"systems": [str(s) for s in mean["system"].values], "tasks": [str(t) for t in mean["task"].values],
                 "mean": M, "hib": hib, "rank": rank, "ranked": np.isfinite(M).sum(axis=0), "source": str(found.resolve()),
-                "assumed": assumed, "src": src}
+                "assumed": assumed, "src": src, "cells": np.asarray(cells.values, dtype=np.int64),
+                "n_instances": int(scores.sizes["instance"])}
 
 
 def snapshot(store: str | Path, *, dask_dashboard: str | None = None, level: float = 0.95) -> dict[str, Any]:
@@ -613,7 +799,7 @@ def _read_web(name: str) -> bytes:
 def _handlers() -> dict[str, type]:
     """The request handler classes (tornado imported lazily: only the server needs it)."""
     base = _base_handler()
-    return {**_page_handlers(base), **_live_handlers(base)}
+    return {**_page_handlers(base), **_live_handlers(base), **_input_handlers(base)}
 
 
 def _base_handler() -> type:
@@ -708,35 +894,9 @@ def _page_handlers(Base: Any) -> dict[str, type]:
 
 
 def _live_handlers(Base: Any) -> dict[str, type]:
-    """The per-task scores of a system and the event stream of snapshot versions."""
+    """The event stream of snapshot versions."""
     from tornado.iostream import StreamClosedError
     from tornado.web import HTTPError
-
-    class Scores(Base):
-        async def get(self) -> None:
-            inp, system = self.get_query_argument("input", ""), self.get_query_argument("system", "")
-            loop = asyncio.get_running_loop()
-            try:
-                data = await loop.run_in_executor(None, self.hub.live.task_scores, inp, system)
-            except LookupError as exc:  # no such input or system
-                self.set_status(404)
-                data = {"error": str(exc.args[0])}
-            except VotebenchError as exc:  # the input is not at hand: an answer, not a failed request
-                data = {"error": str(exc)}
-            self.set_header("Content-Type", "application/json; charset=utf-8")
-            self.finish(json.dumps(data, allow_nan=False))
-
-    class Letters(Base):
-        async def get(self) -> None:
-            inp = self.get_query_argument("input", "")
-            loop = asyncio.get_running_loop()
-            try:
-                data = await loop.run_in_executor(None, self.hub.live.letter_groups, inp)
-            except LookupError as exc:  # no such input
-                self.set_status(404)
-                data = {"error": str(exc.args[0])}
-            self.set_header("Content-Type", "application/json; charset=utf-8")
-            self.finish(json.dumps(data, allow_nan=False))
 
     class Stream(Base):
         def initialize(self) -> None:
@@ -776,12 +936,60 @@ def _live_handlers(Base: Any) -> dict[str, type]:
             if not self.gone.done():
                 self.finish()
 
-    return {"stream": Stream, "scores": Scores, "letters": Letters}
+    return {"stream": Stream}
+
+
+def _input_handlers(Base: Any) -> dict[str, type]:
+    """What the page asks of the sweep's input on demand: a system's per-task scores, the counts behind each system,
+    the letter groups."""
+
+    class Scores(Base):
+        async def get(self) -> None:
+            inp, system = self.get_query_argument("input", ""), self.get_query_argument("system", "")
+            loop = asyncio.get_running_loop()
+            try:
+                data = await loop.run_in_executor(None, self.hub.live.task_scores, inp, system)
+            except LookupError as exc:  # no such input or system
+                self.set_status(404)
+                data = {"error": str(exc.args[0])}
+            except VotebenchError as exc:  # the input is not at hand: an answer, not a failed request
+                data = {"error": str(exc)}
+            self.set_header("Content-Type", "application/json; charset=utf-8")
+            self.finish(json.dumps(data, allow_nan=False))
+
+    class Counts(Base):
+        async def get(self) -> None:
+            inp = self.get_query_argument("input", "")
+            loop = asyncio.get_running_loop()
+            try:
+                data = await loop.run_in_executor(None, self.hub.live.counts, inp)
+            except LookupError as exc:
+                self.set_status(404)
+                data = {"error": str(exc.args[0])}
+            except VotebenchError as exc:
+                data = {"error": str(exc)}
+            self.set_header("Content-Type", "application/json; charset=utf-8")
+            self.finish(json.dumps(data, allow_nan=False))
+
+    class Letters(Base):
+        async def get(self) -> None:
+            inp = self.get_query_argument("input", "")
+            group, rule = self.get_query_argument("group", ""), self.get_query_argument("rule", "")
+            loop = asyncio.get_running_loop()
+            try:
+                data = await loop.run_in_executor(None, self.hub.live.letter_groups, inp, group, rule)
+            except LookupError as exc:  # no such input
+                self.set_status(404)
+                data = {"error": str(exc.args[0])}
+            self.set_header("Content-Type", "application/json; charset=utf-8")
+            self.finish(json.dumps(data, allow_nan=False))
+
+    return {"scores": Scores, "letters": Letters, "counts": Counts}
 
 
 def make_app(store: str | Path, *, dask_dashboard: str | None = None, poll: float = 0.25, heartbeat: float = 15.0,
              level: float = 0.95, allowed_hosts: Sequence[str] | None = None, token: str | None = None,
-             limits: Limits | None = None, cookie: str = "votebench_token") -> Any:
+             limits: Limits | None = None, cookie: str = "votebench_token", run: Mapping[str, bool] | None = None) -> Any:
     """The dashboard's tornado ``Application`` for ``store`` (see the module docstring for the routes).
 
     Parameters
@@ -806,6 +1014,9 @@ def make_app(store: str | Path, *, dask_dashboard: str | None = None, poll: floa
         ``max_streams`` is used here (the others by the HTTP server).
     cookie : str
         Name of the cookie that carries the token.
+    run : mapping, optional
+        ``{"run": True}`` when served by the run that writes the store (its elapsed time), ``{"replaces": True}``
+        when that run replaces the store there (``--overwrite``: the previous store is never shown).
 
     The app's ``settings["hub"]`` must be started (``hub.start()``) on the
     event loop that serves it; :func:`serve` and :func:`start_in_background` do.
@@ -816,11 +1027,12 @@ def make_app(store: str | Path, *, dask_dashboard: str | None = None, poll: floa
         raise VotebenchError(f"poll and heartbeat must be positive, got {poll} and {heartbeat}")
     limits = limits or Limits()
     h = _handlers()
-    hub = _Hub(LiveStore(store, level=level, dask_dashboard=dask_dashboard), poll=poll)
+    hub = _Hub(LiveStore(store, level=level, dask_dashboard=dask_dashboard, **(run or {})), poll=poll)
     web = {name: _read_web(name) for name in ("index.html", *_STATIC)}
     return Application(
         [(r"/", h["page"]), (r"/(dashboard\.(?:js|css))", h["static"]), (r"/api/snapshot", h["snapshot"]),
-         (r"/api/stream", h["stream"]), (r"/api/scores", h["scores"]), (r"/api/letters", h["letters"])],
+         (r"/api/stream", h["stream"]), (r"/api/scores", h["scores"]), (r"/api/letters", h["letters"]),
+         (r"/api/counts", h["counts"])],
         hub=hub, web=web, heartbeat=heartbeat, token=token, cookie=cookie, max_streams=limits.max_streams,
         allowed_hosts={a.lower() for a in allowed_hosts} if allowed_hosts else None,
         log_function=lambda handler: log.debug("dashboard: %s %s %s", handler.get_status(), handler.request.method,
@@ -880,7 +1092,7 @@ def _check_token(token: str | None) -> str | None:
 
 async def _run(store: str | Path, *, host: str, port: int, dask_dashboard: str | None, poll: float, heartbeat: float,
                level: float, ready: Callable[[str, _Hub], None], stop: asyncio.Event, token: str | None,
-               limits: Limits) -> None:
+               limits: Limits, run: Mapping[str, bool] | None = None) -> None:
     from tornado.netutil import bind_sockets
 
     loopback = is_loopback(host)
@@ -894,7 +1106,7 @@ async def _run(store: str | Path, *, host: str, port: int, dask_dashboard: str |
     bound = sockets[0].getsockname()[1]
     app = make_app(store, dask_dashboard=dask_dashboard, poll=poll, heartbeat=heartbeat, level=level,
                    allowed_hosts=sorted(_LOOPBACK | {host}) if loopback else None, token=token, limits=limits,
-                   cookie=f"votebench_token_{bound}")
+                   cookie=f"votebench_token_{bound}", run=run)
     server = _capped_server(app, limits)
     server.add_sockets(sockets)
     hub: _Hub = app.settings["hub"]
@@ -995,11 +1207,15 @@ class BackgroundDashboard:
 
 def start_in_background(store: str | Path, *, host: str = "127.0.0.1", port: int = 8050, dask_dashboard: str | None = None,
                         poll: float = 0.25, heartbeat: float = 15.0, level: float = 0.95, token: str | None = None,
-                        limits: Limits | None = None, timeout: float = 30.0) -> BackgroundDashboard:
+                        limits: Limits | None = None, timeout: float = 30.0,
+                        replaces: bool = False, run: bool = False) -> BackgroundDashboard:
     """Serve the dashboard of ``store`` from a daemon thread (for ``votebench sweep --dashboard``).
 
     Parameters are as :func:`serve`; ``timeout`` bounds the wait for the
-    server to listen.
+    server to listen.  ``run``: served by the run that writes the store (the
+    page times the run from the server's start); ``replaces``: that run
+    replaces the store there (``--overwrite``), whose previous content the
+    page never shows.
 
     Returns
     -------
@@ -1018,7 +1234,8 @@ def start_in_background(store: str | Path, *, host: str = "127.0.0.1", port: int
         stop_event = asyncio.Event()
         state["loop"], state["stop"] = asyncio.get_running_loop(), stop_event
         await _run(store, host=host, port=port, dask_dashboard=dask_dashboard, poll=poll, heartbeat=heartbeat,
-                   level=level, ready=ready, stop=stop_event, token=token, limits=limits or Limits())
+                   level=level, ready=ready, stop=stop_event, token=token, limits=limits or Limits(),
+                   run={"run": run, "replaces": replaces})
 
     def target() -> None:
         try:

@@ -83,7 +83,8 @@ def _start_dashboard(args: argparse.Namespace, store: Any, client: Any | None, t
     from ..dashboard import dask_dashboard_link, start_in_background
 
     board = start_in_background(store, host=args.host, port=args.port, token=token,
-                                dask_dashboard=dask_dashboard_link(client))
+                                dask_dashboard=dask_dashboard_link(client), run=True,
+                                replaces=args.overwrite)
     after = ("until the page has the finished store: --exit-when-done" if args.exit_when_done else
              "while the sweep runs and afterwards until Ctrl-C")
     print(f"votebench: live dashboard at {board.url} ({after})", file=sys.stderr, flush=True)

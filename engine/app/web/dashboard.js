@@ -3,7 +3,8 @@
 (function () {
   const SVGNS = "http://www.w3.org/2000/svg";
   // Okabe & Ito (2008): distinguishable with the common colour-vision deficiencies (yellow left out: too light on white)
-  const PALETTE = ["#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#000000"];
+  // darkened (at least 4.5:1 on white, AA for text and lines alike) and told apart by dashes after the sixth
+  const PALETTE = ["#0072b2", "#b34700", "#007a5a", "#a8417f", "#8a5a00", "#1b1f29"];
   const DASHES = ["", "7 4", "2 3"];
   const TOP_K = 20;
   const BUMP_K = 12;
@@ -11,6 +12,7 @@
   const ui = {
     snap: null, version: 0, fetching: false, again: false, group: null, sort: null, desc: false, query: "",
     showAll: false, open: new Set(), tasks: new Map(), letters: new Map(), es: null, retry: null, built: false,
+    counts: new Map(), skew: 0, finishedAt: null,
   };
 
   // ------------------------------------------------------------------ small helpers
@@ -31,17 +33,87 @@
   }
   const $ = id => document.getElementById(id);
   function fmt(x, d) { return x === null || x === undefined ? "–" : Number(x).toFixed(d === undefined ? 2 : d); }
-  function fmtScore(x) {
+  // the fewest decimals (0..6) that keep every scored value exact to 3 decimals (half Borda points stay) and give
+  // systems of different ranks different texts
+  function scoreDigits(score, rank) {
+    const vals = score.map((v, i) => [v, rank ? rank[i] : i]).filter(([v]) => v !== null && v !== undefined);
+    if (!vals.length) return 2;
+    const big = Math.max(...vals.map(([v]) => Math.abs(v)));
+    if (big >= 1e7) return null;
+    for (let d = 0; d <= 6; d++) {
+      const seen = new Map();
+      let ok = true;
+      for (const [v, r] of vals) {
+        const t = v.toFixed(d);
+        if (d < 3 && Math.abs(Number(v.toFixed(3)) - Number(t)) > 1e-9) { ok = false; break; }
+        if (seen.has(t) && seen.get(t) !== r) { ok = false; break; }
+        seen.set(t, r);
+      }
+      if (ok) return d;
+    }
+    return 6;
+  }
+  function fmtScore(x, d) {
     if (x === null || x === undefined) return "–";
-    const a = Math.abs(x);
-    if (a !== 0 && (a >= 1e5 || a < 1e-3)) return x.toExponential(3);
-    return Number(x.toPrecision(5)).toString();
+    if (d === null || (d === undefined && Math.abs(x) >= 1e7)) return x.toExponential(4);
+    if (d === undefined) return Number(x.toPrecision(6)).toString();
+    return x.toFixed(d);
   }
   function fmtRank(x) {
     if (x === null || x === undefined) return "–";
     const r = Math.round(x * 10) / 10;
     return Number.isInteger(r) ? String(r) : r.toFixed(1);
   }
+  function fmtTime(sec) {
+    if (sec === null || sec === undefined || !isFinite(sec)) return "–";
+    sec = Math.max(0, Math.round(sec));
+    const h = Math.floor(sec / 3600), m = Math.floor(sec / 60) % 60, s = sec % 60;
+    return h ? `${h} h ${m} min` : m ? `${m} min ${s} s` : `${s} s`;
+  }
+  function tiedWith(g, r, i) {  // the other systems that share system i's full-data rank under rule r
+    const v = r.rank[i];
+    if (v === null) return [];
+    return g.systems.filter((n, j) => j !== i && r.rank[j] === v);
+  }
+  function listNames(names, max) {
+    return names.length <= max ? names.join(", ") : `${names.slice(0, max).join(", ")} and ${names.length - max} more`;
+  }
+  // ------------------------------------------------------------------ export (what a table shows) as CSV or JSON
+  function tableMatrix(t) {
+    const head = [...t.querySelectorAll("thead tr")];
+    const bodyRows = [...t.querySelectorAll("tr")].filter(tr => tr.closest("table") === t && !tr.closest("thead") && !tr.classList.contains("detail"));
+    const text = c => (c.dataset.x !== undefined ? c.dataset.x : c.textContent).replace(/\s+/g, " ").trim();
+    let cols = [];
+    if (head.length) {
+      const grid = head.map(tr => { const row = []; [...tr.children].forEach(c => { for (let k = 0; k < (c.colSpan || 1); k++) row.push(text(c)); }); return row; });
+      cols = grid[grid.length - 1].map((_, j) => [...new Set(grid.map(r => r[j] || "").filter(Boolean))].join(" · "));
+    } else if (bodyRows.length) {
+      cols = [...bodyRows[0].children].map(text);
+      bodyRows.shift();
+    }
+    return {cols, rows: bodyRows.map(tr => [...tr.children].map(text))};
+  }
+  function download(name, type, data) {
+    const a = el("a", {href: URL.createObjectURL(new Blob([data], {type})), download: name});
+    document.body.append(a);
+    a.click();
+    setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+  }
+  function exportButtons(getTable, name, label) {
+    const csv = c => (/[",\n]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c);
+    const b1 = el("button", {type: "button", class: "export", "data-export": "csv", "aria-label": `download ${label} as CSV`}, "CSV");
+    const b2 = el("button", {type: "button", class: "export", "data-export": "json", "aria-label": `download ${label} as JSON`}, "JSON");
+    b1.addEventListener("click", () => {
+      const {cols, rows} = tableMatrix(getTable());
+      download(`${name}.csv`, "text/csv", [cols, ...rows].map(r => r.map(csv).join(",")).join("\n") + "\n");
+    });
+    b2.addEventListener("click", () => {
+      const {cols, rows} = tableMatrix(getTable());
+      download(`${name}.json`, "application/json", JSON.stringify(rows.map(r => Object.fromEntries(cols.map((c, j) => [c || `column ${j + 1}`, r[j]]))), null, 1));
+    });
+    return el("span", {class: "exports"}, el("span", {class: "sub"}, "download: "), b1, " ", b2);
+  }
+  function slug(s) { return String(s).replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80); }
   function pct(a, b) { return b ? 100 * a / b : 0; }
   function width(node, p) { node.style.width = p.toFixed(1) + "%"; return node; }
   function plural(n, one, many) { return `${n.toLocaleString()} ${n === 1 ? one : (many || one + "s")}`; }
@@ -56,17 +128,51 @@
   }
 
   // ------------------------------------------------------------------ header
+  function replicatesText(gs) {  // "3,000 replicates x 3 rules: 9,000 / 9,000 done"
+    const boots = gs.filter(g => g.kind === "bootstrap");
+    if (!boots.length) return null;
+    const done = boots.reduce((a, g) => a + g.replicates_done, 0), total = boots.reduce((a, g) => a + g.replicates_total, 0);
+    const shape = [...new Set(boots.map(g => `${g.replicates.toLocaleString()} replicates × ${plural(g.rules.length, "rule")}`))];
+    const what = boots.length === 1 ? shape[0] : `${boots.length} bootstrap groups (${shape.join("; ")})`;
+    return `${what}: ${done.toLocaleString()} / ${total.toLocaleString()} rule-replicates done`;
+  }
+  function renderClock() {
+    const s = ui.snap;
+    const box = $("clock");
+    if (!s || !box || !s.timing) return;
+    const t = s.timing;
+    const now = Date.now() / 1000 - ui.skew;
+    const elapsed = now - t.started;
+    const parts = [];
+    if (s.status === "partial" || (s.status === "waiting" && t.run)) {
+      parts.push(`${t.run ? "running for" : "watched for"} ${fmtTime(elapsed)}`);
+      if (t.eta_seconds !== null && t.eta_seconds !== undefined) {
+        parts.push(`about ${fmtTime(Math.max(0, t.eta_seconds - (now - t.now)))} left (at the rate of the ${plural(t.blocks_since, "block")} done ${t.run ? "in this run" : "while watched"})`);
+      } else if (s.status === "partial") parts.push("time left: after the next block");
+    } else if (s.status === "complete" && t.run && ui.sawRunning && ui.finishedAt) {
+      parts.push(`finished; the run took about ${fmtTime(ui.finishedAt - t.started)}`);
+    }
+    box.textContent = parts.join(" · ");
+  }
   function renderHeader(s) {
     const p = s.progress;
     const status = $("status");
     status.className = "pill " + s.status;
     status.textContent = s.status === "partial" ? "in progress" : s.status;
     width($("bar-fill"), 100 * p.fraction);
+    $("bar").setAttribute("aria-valuenow", String(Math.floor(100 * p.fraction)));
     const parts = [];
-    if (p.replicates_total) parts.push(`${p.replicates_done.toLocaleString()} / ${p.replicates_total.toLocaleString()} replicates`);
+    const reps = replicatesText(s.groups);
+    if (reps) parts.push(reps);
     parts.push(`${p.blocks_done.toLocaleString()} / ${p.blocks_total.toLocaleString()} blocks`);
     parts.push(`${Math.floor(100 * p.fraction)}%`);
     $("progress-text").textContent = parts.join(" · ");
+    if (s.timing) {
+      ui.skew = Date.now() / 1000 - s.timing.now;
+      if (s.status === "complete" && !ui.finishedAt) ui.finishedAt = s.timing.now;
+      if (s.status !== "complete") { ui.finishedAt = null; ui.sawRunning = true; }
+    }
+    renderClock();
     const dask = $("dask");
     dask.replaceChildren();
     if (s.dask_dashboard && /^https?:\/\//.test(s.dask_dashboard)) {
@@ -82,16 +188,21 @@
   // ------------------------------------------------------------------ overview: rules x perturbations
   function names(g, idx) { return idx.map(i => g.systems[i]); }
   function chips(list, cls, max) {
-    const out = [];
-    list.slice(0, max).forEach(n => out.push(el("span", {class: "chip " + cls, title: n}, n.length > 28 ? n.slice(0, 27) + "…" : n)));
-    if (list.length > max) out.push(el("span", {class: "sub", title: list.slice(max).join("\n")}, ` +${list.length - max} more`));
+    const chip = n => el("span", {class: "chip " + cls, title: n}, n.length > 28 ? n.slice(0, 27) + "…" : n);
+    const out = list.slice(0, max).map(chip);
+    if (list.length > max) {  // the rest behind a native disclosure: keyboard and screen readers reach it, not only hover
+      out.push(el("details", {class: "more"}, el("summary", {}, `+${list.length - max} more`), ...list.slice(max).map(chip)));
+    }
     return out;
+  }
+  function degenerateMark(r) {
+    return r && r.degenerate ? el("span", {class: "degen", title: `degenerate ranking: ${r.degenerate.why}`}, "⚠ degenerate") : null;
   }
   function overview(s) {
     const boots = s.groups.filter(g => g.kind === "bootstrap");
     if (!boots.length) return null;
-    const card = el("section", {class: "card", id: "overview"});
-    card.append(el("div", {class: "row"}, el("h2", {}, "Who leads, and how sure"),
+    const card = el("section", {class: "card", id: "overview", "aria-labelledby": "overview-h"});
+    card.append(el("div", {class: "row"}, el("h2", {id: "overview-h"}, "Who leads, and how sure"),
       el("span", {class: "sub"}, "per rule (rows) and perturbation (columns): the leader, and the systems the bootstrap " +
         `cannot separate from it at ${Math.round(100 * s.level)}%`)));
     card.append(el("div", {class: "legend"}, el("span", {}, el("span", {class: "chip lead"}, "leader")),
@@ -102,26 +213,33 @@
       const gs = boots.filter(g => g.input === inp);
       const rules = [...new Set(gs.flatMap(g => g.rules.map(r => r.rule)))];
       const t = el("table", {class: "ov"});
-      const head = el("tr", {}, el("th", {}, inputs.length > 1 ? `${inp}: rule` : "rule"), el("th", {}, "full data"));
-      gs.forEach(g => head.append(el("th", {}, `bootstrap over ${overLabel(g)}`, el("div", {class: "sub"},
-        `${g.replicates_done.toLocaleString()} / ${g.replicates_total.toLocaleString()} replicates`))));
-      t.append(head);
+      const head = el("tr", {}, el("th", {scope: "col"}, inputs.length > 1 ? `${inp}: rule` : "rule"), el("th", {scope: "col"}, "full data"));
+      gs.forEach(g => {
+        const d = g.rules.map(r => r.replicates_done), lo = Math.min(...d), hi = Math.max(...d);
+        head.append(el("th", {scope: "col"}, `bootstrap over ${overLabel(g)}`, el("div", {class: "sub"},
+          `${g.replicates.toLocaleString()} replicates per rule, ${lo === hi ? lo.toLocaleString() : `${lo.toLocaleString()}–${hi.toLocaleString()}`} done`)));
+      });
+      t.append(el("thead", {}, head));
+      const body = el("tbody");
       for (const rule of rules) {
-        const tr = el("tr", {}, el("th", {}, rule));
         const first = gs.map(g => g.rules.find(r => r.rule === rule)).find(r => r);
-        tr.append(el("td", {}, ...chips(names(gs[0], first.leader), "lead", 3)));
+        const tr = el("tr", {}, el("th", {scope: "row", "data-x": rule}, rule, " ", degenerateMark(first)));
+        tr.append(el("td", {"data-x": names(gs[0], first.leader).join("; ")}, ...chips(names(gs[0], first.leader), "lead", 3)));
         for (const g of gs) {
           const r = g.rules.find(x => x.rule === rule);
           if (!r) { tr.append(el("td", {class: "wait"}, "–")); continue; }
           if (!r.replicates_done) { tr.append(el("td", {class: "wait"}, "waiting for replicates")); continue; }
-          const td = el("td", {}, ...chips(names(g, r.leader), "lead", 3));
-          if (r.tied.length) td.append(el("div", {}, ...chips(names(g, r.tied), "tied", 4)));
+          const led = names(g, r.leader), tied = names(g, r.tied);
+          const td = el("td", {"data-x": `leader: ${led.join("; ")}; tied with it: ${tied.join("; ") || "none"}`}, ...chips(led, "lead", 3));
+          if (tied.length) td.append(el("div", {}, ...chips(tied, "tied", 4)));
           else td.append(el("div", {class: "sub"}, "no system tied with it"));
           tr.append(td);
         }
-        t.append(tr);
+        body.append(tr);
       }
-      card.append(el("div", {class: "tablewrap"}, t));
+      t.append(body);
+      card.append(el("div", {class: "row"}, exportButtons(() => t, `overview_${slug(inp)}`, "the overview table")),
+                  el("div", {class: "tablewrap"}, t));
     }
     return card;
   }
@@ -152,18 +270,22 @@
     if (!g) { g = boots.find(x => x.over !== "systems") || boots[0]; ui.group = g.name; }
     return {g, boots};
   }
+  function sortRule() { return ui.sort && ui.sort !== "name" && ui.sort !== "n" ? Number(ui.sort.split(":")[0]) : 0; }
   function sortedRows(g) {
     const S = g.systems.length;
     const key = ui.sort || "0:rank";
     const rows = [...Array(S).keys()];
     const big = Number.POSITIVE_INFINITY;
+    const cnt = ui.counts.get(g.input);
     let val;
     if (key === "name") val = i => g.systems[i].toLowerCase();
+    else if (key === "n") val = i => (cnt && cnt.byName ? -(cnt.byName.get(g.systems[i]) || [0, 0])[1] : 0);
     else {
       const [ri, what] = key.split(":");
       const r = g.rules[Number(ri)];
       if (what === "rank") val = i => r.rank[i] === null ? big : r.rank[i];
       else if (what === "score") val = i => r.score[i] === null ? big : -r.score[i];
+      else if (what === "ub") val = i => r.rank_ub && r.rank_ub[i] !== null ? r.rank_ub[i] : big;
       else val = i => { const [lo, hi] = intervalOf(g, r, i); return lo === null ? big : lo * 1e6 + hi; };
     }
     rows.sort((a, b) => {
@@ -176,9 +298,9 @@
   }
   function ivCell(g, r, i) {
     const [lo, hi] = intervalOf(g, r, i);
-    const td = el("td", {class: "iv"});
+    const td = el("td", {class: "iv", "data-x": ivText(lo, hi)});
     const n = g.n_systems;
-    const bar = el("span", {class: "ivbar" + (r.leader.includes(i) ? " lead" : r.tied.includes(i) ? " tied" : "")});
+    const bar = el("span", {class: "ivbar" + (r.leader.includes(i) ? " lead" : r.tied.includes(i) ? " tied" : ""), "aria-hidden": "true"});
     if (lo !== null) {
       const x = v => 100 * (n <= 1 ? 0.5 : (v - 1) / (n - 1));
       const seg = el("i"); seg.style.left = x(lo).toFixed(1) + "%"; seg.style.width = Math.max(2, x(hi) - x(lo)).toFixed(1) + "%";
@@ -188,33 +310,61 @@
     td.append(bar, ivText(lo, hi));
     return td;
   }
-  function rankCell(r, i, counts) {
+  function rankCell(g, r, i) {
     const v = r.rank[i];
-    const td = el("td", {}, v === null ? "–" : String(v) + (counts.get(v) > 1 ? "=" : ""));
-    if (r.leader.includes(i)) td.append(el("span", {class: "badge lead", title: "leader (rank 1)"}, "★"));
-    else if (r.tied.includes(i)) td.append(el("span", {class: "badge tied", title: "tied with the leader: the bootstrap cannot separate it from the leader"}, "≈"));
+    const mates = tiedWith(g, r, i);
+    const td = el("td", {"data-x": v === null ? "" : String(v) + (mates.length ? "=" : "")},
+      v === null ? "–" : String(v) + (mates.length ? "=" : ""));
+    if (mates.length) td.title = `rank ${v} shared with ${listNames(mates, 12)}`;
+    if (r.leader.includes(i)) td.append(el("span", {class: "badge lead", title: "leader (rank 1)", "aria-label": "leader"}, "★"));
+    else if (r.tied.includes(i)) {
+      const lead = names(g, r.leader).join(", ");
+      td.append(el("span", {class: "badge tied", "aria-label": `tied with the leader ${lead}`,
+        title: `tied with the leader ${lead}: the bootstrap cannot separate them`}, "≈"));
+    }
     return td;
+  }
+  function countsCell(g, i) {
+    const c = ui.counts.get(g.input);
+    if (!c || !c.byName) return el("td", {class: "n sub"}, c && c.error ? "n/a" : "…");
+    const v = c.byName.get(g.systems[i]);
+    if (!v) return el("td", {class: "n sub"}, "–");
+    return el("td", {class: "n", "data-x": `${v[0]} / ${v[1]}`, title: `${v[0]} of ${c.n_tasks} judges (tasks) and ${v[1].toLocaleString()} scored task-instance cells`},
+      `${v[0]} · ${v[1].toLocaleString()}`);
   }
   function boardTable(g) {
     const t = el("table", {class: "lb"});
-    const h1 = el("tr", {}, el("th", {colspan: 2}, ""));
+    const digits = g.rules.map(r => scoreDigits(r.score, r.rank));
+    const hasScoreIv = g.rules.map(r => Array.isArray(r.score_low));
+    const h1 = el("tr", {}, el("td", {class: "name corner"}, ""), el("td", {class: "corner"}, ""));
     const h2 = el("tr", {});
     const th = (label, key, cls, title) => {
-      const e = el("th", {class: ["sortable", cls, ui.sort === key || (!ui.sort && key === "0:rank") ? "sorted" : "",
-                                  ui.desc && (ui.sort === key) ? "desc" : ""].filter(Boolean).join(" "), title}, label);
-      e.addEventListener("click", () => {
+      const on = (ui.sort || "0:rank") === key;
+      const e = el("th", {class: ["sortable", cls, on ? "sorted" : "", on && ui.desc ? "desc" : ""].filter(Boolean).join(" "),
+        title, scope: "col", "aria-sort": on ? (ui.desc ? "descending" : "ascending") : null, "data-x": label});
+      const b = el("button", {type: "button", class: "sortbtn"}, label);
+      b.addEventListener("click", () => {
         if ((ui.sort || "0:rank") === key) ui.desc = !ui.desc; else { ui.sort = key; ui.desc = false; }
-        renderBoard();
+        renderBoard(); renderBump();
+        const again = document.querySelector(`th[data-key="${key}"] button`);
+        if (again) again.focus();
       });
+      e.setAttribute("data-key", key);
+      e.addEventListener("click", ev => { if (ev.target === e) b.click(); });  // the whole header cell, not only its text
+      e.append(b);
       return e;
     };
-    h2.append(el("th", {title: "position in the current order"}, "#"), th("system", "name", "name"));
-    const ivLabel = g.interval === "pairwise" ? "rank range" : `${Math.round(100 * ui.snap.level)}% interval`;
+    h2.append(th("system", "name", "name"), th("judges · cells", "n", "n", "judges (tasks) with a score, and scored task-instance cells, behind the system's rank"));
+    const pct = `${Math.round(100 * ui.snap.level)}%`;
+    const ivLabel = g.interval === "pairwise" ? "rank range" : `rank ${pct} CI`;
     g.rules.forEach((r, ri) => {
-      h1.append(el("th", {colspan: 3, class: "group"}, r.rule));
-      h2.append(th("score", `${ri}:score`, "first", "the rule's aggregate score on the full data (higher is better)"),
-        th("rank", `${ri}:rank`, "", "full-data rank ('=' marks ties)"),
-        th(ivLabel, `${ri}:iv`, "", explainInterval(g, ui.snap.level)));
+      h1.append(el("th", {colspan: hasScoreIv[ri] ? 5 : 4, class: "group" + (r.degenerate ? " degenerate" : ""), scope: "colgroup",
+        "data-x": r.rule, title: r.unit}, r.rule, r.degenerate ? " ⚠" : ""));
+      h2.append(th("score", `${ri}:score`, "first", `${r.unit}, on the full data (higher is better)`));
+      if (hasScoreIv[ri]) h2.append(el("th", {scope: "col", title: `${pct} percentile interval of the rule's score over the replicates`, "data-x": `score ${pct} CI`}, `score ${pct} CI`));
+      h2.append(th("rank", `${ri}:rank`, "", "full-data rank ('=' marks ties: hover or open the row for whom)"),
+        th(ivLabel, `${ri}:iv`, "", explainInterval(g, ui.snap.level)),
+        th("Rank(UB)", `${ri}:ub`, "", "1 + the systems whose rank interval lies entirely above this one (LMArena's upper bound on the rank)"));
     });
     t.append(el("thead", {}, h1, h2));
     const body = el("tbody");
@@ -223,36 +373,75 @@
     if (q) rows = rows.filter(i => g.systems[i].toLowerCase().includes(q));
     const total = rows.length;
     if (!q && !ui.showAll) rows = rows.slice(0, TOP_K);
-    const counts = g.rules.map(r => { const m = new Map(); r.rank.forEach(v => m.set(v, (m.get(v) || 0) + 1)); return m; });
+    const rs = sortRule();
     rows.forEach((i, pos) => {
-      const lead0 = g.rules.length && g.rules[0].leader.includes(i);
-      const tr = el("tr", {class: "sys" + (lead0 ? " is-leader" : "") + (ui.open.has(g.systems[i]) ? " open" : ""),
-                           "data-system": g.systems[i], title: "click for the per-task scores"});
-      tr.append(el("td", {class: "sub"}, String(pos + 1)), el("td", {class: "name"}, g.systems[i]));
+      const name = g.systems[i];
+      const lead0 = g.rules.length && g.rules[rs] && g.rules[rs].leader.includes(i);
+      const open = ui.open.has(name);
+      const tr = el("tr", {class: "sys" + (lead0 ? " is-leader" : "") + (open ? " open" : ""), "data-system": name});
+      const btn = el("button", {type: "button", class: "rowbtn", "aria-expanded": open ? "true" : "false",
+        title: "per-task scores and ties of " + name}, name);
+      btn.addEventListener("click", ev => { ev.stopPropagation(); toggleTasks(g, name); });
+      tr.append(el("td", {class: "name", "data-x": name}, el("span", {class: "pos", "aria-hidden": "true", "data-pos": String(pos + 1)}), btn),
+                countsCell(g, i));
       g.rules.forEach((r, ri) => {
-        tr.append(el("td", {class: "first"}, fmtScore(r.score[i])), rankCell(r, i, counts[ri]), ivCell(g, r, i));
+        tr.append(el("td", {class: "first", "data-x": fmtScore(r.score[i], digits[ri])}, fmtScore(r.score[i], digits[ri])));
+        if (hasScoreIv[ri]) {
+          const lo = r.score_low[i], hi = r.score_high[i];
+          const txt = lo === null ? "–" : lo < 0 || hi < 0 ? `${fmtScore(lo, digits[ri])} to ${fmtScore(hi, digits[ri])}` :
+            `${fmtScore(lo, digits[ri])}–${fmtScore(hi, digits[ri])}`;
+          tr.append(el("td", {class: "siv", "data-x": txt}, txt));
+        }
+        tr.append(rankCell(g, r, i), ivCell(g, r, i),
+          el("td", {class: "ub"}, r.rank_ub && r.rank_ub[i] !== null ? String(r.rank_ub[i]) : "–"));
       });
-      tr.addEventListener("click", () => toggleTasks(g, g.systems[i]));
+      tr.addEventListener("click", () => toggleTasks(g, name));
       body.append(tr);
-      if (ui.open.has(g.systems[i])) {
-        body.append(el("tr", {class: "detail"}, el("td", {colspan: 2 + 3 * g.rules.length, class: "detail"}, tasksView(g, g.systems[i]))));
+      if (open) {
+        const span = 2 + g.rules.reduce((a, r, ri) => a + (hasScoreIv[ri] ? 5 : 4), 0);
+        body.append(el("tr", {class: "detail"}, el("td", {colspan: span, class: "detail"}, tiesView(g, i), tasksView(g, name))));
       }
     });
     t.append(body);
     return {table: t, shown: rows.length, total};
+  }
+  function tiesView(g, i) {  // every rule's ties of this system, in full (no hover needed)
+    const box = el("ul", {class: "ties"});
+    g.rules.forEach(r => {
+      const mates = tiedWith(g, r, i);
+      const parts = [`${r.rule}: rank ${r.rank[i] === null ? "–" : r.rank[i]}`];
+      parts.push(mates.length ? `shared with ${mates.length}: ${mates.join(", ")}` : "not shared");
+      if (r.tied.includes(i)) parts.push(`tied with the leader ${names(g, r.leader).join(", ")} (bootstrap)`);
+      box.append(el("li", {}, parts.join(" · ")));
+    });
+    return box;
   }
   function tasksView(g, system) {
     const key = `${g.input}\u0000${system}`;
     const got = ui.tasks.get(key);
     if (!got) return el("span", {class: "sub"}, "loading the per-task scores…");
     if (got.error) return el("span", {class: "note"}, got.error);
-    const t = el("table", {class: "tasks"}, el("tr", {}, el("th", {}, "task"), el("th", {}, "score"), el("th", {}, "better"),
-      el("th", {}, "rank on the task")));
+    const t = el("table", {class: "tasks"}, el("tr", {}, el("th", {scope: "col"}, "task"), el("th", {scope: "col"}, "score"),
+      el("th", {scope: "col"}, "better"), el("th", {scope: "col"}, "rank on the task")));
     got.tasks.forEach(d => t.append(el("tr", {}, el("td", {}, d.task), el("td", {}, fmtScore(d.score)),
       el("td", {title: d.direction_assumed ? "no sidecar or lower_is_better gave this direction: higher is better was assumed" : null},
          (d.higher_is_better ? "↑ higher" : "↓ lower") + (d.direction_assumed ? " (assumed)" : "")),
       el("td", {}, d.rank === null ? "–" : `${d.rank} / ${d.ranked}`))));
-    return el("div", {}, el("div", {class: "sub"}, `${system} on ${got.source}: ${got.note}`), t);
+    return el("div", {}, el("div", {class: "sub"}, `${system} on ${got.source}: ${got.note}`),
+              exportButtons(() => t, `tasks_${slug(system)}`, `the per-task scores of ${system}`), t);
+  }
+  async function loadCounts(g) {
+    if (ui.counts.has(g.input)) return;
+    ui.counts.set(g.input, {loading: true});
+    try {
+      const r = await fetch(`api/counts?input=${encodeURIComponent(g.input)}`, {cache: "no-store"});
+      const d = await r.json();
+      if (!d.error) d.byName = new Map(d.systems.map((s, k) => [s, [d.tasks[k], d.cells[k]]]));
+      ui.counts.set(g.input, d);
+    } catch (e) {
+      ui.counts.set(g.input, {error: "cannot reach the server"});
+    }
+    renderBoard();
   }
   async function toggleTasks(g, system) {
     if (ui.open.has(system)) { ui.open.delete(system); renderBoard(); return; }
@@ -290,7 +479,8 @@
   }
   function lettersText(d) {
     const n = d.systems.length, pairs = d.pairs.length, diff = d.pairs.filter(p => p.different).length;
-    const who = n < d.candidates ? `the ${n} best of ${d.candidates} systems by mean score` : `all ${n} systems`;
+    const who = d.by_rule ? `the ${n} best systems by ${d.by_rule} (the rule the leaderboard is sorted by), listed by its rank` :
+      n < d.candidates ? `the ${n} best of ${d.candidates} systems by mean score` : `all ${n} systems`;
     const how = d.level === "instance"
       ? `paired permutation test of the mean difference (${d.resamples} sign patterns per pair, seed ${d.seed}), ` +
         `p-values Holm-adjusted over the ${pairs} pairs`
@@ -298,35 +488,59 @@
     return `${who}; ${how}; alpha = ${d.alpha}. ${diff} of ${pairs} pairs differ significantly. ` +
       "Systems sharing a letter are not significantly different; two systems with no letter in common are.";
   }
+  function lettersKey(g) { const r = g.rules[sortRule()]; return `${g.input}\u0000${g.name}\u0000${r ? r.rule : ""}`; }
   function lettersView(g) {
     const box = el("div", {class: "letters", id: "letters"});
-    const got = ui.letters.get(g.input);
+    const rule = g.rules[sortRule()];
+    const got = ui.letters.get(lettersKey(g));
     if (!got) {
-      const b = el("button", {type: "button", id: "letters-button"}, "letter groups (paired tests of the best systems)");
+      const b = el("button", {type: "button", id: "letters-button"}, `letter groups (paired tests of the best by ${rule ? rule.rule : "mean"})`);
       b.addEventListener("click", () => loadLetters(g));
-      box.append(b, el("span", {class: "sub"}, ` · computed once for input ${g.input}, from its scores`));
+      box.append(b, el("span", {class: "sub"}, ` · computed once per rule for input ${g.input}, from its scores`));
       return box;
     }
     if (got.loading) return el("div", {class: "letters sub", id: "letters"}, "computing the paired tests…");
     if (got.error) return el("div", {class: "letters note", id: "letters"}, got.error);
     const letters = alignedLetters(got.letters);
-    const t = el("table", {class: "tasks"}, el("tr", {}, el("th", {}, "system"), el("th", {}, "mean"), el("th", {}, "letters")));
-    got.systems.forEach((s, i) => t.append(el("tr", {}, el("td", {}, s), el("td", {}, fmtScore(got.mean[i])),
-      el("td", {class: "cld"}, letters[i]))));
+    const order = [...got.systems.keys()];
+    if (got.rule_rank) order.sort((a, b) => got.rule_rank[a] - got.rule_rank[b]);
+    const t = el("table", {class: "tasks"}, el("tr", {}, el("th", {scope: "col"}, "system"),
+      got.by_rule ? el("th", {scope: "col"}, `${got.by_rule} rank`) : null, el("th", {scope: "col"}, "mean"), el("th", {scope: "col"}, "letters")));
+    const rankOf = name => { const r = g.rules.find(x => x.rule === got.by_rule); const i = g.systems.indexOf(name); return r && i >= 0 ? r.rank[i] : null; };
+    order.forEach(i => t.append(el("tr", {}, el("td", {}, got.systems[i]), got.by_rule ? el("td", {}, String(rankOf(got.systems[i]) ?? "–")) : null,
+      el("td", {}, fmtScore(got.mean[i])), el("td", {class: "cld", "data-x": letters[i].replace(/ /g, "")}, letters[i]))));
     box.append(el("h3", {}, `Letter groups · ${got.input}`), el("div", {class: "explain"}, lettersText(got)),
-               ...got.notes.map(n => el("div", {class: "note"}, n)), t);
+               ...got.notes.map(n => el("div", {class: "note"}, n)), exportButtons(() => t, `letters_${slug(got.input)}`, "the letter groups"), t);
     return box;
   }
   async function loadLetters(g) {
-    ui.letters.set(g.input, {loading: true});
+    const key = lettersKey(g), rule = g.rules[sortRule()];
+    ui.letters.set(key, {loading: true});
     renderBoard();
     try {
-      const r = await fetch(`api/letters?input=${encodeURIComponent(g.input)}`, {cache: "no-store"});
-      ui.letters.set(g.input, await r.json());
+      const r = await fetch(`api/letters?input=${encodeURIComponent(g.input)}&group=${encodeURIComponent(g.name)}` +
+                            `&rule=${encodeURIComponent(rule ? rule.rule : "")}`, {cache: "no-store"});
+      ui.letters.set(key, await r.json());
     } catch (e) {
-      ui.letters.set(g.input, {error: "cannot reach the server"});
+      ui.letters.set(key, {error: "cannot reach the server"});
     }
     renderBoard();
+  }
+  const LEVELS = {task: "task: the rule over per-task means", one: "one: the rule over every (task, instance) pair as a judge",
+                  two: "two: per task over its instances, then across tasks"};
+  function settingsLine(s, g) {
+    const inp = (s.input || {})[g.input] || {};
+    const dflt = k => ((inp.defaults || []).includes(k) ? " (default)" : "");
+    const lv = inp.level ? (LEVELS[inp.level] || inp.level) + dflt("level") : "each rule's own (not set)";
+    const miss = inp.missing ? `${inp.missing}${dflt("missing")}` + (inp.missing === "error" ? ": the input has no missing score" : "") : "not recorded";
+    return el("div", {class: "settings sub"}, `aggregation level ${lv} · missing scores: ${miss} · ` +
+      `scores: ` + g.rules.map(r => `${r.rule} = ${r.unit}`).join("; "));
+  }
+  function degenerateNotes(g) {
+    return g.rules.filter(r => r.degenerate).map(r => el("div", {class: "warn", role: "note"},
+      el("b", {}, `⚠ ${r.rule} is degenerate here: `), `${r.degenerate.why}. It cannot separate these systems, so its ` +
+      `shared rank, rank intervals, ties with the leader and agreement with other rules say little (a system in the tie ` +
+      `is not "top-${r.degenerate.rank}" in any useful sense).`));
   }
   function renderBoard() {
     const s = ui.snap;
@@ -335,10 +549,12 @@
     const got = boardGroup(s);
     if (!got) { host.replaceChildren(); return; }
     const {g, boots} = got;
-    const head = el("div", {class: "row"}, el("h2", {}, "Leaderboard"),
+    loadCounts(g);
+    const head = el("div", {class: "row"}, el("h2", {id: "board-h"}, "Leaderboard"),
       el("span", {class: "sub"}, `${g.name} · bootstrap over ${overLabel(g)} · ${plural(g.n_systems, "system")} · ` +
-        `${g.replicates_done.toLocaleString()} / ${g.replicates_total.toLocaleString()} replicates`),
-      el("div", {class: "bar small"}, width(el("div"), pct(g.blocks_done, g.blocks_total))));
+        `${g.replicates.toLocaleString()} replicates × ${plural(g.rules.length, "rule")}: ` +
+        `${g.replicates_done.toLocaleString()} / ${g.replicates_total.toLocaleString()} done`),
+      el("div", {class: "bar small", "aria-hidden": "true"}, width(el("div"), pct(g.blocks_done, g.blocks_total))));
     const controls = $("board-controls") || el("div", {class: "controls", id: "board-controls"});
     if (!controls.childElementCount) {
       const search = el("input", {type: "search", id: "search", placeholder: "search systems", "aria-label": "search systems"});
@@ -347,7 +563,7 @@
       more.addEventListener("click", () => { ui.showAll = !ui.showAll; renderBoard(); });
       const pick = el("select", {id: "group-select", "aria-label": "bootstrap group"});
       pick.addEventListener("change", () => { ui.group = pick.value; ui.sort = null; ui.open.clear(); renderBoard(); renderBump(); });
-      controls.append(search, more, pick, el("span", {class: "sub", id: "shown"}));
+      controls.append(search, more, pick, el("span", {class: "sub", id: "shown"}), el("span", {id: "board-export"}));
     }
     const pick = $("group-select") || controls.querySelector("select");
     const opts = boots.map(b => b.name);
@@ -361,13 +577,19 @@
     more.textContent = ui.showAll ? `show the top ${TOP_K}` : `show all ${g.n_systems}`;
     more.hidden = g.n_systems <= TOP_K || Boolean(ui.query.trim());
     controls.querySelector("#shown").textContent = ui.query.trim() ? `${total} matching` :
-      `showing ${shown} of ${g.n_systems} · click a column to sort, a system for its per-task scores`;
+      `showing ${shown} of ${g.n_systems} · sort by a column header; open a system for its ties and per-task scores`;
+    controls.querySelector("#board-export").replaceChildren(exportButtons(() => $("board").querySelector("table.lb"), `leaderboard_${slug(g.name)}`, "the leaderboard as shown"));
     const legend = el("div", {class: "legend"},
       el("span", {}, el("span", {class: "badge lead"}, "★"), " leader"),
       el("span", {}, el("span", {class: "badge tied"}, "≈"), ` tied with the leader: the leader scores above it in fewer than ${Math.round(100 * s.level)}% of the replicates`),
-      el("span", {}, "'=' shared rank"));
-    const parts = [head, controls, legend, el("div", {class: "explain"}, explainInterval(g, s.level)),
-                   el("div", {class: "tablewrap"}, table), stabilityLine(g), lettersView(g)];
+      el("span", {}, "'=' shared rank"), el("span", {}, "⚠ degenerate ranking"));
+    const scoreNotes = [...new Set(g.rules.filter(r => r.score_interval_note).map(r => r.score_interval_note))];
+    const parts = [head, settingsLine(s, g), ...degenerateNotes(g), controls, legend,
+                   el("div", {class: "explain"}, explainInterval(g, s.level) + " Rank(UB): 1 + the number of systems whose rank " +
+                     "interval lies entirely above this system's (LMArena's rank upper bound)." +
+                     (scoreNotes.length ? ` Score intervals: ${scoreNotes.join("; ")}.` : "")),
+                   el("div", {class: "tablewrap lbwrap", tabindex: "0", role: "region", "aria-labelledby": "board-h"}, table),
+                   stabilityLine(g), lettersView(g)];
     const src = g.rules.find(r => r.ranking_source !== "full data");
     if (src) parts.push(el("div", {class: "note"}, `ranked by ${src.ranking_source} (no full-data ranking in the store)`));
     host.replaceChildren(...parts);
@@ -382,95 +604,116 @@
     if (!got || got.g.rules.length < 2) { host.replaceChildren(); host.hidden = true; return; }
     host.hidden = false;
     const g = got.g;
-    const ri0 = ui.sort && ui.sort !== "name" ? Number(ui.sort.split(":")[0]) : 0;
-    const base = g.rules[ri0];
+    const base = g.rules[sortRule()];
     const order = [...g.systems.keys()].filter(i => base.rank[i] !== null)
       .sort((a, b) => base.rank[a] - base.rank[b] || g.systems[a].localeCompare(g.systems[b]));
     const shown = order.slice(0, Math.min(BUMP_K, order.length));
     const K = shown.length;
     const R = g.rules.length;
-    // y = rank + position among the systems tied at that rank: competition ranks skip the places ties take, so no
-    // two systems share a row; ranks beyond `cap` go to one row at the bottom
+    // a point's height is its rank: systems tied under a rule share one point (drawn as a tie, not as rank moves);
+    // the names at both ends take one row each and a thin line leads from a name to its (shared) point.
+    // Ranks beyond `cap` go to one row at the bottom
     const worst = Math.max(...shown.flatMap(i => g.rules.map(r => (r.rank[i] === null ? 0 : r.rank[i]))));
-    const cap = Math.min(g.n_systems, Math.max(K, Math.min(worst + 1, 2 * K)));
-    const rows = Math.min(worst, cap) + (worst > cap ? 1 : 0);
-    const nameW = 200, top = 30, rowH = 21, colW = Math.max(130, Math.min(230, 660 / Math.max(1, R - 1)));
+    const cap = Math.min(g.n_systems, Math.max(K, Math.min(worst, 2 * K)));
+    const rows = Math.max(K, Math.min(worst, cap) + (worst > cap ? 1 : 0));
+    const narrow = window.innerWidth < 600;
+    const nameW = narrow ? 120 : 200, top = 30, rowH = 21, colW = Math.max(narrow ? 88 : 130, Math.min(230, 660 / Math.max(1, R - 1)));
     const W = nameW + colW * (R - 1) + nameW + 20, H = top + rows * rowH + 8;
     const x = ri => nameW + 10 + ri * colW;
     const yOf = slot => top + (slot - 0.5) * rowH;
-    const pos = new Map();
-    g.rules.forEach((r, ri) => {
-      const seen = new Map();
-      shown.map(i => [i, r.rank[i]]).sort((a, b) => (a[1] ?? 1e9) - (b[1] ?? 1e9) || g.systems[a[0]].localeCompare(g.systems[b[0]]))
-        .forEach(([i, v]) => {
-          if (v === null || v > cap) { const k = seen.get("low") || 0; seen.set("low", k + 1); pos.set(`${ri}:${i}`, yOf(rows) + k * 3); return; }
-          const k = seen.get(v) || 0; seen.set(v, k + 1);
-          pos.set(`${ri}:${i}`, yOf(Math.min(v + k, cap)));
-        });
-    });
+    const pt = (ri, i) => { const v = g.rules[ri].rank[i]; return yOf(v === null || v > cap ? rows : v); };
+    const slots = ri => {  // label rows at an end column: in rank order, one row each
+      const m = new Map();
+      shown.map(i => [i, g.rules[ri].rank[i]]).sort((a, b) => (a[1] ?? 1e9) - (b[1] ?? 1e9) || g.systems[a[0]].localeCompare(g.systems[b[0]]))
+        .forEach(([i], k) => m.set(i, Math.max(pt(ri, i), k === 0 ? 0 : m.get([...m.keys()][k - 1]) + rowH)));
+      return m;
+    };
+    const left = slots(0), right = slots(R - 1);
+    const Hs = Math.max(H, ...[...left.values(), ...right.values()].map(v => v + 12));
     const counts = g.rules.map(r => { const m = new Map(); r.rank.forEach(v => m.set(v, (m.get(v) || 0) + 1)); return m; });
-    const rankText = (ri, i) => { const v = g.rules[ri].rank[i]; return v === null ? "–" : v > cap ? `${v}` : String(v) + (counts[ri].get(v) > 1 ? "=" : ""); };
-    const svg = sv("svg", {class: "bump", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "ranks of the top systems under every rule"});
-    svg.style.maxWidth = W + "px";
+    const rankText = (ri, i) => { const v = g.rules[ri].rank[i]; return v === null ? "–" : String(v) + (counts[ri].get(v) > 1 ? "=" : ""); };
+    const svg = sv("svg", {class: "bump", viewBox: `0 0 ${W} ${Hs}`, width: W, height: Hs, role: "img",
+                           "aria-label": `ranks of the top ${K} systems of ${base.rule} under every rule; tied systems share a point`});
     const axis = sv("g", {class: "axis"});
     for (let k = 1; k <= rows; k++) {
       if (k % 2 === 1) axis.append(sv("rect", {x: x(0) - 6, y: top + (k - 1) * rowH, width: colW * (R - 1) + 12, height: rowH, fill: "#f7f8fa"}));
     }
     g.rules.forEach((r, ri) => {
-      axis.append(sv("line", {x1: x(ri), x2: x(ri), y1: top - 4, y2: H - 4, stroke: "#d9dde4"}));
-      axis.append(sv("text", {x: x(ri), y: 16, "text-anchor": "middle", "font-weight": 600}, r.rule));
+      axis.append(sv("line", {x1: x(ri), x2: x(ri), y1: top - 4, y2: Hs - 4, stroke: "#c9ced8"}));
+      axis.append(sv("text", {x: x(ri), y: 16, "text-anchor": "middle", "font-weight": 600}, r.rule + (r.degenerate ? " ⚠" : "")));
     });
-    if (worst > cap) axis.append(sv("text", {x: x(0) - 10, y: yOf(rows) + 4, "text-anchor": "end"}, `below ${cap}`));
+    if (worst > cap) axis.append(sv("text", {x: x(0) + 4, y: yOf(rows) + 4}, `below rank ${cap}`));
     svg.append(axis);
     shown.forEach((i, k) => {
       const color = PALETTE[k % PALETTE.length], dash = DASHES[Math.floor(k / PALETTE.length) % DASHES.length];
       const grp = sv("g", {class: "sysline"});
-      const pts = g.rules.map((r, ri) => [x(ri), pos.get(`${ri}:${i}`)]);
+      const pts = g.rules.map((r, ri) => [x(ri), pt(ri, i)]);
       grp.append(sv("path", {class: "line", d: "M" + pts.map(p => p.join(",")).join("L"), stroke: color,
                              "stroke-dasharray": dash || null}));
       g.rules.forEach((r, ri) => grp.append(sv("circle", {cx: pts[ri][0], cy: pts[ri][1], r: r.leader.includes(i) ? 6 : 4,
         fill: r.leader.includes(i) ? color : "#fff", stroke: color, "stroke-width": 2})));
-      const name = g.systems[i].length > 22 ? g.systems[i].slice(0, 21) + "…" : g.systems[i];
-      grp.append(sv("text", {x: x(0) - 10, y: pts[0][1] + 4, "text-anchor": "end"}, `${name}  ${rankText(0, i)}`));
-      grp.append(sv("text", {x: x(R - 1) + 10, y: pts[R - 1][1] + 4}, `${rankText(R - 1, i)}  ${name}`));
+      const name = g.systems[i].length > (narrow ? 14 : 22) ? g.systems[i].slice(0, narrow ? 13 : 21) + "…" : g.systems[i];
+      const ly = left.get(i), ry = right.get(i);
+      if (Math.abs(ly - pts[0][1]) > 1) grp.append(sv("path", {d: `M${x(0) - 8},${ly}L${x(0) - 2},${pts[0][1]}`, stroke: color, "stroke-width": 1, fill: "none"}));
+      if (Math.abs(ry - pts[R - 1][1]) > 1) grp.append(sv("path", {d: `M${x(R - 1) + 8},${ry}L${x(R - 1) + 2},${pts[R - 1][1]}`, stroke: color, "stroke-width": 1, fill: "none"}));
+      grp.append(sv("text", {x: x(0) - 10, y: ly + 4, "text-anchor": "end"}, `${name}  ${rankText(0, i)}`));
+      grp.append(sv("text", {x: x(R - 1) + 10, y: ry + 4}, `${rankText(R - 1, i)}  ${name}`));
       grp.append(sv("title", {}, `${g.systems[i]}\n` + g.rules.map((r, ri) => `${r.rule}: rank ${rankText(ri, i)}`).join("\n")));
       svg.append(grp);
     });
+    // a tie: one point for every system at that rank; say how many share it (all systems, not only those drawn)
+    g.rules.forEach((r, ri) => {
+      const seen = new Set();
+      shown.forEach(i => {
+        const v = r.rank[i];
+        if (v === null || v > cap || seen.has(v) || counts[ri].get(v) < 2) return;
+        seen.add(v);
+        const txt = `${counts[ri].get(v)} tied`;
+        const tx = ri === R - 1 ? x(ri) - 8 : x(ri) + 8;
+        svg.append(sv("text", {x: tx, y: yOf(v) - 7, class: "tie", "text-anchor": ri === R - 1 ? "end" : "start"}, txt));
+      });
+    });
     host.replaceChildren(
       el("div", {class: "row"}, el("h2", {}, "Rank changes across rules"),
-        el("span", {class: "sub"}, `the top ${K} systems of ${base.rule} (sort the leaderboard by another rule's rank to change); ` +
-          "rank 1 at the top, '=' tied; filled dot = leader under that rule; hover a line to follow it")),
-      svg);
+        el("span", {class: "sub"}, `the top ${K} systems of ${base.rule} (sort the leaderboard by another rule to change); ` +
+          "rank 1 at the top; systems tied under a rule share one point ('N tied', '=' after a rank); filled dot = leader; hover a line to follow it")),
+      el("div", {class: "bumpwrap", tabindex: "0", role: "region", "aria-label": "rank changes chart (scrolls sideways on narrow screens)"}, svg));
   }
 
   // ------------------------------------------------------------------ agreement, other groups
-  function matrix(agr, key, title, note) {
+  function matrix(agr, key, title, note, degen) {
     const t = el("table", {class: "m"});
-    const head = el("tr", {}, el("th", {}, ""));
-    agr.rules.forEach(r => head.append(el("th", {}, r)));
+    const head = el("tr", {}, el("th", {scope: "col", "data-x": "rule"}, el("span", {class: "vh"}, "rule")));
+    agr.rules.forEach(r => head.append(el("th", {scope: "col", "data-x": r}, r + (degen.has(r) ? " ⚠" : ""))));
     t.append(head);
     agr.rules.forEach((r, i) => {
-      const tr = el("tr", {}, el("th", {}, r));
+      const tr = el("tr", {}, el("th", {scope: "row", "data-x": r}, r + (degen.has(r) ? " ⚠" : "")));
       agr[key][i].forEach((v, j) => {
-        const td = el("td", {}, i === j ? "·" : fmt(v));
+        const marked = i !== j && (degen.has(r) || degen.has(agr.rules[j]));
+        const td = el("td", {class: marked ? "degen-cell" : null, "data-x": i === j ? "" : fmt(v)}, i === j ? "·" : fmt(v) + (marked && v !== null ? "†" : ""));
         td.style.background = i === j ? "#f2f4f7" : tauColor(v);
-        if (key === "replicates" && i !== j) td.title = `${agr.common_replicates[i][j]} common replicates`;
+        const why = marked ? `† involves a degenerate rule (${[r, agr.rules[j]].filter(x => degen.has(x)).map(x => `${x}: ${degen.get(x)}`).join("; ")}): τ here mostly reflects its ties` : "";
+        if (key === "replicates" && i !== j) td.title = `${agr.common_replicates[i][j]} common replicates` + (why ? `; ${why}` : "");
+        else if (why) td.title = why;
         tr.append(td);
       });
       t.append(tr);
     });
-    return el("div", {}, el("div", {class: "mtitle"}, title), t, el("div", {class: "sub"}, note));
+    return el("div", {}, el("div", {class: "mtitle"}, title), exportButtons(() => t, `agreement_${slug(key)}`, `the ${title} agreement matrix`), t, el("div", {class: "sub"}, note));
   }
   function agreementCard(s) {
     const boots = s.groups.filter(g => g.kind === "bootstrap" && g.agreement.rules.length >= 2);
     if (!boots.length) return null;
     const card = el("section", {class: "card", id: "agreement"}, el("h2", {}, "Agreement between rules (Kendall τ-b)"));
     for (const g of boots) {
-      card.append(el("h3", {}, `${g.name} (bootstrap over ${overLabel(g)})`),
-        el("div", {class: "mats"},
-          matrix(g.agreement, "full_data", "full-data rankings", "τ between the rules' rankings of all the scores"),
+      const degen = new Map(g.rules.filter(r => r.degenerate).map(r => [r.rule, r.degenerate.why]));
+      card.append(el("h3", {}, `${g.name} (bootstrap over ${overLabel(g)})`));
+      if (degen.size) card.append(el("div", {class: "warn"}, `† cells involving ${[...degen.keys()].join(", ")}: a degenerate ranking ` +
+        `(${[...degen.values()].join("; ")}); τ with it measures mostly its ties, not agreement on an order.`));
+      card.append(el("div", {class: "mats"},
+          matrix(g.agreement, "full_data", "full-data rankings", "τ between the rules' rankings of all the scores", degen),
           matrix(g.agreement, "replicates", "per replicate (mean)",
-            "mean τ over up to 10 replicates of every block both rules have done (hover: how many)")));
+            "mean τ over up to 10 replicates of every block both rules have done (hover: how many)", degen)));
     }
     return card;
   }
@@ -494,7 +737,7 @@
       });
       t.append(tr);
     });
-    return t;
+    return el("div", {}, exportButtons(() => t, `table_${slug(corner)}`, "this table"), t);
   }
   function subsetsCard(g) {
     const c = el("section", {class: "card", "data-group": g.name});
@@ -614,4 +857,7 @@
   }
   refresh();
   connect();
+  setInterval(renderClock, 1000);
+  let wide = window.innerWidth >= 600;
+  window.addEventListener("resize", () => { if ((window.innerWidth >= 600) !== wide) { wide = !wide; renderBump(); } });
 })();
