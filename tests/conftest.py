@@ -474,9 +474,14 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
+#: the lines a successful command prints on stderr to say where it wrote (``--output``, a report, a results store)
+WHERE_LINES = ("votebench: wrote ", "votebench: created results store ", "votebench: resumed results store ")
+
+
 def only_direction_notes(err: str) -> bool:
-    """stderr holds nothing but the note that task directions defaulted to higher-is-better (a file without a sidecar)."""
-    return all(line.startswith("votebench: note: no direction given for ") for line in err.splitlines())
+    """stderr holds nothing but the note that task directions defaulted to higher-is-better (a file without a sidecar)
+    and the lines that say where the command wrote (:data:`WHERE_LINES`)."""
+    return all(line.startswith(("votebench: note: no direction given for ", *WHERE_LINES)) for line in err.splitlines())
 
 
 def one_line_error(code, out, err, *fragments, prefix: str = "", marker: str = "error"):

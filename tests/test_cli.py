@@ -255,6 +255,7 @@ def test_output_file_has_exactly_the_stdout_text(capsys, write, tmp_path, fmt):
     out_dir.mkdir()
     code, out, err = cli(capsys, "rank", path, "--format", fmt, "--output", out_dir / "r.txt")
     assert code == 0 and out == "" and only_direction_notes(err)
+    assert f"votebench: wrote {out_dir / 'r.txt'}\n" in err  # says where
     assert (out_dir / "r.txt").read_text(encoding="utf-8") == stdout_text
     assert _dir_listing(out_dir) == ["r.txt"]  # no temporary files left
 

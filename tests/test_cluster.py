@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import zarr
-from conftest import DATA, SWEEP_HEAD, load_all, only_direction_notes, parse_sweep_summary, run_cli, write_sweep
+from conftest import DATA, SWEEP_HEAD, WHERE_LINES, load_all, only_direction_notes, parse_sweep_summary, run_cli, write_sweep
 
 import engine
 from engine.sweep import cached_sources, clear_cache, input_checksum, make_source, parse_config, plan_sweep, run_sweep
@@ -444,7 +444,8 @@ def test_lost_scheduler_is_one_line_and_a_rerun_resumes(tmp_path, slow_reference
         finally:
             _kill_group(first)
         assert first.returncode == 75, err
-        lines = [line for line in err.splitlines() if line.strip() and not DASHBOARD.fullmatch(line)]
+        lines = [line for line in err.splitlines()
+                 if line.strip() and not DASHBOARD.fullmatch(line) and not line.startswith(WHERE_LINES)]
         assert len(lines) == 1, err
         assert lines[0].startswith("votebench: error: lost the dask scheduler"), err
         assert "run the same command again to resume" in lines[0]

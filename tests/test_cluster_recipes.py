@@ -307,6 +307,9 @@ def test_cli_drops_only_the_dask_clients_connection_tracebacks():
     assert not quiet_connection_errors(record(ConnectionRefusedError(111, "refused")))
     assert quiet_connection_errors(record(ValueError("a real problem")))
     assert quiet_connection_errors(record(None))
+    reconnect = logging.LogRecord("distributed.client", logging.ERROR, __file__, 1,
+                                  "Failed to reconnect to scheduler after %s seconds, closing client", (30.0,), None)
+    assert not quiet_connection_errors(reconnect)
 
 
 def test_cluster_lost_exit_code_is_tempfail():

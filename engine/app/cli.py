@@ -114,6 +114,8 @@ def quiet_connection_errors(record: logging.LogRecord) -> bool:
     command says what happened itself, in one line (:class:`~engine.errors.ClusterLost`), so these records are noise.
     Other records pass.
     """
+    if "reconnect" in str(record.msg).lower():  # "Failed to reconnect to scheduler after 30 s, closing client"
+        return False
     exc = record.exc_info[1] if record.exc_info else None
     if exc is None:
         return True
