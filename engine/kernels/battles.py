@@ -1223,11 +1223,10 @@ def _bt_path(X: np.ndarray, weights) -> str:
     no (S, S) count matrices); both reach the same maximum (tests/test_btlarge.py, tests/test_speed_paths.py)."""
     from . import costs
 
-    batch = np.broadcast_shapes(X.shape[:-2], () if weights is None else np.shape(weights)[:-1])
-    fits = int(np.prod(batch, dtype=np.int64))
-    if X.ndim == 2 and fits > 1:  # one table, rows of weights: both paths fit each distinct row once
-        fits = int(np.unique(np.asarray(weights, dtype=np.float64).reshape(fits, -1), axis=0).shape[0])
-    return costs.choose("bradley_terry", costs.Sizes(systems=X.shape[-1], judges=X.shape[-2], fits=max(1, fits)))
+    # the choice is made per fit (systems and judges), never from the size of the batch, so that a fit takes the
+    # same path, and gives the same bits, whatever batch (bootstrap block) it comes in; both paths fit rows one
+    # bounded batch at a time, so the memory of one fit is what matters
+    return costs.choose("bradley_terry", costs.Sizes(systems=X.shape[-1], judges=X.shape[-2], fits=1))
 
 
 def _bradley_terry_dense(X: np.ndarray, weights, tie_model: str) -> np.ndarray:
@@ -1246,14 +1245,12 @@ def _bradley_terry_dense(X: np.ndarray, weights, tie_model: str) -> np.ndarray:
         distinct, inverse = np.unique(wf, axis=0, return_inverse=True)
         if distinct.shape[0] < n:
             return _bradley_terry_dense(X, distinct, tie_model)[np.asarray(inverse).reshape(-1)].reshape(*batch, S)
-    # rows of weights of one table (resamples): Newton starts from the unweighted fit, a few steps from each row's
-    # maximum (the maximum is the same from any start, to the fit's tolerance)
-    start = _dense_rows(X, None, tie_model) if X.ndim == 2 and wf is not None and tie_model == "half" else None
     out = np.empty((n, S))
     for r0 in range(0, n, step):
         rows = slice(r0, min(n, r0 + step))
-        out[rows] = _dense_rows(Xf[rows] if X.ndim > 2 else X, wb if wf is None else wf[rows], tie_model,
-                                start).reshape(-1, S)
+        # every fit starts at equal strengths: a replicate drawn with weights k gives the same bits as the table with
+        # its tasks repeated k times, in any block (tests/test_differential.py)
+        out[rows] = _dense_rows(Xf[rows] if X.ndim > 2 else X, wb if wf is None else wf[rows], tie_model).reshape(-1, S)
     return out.reshape(*batch, S)
 
 
