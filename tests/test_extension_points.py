@@ -141,6 +141,7 @@ def test_a_new_sub_command_is_one_module_and_one_commands_entry(tmp_path, capsys
     cfg.write_text(f'lower-is-better = "y"\noutput = "{(tmp_path / "out.txt").as_posix()}"\n')
     assert main(["leaders", str(src), "--config", str(cfg)], commands=commands) == 0
     assert (tmp_path / "out.txt").read_text().splitlines() == want
+    assert capsys.readouterr().err.strip().splitlines() == [f"votebench: wrote {tmp_path / 'out.txt'}"]
     assert main(["leaders", str(src), "--lower-is-better", "nope"], commands=commands) == 2
     err = capsys.readouterr().err
     assert err.strip().splitlines() == ["votebench: error: --lower-is-better names unknown task(s): nope"]
