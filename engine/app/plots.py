@@ -502,14 +502,12 @@ def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, sy
                         markeredgewidth=0.5)
         ax.set_ylim(n - 0.5, -0.5)
         ax.set_xlim(0.5, top + 0.5)
-        if k % ncols == 0:
-            ax.set_yticks(y, names, fontsize=_FONT)
-        else:
-            ax.set_yticks(y, [])
+        # the row lines as one collection, the names only where a row of panels starts (ticks are costly to draw)
+        ax.hlines(y, 0.5, top + 0.5, color="0.96", linewidth=0.8, zorder=0.5)
+        ax.set_yticks(y, names, fontsize=_FONT) if k % ncols == 0 else ax.set_yticks([])
         ax.tick_params(axis="y", length=0)
         ax.tick_params(axis="x", labelsize=_FONT)
         ax.grid(axis="x", color="0.9")
-        ax.grid(axis="y", color="0.96")
         ax.set_axisbelow(True)
         if labels[k]:
             ax.set_title(short_label(labels[k], 24), fontsize=9)
