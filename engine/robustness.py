@@ -372,17 +372,24 @@ def _subset_taus(x: np.ndarray, miss_ts: np.ndarray, prepared: Sequence[_Prepare
     tau = np.full((len(prepared), len(sizes), ids.size), np.nan)
     slots = np.full((len(sizes), ids.size, max(sizes)), -1, dtype=np.int64)
     for j, t in enumerate(sizes):
-        idx = subset_indices(T, t, seed=seed, replicates=ids)
-        slots[j, :, :t] = idx
-        if per_subset:
-            dropped = miss_ts[idx].any(axis=1)  # (B, S)
-            xs = np.where(dropped[:, None, None, :], np.nan, x[idx])  # (B, t, K, S)
+        drawn = subset_indices(T, t, seed=seed, replicates=ids)
+        slots[j, :, :t] = drawn
+        # a subset drawn twice (sorted indices: the same rows) is ranked once, except by a rule whose draw
+        # depends on the position in the batch (resample "loop": random_judge)
+        uniq, inv = np.unique(drawn, axis=0, return_inverse=True)
+        xs: dict[bool, np.ndarray] = {}
         for i, p in enumerate(prepared):
+            loop = p.rule.resample == "loop"
+            idx, back = (drawn, None) if loop else (uniq, np.asarray(inv).reshape(-1))
             if per_subset and p.rule.missing == "policy":
-                sub = _prepare(xs, p.rule, p.level, options).finish()
+                if loop not in xs:
+                    dropped = miss_ts[idx].any(axis=1)  # (U, S)
+                    xs[loop] = np.where(dropped[:, None, None, :], np.nan, x[idx])  # (U, t, K, S)
+                sub = _prepare(xs[loop], p.rule, p.level, options).finish()
             else:
                 sub = p.finish(p.take(idx))
-            tau[i, j] = kendall_tau_b(sub, full[i])
+            tau_i = kendall_tau_b(sub, full[i])
+            tau[i, j] = tau_i if back is None else tau_i[back]
     return tau, slots
 
 

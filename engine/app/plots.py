@@ -128,12 +128,12 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "") -
     for i in range(n):
         for j in range(m):
             if not np.isfinite(R[i, j]):
-                ax.text(j, i, "-", ha="center", va="center", fontsize=font)
+                ax.text(j, i, "-", ha="center", va="center", fontsize=font, in_layout=False)
                 continue
             d = int(round(delta[i, j])) if np.isfinite(delta[i, j]) else 0
             txt = f"{R[i, j]:g}" if j == rules.index(baseline) or d == 0 else f"{R[i, j]:g} {_UP if d > 0 else _DOWN}{abs(d)}"
             shade = im.cmap(float(np.asarray(im.norm(np.asarray(np.clip(delta[i, j], -lim, lim))))))
-            ax.text(j, i, txt, ha="center", va="center", fontsize=font, color=_text_color(shade))
+            ax.text(j, i, txt, ha="center", va="center", fontsize=font, color=_text_color(shade), in_layout=False)
     ax.set_xticks(range(m), [short_label(r, 18) + (" (baseline)" if r == baseline else "") for r in rules],
                   rotation=40, ha="left", rotation_mode="anchor", fontsize=_FONT)
     ax.set_yticks(range(n), systems, fontsize=_FONT)
@@ -213,7 +213,7 @@ def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label:
             for j in range(m):
                 if np.isfinite(M[i, j]):
                     ax.text(j + 0.5, 10 * i + 5, f"{M[i, j]:g}", ha="center", va="center", fontsize=font,
-                            color=_text_color(im.cmap(im.norm(M[i, j]))))
+                            color=_text_color(im.cmap(im.norm(M[i, j]))), in_layout=False)
     ax.yaxis.tick_right()
     ax.set_yticks(10 * np.arange(n) + 5, [systems[i] for i in order], fontsize=_FONT)
     ax.set_xticks(np.arange(m) + 0.5, cols, rotation=40, ha="right", rotation_mode="anchor", fontsize=_FONT)
@@ -313,7 +313,7 @@ def win_matrix_figure(wins: np.ndarray, ties: np.ndarray, systems: Sequence[obje
             for j in range(n):
                 if i != j and np.isfinite(share[i, j]):
                     ax.text(j, i, f"{W[i, j]:g}", ha="center", va="center", fontsize=6.5 if n <= 20 else 5.5,
-                            color=_text_color(im.cmap(im.norm(share[i, j]))))
+                            color=_text_color(im.cmap(im.norm(share[i, j]))), in_layout=False)
     ax.set_xticks(range(n), names, rotation=90, fontsize=_FONT)
     ax.set_yticks(range(n), names, fontsize=_FONT)
     ax.set_xlabel("opponent (column)", fontsize=_FONT)
@@ -502,14 +502,12 @@ def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, sy
                         markeredgewidth=0.5)
         ax.set_ylim(n - 0.5, -0.5)
         ax.set_xlim(0.5, top + 0.5)
-        if k % ncols == 0:
-            ax.set_yticks(y, names, fontsize=_FONT)
-        else:
-            ax.set_yticks(y, [])
+        # the row lines as one collection, the names only where a row of panels starts (ticks are costly to draw)
+        ax.hlines(y, 0.5, top + 0.5, color="0.96", linewidth=0.8, zorder=0.5)
+        ax.set_yticks(y, names, fontsize=_FONT) if k % ncols == 0 else ax.set_yticks([])
         ax.tick_params(axis="y", length=0)
         ax.tick_params(axis="x", labelsize=_FONT)
         ax.grid(axis="x", color="0.9")
-        ax.grid(axis="y", color="0.96")
         ax.set_axisbelow(True)
         if labels[k]:
             ax.set_title(short_label(labels[k], 24), fontsize=9)

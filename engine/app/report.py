@@ -211,9 +211,6 @@ class _Out:
 
         stem = _safe(self.prefix + name)
         (self.root / "figures").mkdir(exist_ok=True)
-        if fig.get_layout_engine() is not None:  # lay out once, not once per format
-            fig.draw_without_rendering()
-            fig.set_layout_engine("none")
         with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "votebench", "pdf.fonttype": 42}), \
                 stage(f"figure {stem}"):
             for ext in self.formats:
@@ -221,6 +218,8 @@ class _Out:
                 fig.savefig(target, format=ext, dpi=110 if ext == "png" else None,
                             metadata={"Date": None} if ext in ("svg", "pdf") else None)
                 self.files.append(f"figures/{stem}.{ext}")
+                if fig.get_layout_engine() is not None:  # laid out once, by the first format's draw
+                    fig.set_layout_engine("none")
         fig.clear()
         shown = next((e for e in ("png", "svg") if e in self.formats), None)
         links = " ".join(f'<a href="figures/{stem}.{e}">{e.upper()}</a>' for e in self.formats)
