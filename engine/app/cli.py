@@ -159,6 +159,8 @@ def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = 
         output.clear_notes()
         with progress_shown(args):
             code = int(args.func(args))
+        for line in output.pending_where():
+            print(line, file=sys.stderr)
         for text in output.pending_notes():
             print(f"votebench: note: {text}", file=sys.stderr)
         return code

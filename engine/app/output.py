@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["NoteHandler", "clear_notes", "csv_cell", "direction_note", "fmt_score", "json_float", "json_safe", "json_text", "note",
-           "pending_notes", "policy_note", "ranking_object", "ranking_records", "render_ranking", "render_rankings",
+           "pending_notes", "pending_where", "policy_note", "ranking_object", "ranking_records", "render_ranking", "render_rankings",
            "shared_rank_marks", "store_line", "write_output"]
 
 
@@ -149,19 +149,22 @@ def write_output(text: str, output: str | None) -> None:
 
 
 def store_line(path: Any, resumed: bool, done: int, total: int) -> None:
-    """``votebench: created results store PATH`` or ``resumed ... (k of n blocks already done)`` on stderr."""
-    from ..progress import message
+    """``votebench: created results store PATH`` or ``resumed ... (k of n blocks already done)`` on stderr.
 
+    Printed when the command succeeds, before its notes (a failure stays one line); the progress bar shows the
+    blocks meanwhile.
+    """
     if resumed:
-        message(f"votebench: resumed results store {path} ({done} of {total} blocks already done)")
+        _WHERE.append(f"votebench: resumed results store {path} ({done} of {total} blocks already done)")
     else:
-        message(f"votebench: created results store {path} ({total} blocks)")
+        _WHERE.append(f"votebench: created results store {path} ({total} blocks)")
 
 
 # --------------------------------------------------------------------------------------------
 # notes
 # --------------------------------------------------------------------------------------------
 _NOTES: list[str] = []
+_WHERE: list[str] = []  # where the command wrote (a results store), printed on success before the notes
 
 
 def note(text: str, *, now: bool = False) -> None:
@@ -188,11 +191,17 @@ class NoteHandler(logging.Handler):
 def clear_notes() -> None:
     """Forget the notes of an earlier command (:func:`engine.app.cli.main` calls it before a command runs)."""
     _NOTES.clear()
+    _WHERE.clear()
 
 
 def pending_notes() -> list[str]:
     """The notes of the command that ran, in order."""
     return list(_NOTES)
+
+
+def pending_where() -> list[str]:
+    """The lines saying where the command that ran wrote (:func:`store_line`), in order."""
+    return list(_WHERE)
 
 
 def direction_note(args: argparse.Namespace, scores: Any | None, *, prefix: str = "") -> None:
