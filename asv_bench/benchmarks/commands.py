@@ -55,7 +55,7 @@ class Commands:
                   "--replicates", "200", "--store", store, "--overwrite")
 
     def time_report_glue(self):
-        votebench("report", str(DATA / "vnr_glue.csv"), "--out", str(Path(self.tmp) / "glue-report"))
+        votebench("report", str(DATA / "vnr_glue.csv"), "--missing", "listwise", "--out", str(Path(self.tmp) / "glue-report"))
 
     def time_compare_glue(self):
         votebench("compare", str(DATA / "colombo_glue.csv"))
