@@ -116,28 +116,25 @@ def compare_scores(scores: xr.DataArray, *, baseline: str | None = None, test: s
         Sign patterns of the permutation test and replicates of the bootstrap, and their seed.
     systems : list of str, optional
         Compare only these systems.
-    task_level : bool
-        Also compare the systems on their per-task means (Friedman, then Nemenyi or Wilcoxon-Holm).
-    bootstrap : bool
-        Also give every pair's bootstrap interval of the overall mean difference.
+    task_level, bootstrap : bool
+        Also compare the systems on their per-task means (Friedman, then Nemenyi or Wilcoxon-Holm); also give
+        every pair's bootstrap interval of the overall mean difference.
 
     Returns
     -------
     dict
-        JSON-ready: ``systems``, ``tasks``, the settings, ``method``, ``mean`` (system -> mean over tasks of
-        its per-task mean), ``letters`` (system -> letters; ``None`` against a baseline), ``pairs`` (one
-        object per pair: ``a``, ``b``, ``diff`` (mean of ``a - b``), ``p``, ``p_adjusted``, ``different``,
-        ``bootstrap`` interval, ``mcnemar`` p-values for 0/1 scores, ``tasks``: the same per task),
-        ``task_level`` (the test chosen and why, Friedman's p-value, average ranks, groups) and ``notes``.
-        Resamples out of reach for the input (:func:`check_size`): a :class:`VotebenchError` before any test.
+        JSON-ready: ``systems``, ``tasks``, the settings, ``method``, ``mean`` (system -> mean over tasks of its
+        per-task mean), ``letters`` (system -> letters; ``None`` against a baseline), ``pairs`` (per pair: ``a``,
+        ``b``, ``diff`` (mean of ``a - b``), ``p``, ``p_adjusted``, ``different``, ``bootstrap`` interval,
+        ``mcnemar`` p-values for 0/1 scores, ``tasks``: the same per task), ``task_level`` (the test chosen and why,
+        Friedman's p-value, average ranks, groups) and ``notes``.  Resamples out of reach for the input
+        (:func:`check_size`): a :class:`VotebenchError` before any test.
 
     Examples
     --------
     >>> import engine, numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> y = engine.scores_from_array(np.stack([rng.normal(m, 1, (1, 60)) for m in (0.0, 1.0, 1.05)]), systems=["a", "b", "c"])
-    >>> result = engine.compare_scores(y, resamples=2000)
-    >>> result["letters"]
+    >>> y = np.random.default_rng(0).normal([[[0.0]], [[1.0]], [[1.05]]], 1, (3, 1, 60))  # 3 systems, 60 instances
+    >>> engine.compare_scores(engine.scores_from_array(y, systems=["a", "b", "c"]), resamples=2000)["letters"]
     {'b': 'a', 'c': 'a', 'a': 'b'}
     """
     _check_settings(test, correction, alpha, resamples)
@@ -146,18 +143,8 @@ def compare_scores(scores: xr.DataArray, *, baseline: str | None = None, test: s
     tasks = [str(t) for t in x["task"].values]
     Y = np.asarray(x.transpose("system", "task", "instance").values, dtype=np.float64)
     base = _baseline_index(baseline, names)
-    binary = bool(np.isin(Y[~np.isnan(Y)], (0.0, 1.0)).all())
-    if test == "mcnemar" and not binary:
-        raise VotebenchError("McNemar's test needs 0/1 scores; these are not all 0 or 1")
+    binary, one_each = _checked_input(Y, len(names), base, test, int(resamples), bootstrap)
     notes: list[str] = []
-    n_inst = (~np.isnan(Y)).any(axis=0).sum(axis=-1)  # instances per task (scored by some system)
-    one_each = bool((n_inst <= 1).all())
-    if one_each and test == "bootstrap":
-        raise VotebenchError("the paired bootstrap resamples the instances within every task, and this input has one "
-                             "score per task: use the permutation test (it flips the signs of the tasks' differences)")
-    check_size(n_inst.tolist(), len(names) - 1 if base is not None else len(names) * (len(names) - 1) // 2,
-               int(resamples), [test] + (["bootstrap"] if bootstrap and test != "bootstrap" and not one_each else [])
-               + (["mcnemar"] if binary and test != "mcnemar" else []))
     main = _comparison(Y, test, base, correction, alpha, resamples, seed)
     if main.note:
         notes.append(main.note)
@@ -184,6 +171,24 @@ def compare_scores(scores: xr.DataArray, *, baseline: str | None = None, test: s
         out["task_level"] = _task_level(x, names, alpha)
     out["notes"] = notes
     return out
+
+
+def _checked_input(Y: np.ndarray, n_systems: int, base: int | None, test: str, resamples: int,
+                   bootstrap: bool) -> tuple[bool, bool]:
+    """Whether the scores are all 0/1 and whether every task has one instance; refuses a test the input cannot take
+    and sizes out of reach (:func:`check_size`), before any test runs."""
+    binary = bool(np.isin(Y[~np.isnan(Y)], (0.0, 1.0)).all())
+    if test == "mcnemar" and not binary:
+        raise VotebenchError("McNemar's test needs 0/1 scores; these are not all 0 or 1")
+    n_inst = (~np.isnan(Y)).any(axis=0).sum(axis=-1)  # instances per task (scored by some system)
+    one_each = bool((n_inst <= 1).all())
+    if one_each and test == "bootstrap":
+        raise VotebenchError("the paired bootstrap resamples the instances within every task, and this input has one "
+                             "score per task: use the permutation test (it flips the signs of the tasks' differences)")
+    check_size(n_inst.tolist(), n_systems - 1 if base is not None else n_systems * (n_systems - 1) // 2,
+               resamples, [test] + (["bootstrap"] if bootstrap and test != "bootstrap" and not one_each else [])
+               + (["mcnemar"] if binary and test != "mcnemar" else []))
+    return binary, one_each
 
 
 def _baseline_index(baseline: str | None, names: list[str]) -> int | None:

@@ -43,13 +43,8 @@ def _sidecar(path: Path, meta: str | os.PathLike[str] | Mapping[str, Any] | bool
     return meta if isinstance(meta, Mapping) else read_sidecar(meta)
 
 
-def open_scores(
-    path: str | os.PathLike[str],
-    *,
-    meta: str | os.PathLike[str] | Mapping[str, Any] | bool | None = None,
-    format: str | None = None,
-    **options: Any,
-) -> xr.DataArray:
+def open_scores(path: str | os.PathLike[str], *, meta: str | os.PathLike[str] | Mapping[str, Any] | bool | None = None,
+                format: str | None = None, **options: Any) -> xr.DataArray:
     """Open a score table, store or folder of evaluation outputs as the canonical score tensor.
 
     Parameters
@@ -71,15 +66,12 @@ def open_scores(
           column the system name, one column per task, empty cell = missing; or a long
           CSV: columns ``system, task, instance, score`` (``instance`` optional).
 
-        ``wide`` and ``long`` are read only when named: a CSV or Parquet table that
-        must have that shape.
+        ``wide`` and ``long`` are read only when named (a CSV or Parquet table of that shape).
     meta : path, mapping or bool, optional
         The sidecar with directions (``higher_is_better``) and ``task_groups``.
-        Default (``None`` or ``True``): ``<name>.meta.json`` beside the file or folder,
-        when it exists (none for a zarr store, which carries its own).  ``False``
-        ignores any sidecar.  For
-        lm-eval and HELM input, tasks the sidecar does not name keep the reader's
-        direction and group.
+        Default (``None`` or ``True``): ``<name>.meta.json`` beside the file or folder, when it exists (a zarr
+        store carries its own); ``False`` ignores any sidecar.  For lm-eval and HELM input, tasks the sidecar
+        does not name keep the reader's direction and group.
     format : str, optional
         The name of a registered reader (:func:`engine.readers.reader_names`: ``"zarr"``,
         ``"lm-eval"``, ``"helm"``, ``"jsonl"``, ``"parquet"``, ``"csv"``, ``"wide"``,
@@ -97,18 +89,16 @@ def open_scores(
     Raises
     ------
     VotebenchError
-        For a missing, unreadable or malformed file, a non-numeric or duplicate
-        score, fewer than two systems, a task with no scores, a path no reader
-        recognises, a metric the outputs lack or an option the reader does not take.
+        For a missing, unreadable or malformed file, a non-numeric or duplicate score, fewer than two systems, a
+        task with no scores, a path no reader recognises, a metric the outputs lack or an option it does not take.
 
     Examples
     --------
     >>> import engine, pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "scores.csv"
     >>> _ = path.write_text("system,accuracy,f1\\nmodel-a,0.81,0.77\\nmodel-b,0.79,0.80\\n")
-    >>> s = engine.open_scores(path)
-    >>> dict(s.sizes), s["task"].values.tolist()
-    ({'system': 2, 'task': 2, 'instance': 1}, ['accuracy', 'f1'])
+    >>> dict(engine.open_scores(path).sizes)
+    {'system': 2, 'task': 2, 'instance': 1}
     """
     p = Path(path)
     if not p.exists():
