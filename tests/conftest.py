@@ -665,6 +665,25 @@ def require_module(name: str):
     pytest.fail(problem, pytrace=False)
 
 
+def bf_pair_counts(X, w):
+    """wins[i, j] and ties[i, j] summed over the judges (rows) of ``X`` (T, S) with weights ``w``, by plain loops;
+    a missing score (``NaN``) is no battle."""
+    T, S = X.shape
+    W = np.zeros((S, S))
+    Ti = np.zeros((S, S))
+    for t in range(T):
+        for i in range(S):
+            for j in range(S):
+                a, b = X[t, i], X[t, j]
+                if i == j or np.isnan(a) or np.isnan(b):
+                    continue
+                if a > b:
+                    W[i, j] += w[t]
+                elif a == b:
+                    Ti[i, j] += w[t]
+    return W, Ti
+
+
 def bf_tie_classes(score, tol):
     """The tie rule from its definition, by plain loops: sorted neighbours join when their gap is at most the
     larger tolerance (exactly equal scores share the largest tolerance among them); chains take their maximum."""

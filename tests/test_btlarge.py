@@ -11,30 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.optimize
-from conftest import require_module
+from conftest import bf_pair_counts, require_module
 from scipy.sparse.csgraph import connected_components
 
 from engine.kernels import battles as B
 from engine.kernels import btlarge as L
 from engine.kernels import costs
-
-
-def _loop_counts(X, w):
-    """wins[i, j] and ties[i, j] summed over the judges (rows) of X with weights w, by loops."""
-    T, S = X.shape
-    W = np.zeros((S, S))
-    Ti = np.zeros((S, S))
-    for t in range(T):
-        for i in range(S):
-            for j in range(S):
-                a, b = X[t, i], X[t, j]
-                if i == j or np.isnan(a) or np.isnan(b):
-                    continue
-                if a > b:
-                    W[i, j] += w[t]
-                elif a == b:
-                    Ti[i, j] += w[t]
-    return W, Ti
 
 
 def _random_table(rng, T, S, *, levels, holes):
@@ -49,7 +31,7 @@ def test_statistics_equal_row_sums_of_the_counts():
         T, S = int(rng.integers(1, 6)), int(rng.integers(1, 12))
         X = _random_table(rng, T, S, levels=int(rng.integers(1, 5)), holes=0.3 * (case % 2))
         w = rng.choice([0.0, 1.0, 2.0, 0.5], size=T)
-        W, Ti = _loop_counts(X, w)
+        W, Ti = bf_pair_counts(X, w)
         st = L.judge_statistics(X, w)
         np.testing.assert_array_equal(st.points, (W + Ti / 2).sum(axis=1))
         np.testing.assert_array_equal(st.margin, (W - W.T).sum(axis=1) / 2)
@@ -63,7 +45,7 @@ def test_strong_connectivity_equals_the_full_beat_or_tied_graph():
     for case in range(200):
         T, S = int(rng.integers(1, 4)), int(rng.integers(2, 9))
         X = _random_table(rng, T, S, levels=int(rng.integers(1, 6)), holes=0.4 * (case % 3 != 0))
-        W, Ti = _loop_counts(X, np.ones(T))
+        W, Ti = bf_pair_counts(X, np.ones(T))
         N = W + W.T + Ti
         keep = N.sum(axis=1) > 0
         E = ((W > 0) | (Ti > 0))[np.ix_(keep, keep)]
@@ -83,7 +65,7 @@ def test_fit_from_statistics_equals_the_fit_from_count_matrices(tie_model, block
         T, S = int(rng.integers(1, 6)), int(rng.integers(2, 30))
         X = _random_table(rng, T, S, levels=int(rng.integers(2, 12)), holes=0.3 * (case % 2))
         w = rng.choice([1.0, 2.0, 3.0], size=T) if case % 3 else np.ones(T)
-        W, Ti = _loop_counts(X, w)
+        W, Ti = bf_pair_counts(X, w)
         if not (W + Ti).any():
             continue
         ref = B.fit_bradley_terry(W, Ti, tie_model=tie_model)
@@ -102,7 +84,7 @@ def test_many_systems_equal_choix_with_ties_as_half_wins():
     rng = np.random.default_rng(3)
     X = rng.integers(0, 40, size=(6, 300)).astype(float)  # ties within judges
     X[rng.random(X.shape) < 0.1] = np.nan
-    W, Ti = _loop_counts(X, np.ones(6))
+    W, Ti = bf_pair_counts(X, np.ones(6))
     assert L.judge_statistics(X, np.ones(6)).connected
     ref = choix.ilsr_pairwise_dense(W + 0.5 * Ti, tol=1e-13, max_iter=100_000)
     with costs.forced("bradley_terry", "statistics"):  # the path under test
@@ -113,7 +95,7 @@ def test_davidson_from_statistics_equals_scipy_on_the_paper_likelihood():
     """Davidson (1970): P(i wins) = p_i / (p_i + p_j + nu sqrt(p_i p_j)), P(tie) = nu sqrt(p_i p_j) / (...)."""
     rng = np.random.default_rng(4)
     X = rng.integers(0, 4, size=(12, 7)).astype(float)
-    W, Ti = _loop_counts(X, np.ones(12))
+    W, Ti = bf_pair_counts(X, np.ones(12))
     S = X.shape[1]
 
     def negll(z):
@@ -173,7 +155,7 @@ def test_davidson_takes_the_ridge_when_strict_wins_do_not_cross_every_cut(monkey
         if case == 0:
             X = np.array([[1.0, 1.0], [1.0, 2.0]])
         T = X.shape[0]
-        W, Ti = _loop_counts(X, np.ones(T))
+        W, Ti = bf_pair_counts(X, np.ones(T))
         N = W + W.T + Ti
         keep = N.sum(axis=1) > 0
         if keep.sum() < 2 or not Ti.any() or not W.any():

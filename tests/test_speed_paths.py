@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import DATA, REPO, require_module
+from conftest import DATA, REPO, bf_pair_counts, require_module
 from scipy.sparse.csgraph import connected_components
 
 from engine.kernels import battles as B
@@ -30,23 +30,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 # --------------------------------------------------------------------------------------------- references
-def _loop_counts(X: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Wins and ties of the judges (rows) of ``X`` by plain loops."""
-    T, S = X.shape
-    W = np.zeros((S, S))
-    Ti = np.zeros((S, S))
-    for t in range(T):
-        for i in range(S):
-            for j in range(S):
-                if i == j or np.isnan(X[t, i]) or np.isnan(X[t, j]):
-                    continue
-                if X[t, i] > X[t, j]:
-                    W[i, j] += w[t]
-                elif X[t, i] == X[t, j]:
-                    Ti[i, j] += w[t]
-    return W, Ti
-
-
 def _plain_newton(C: np.ndarray) -> np.ndarray:
     """Maximum of ``sum_ij C_ij log sigma(s_i - s_j)`` (centred) by textbook Newton with a full Hessian."""
     S = C.shape[0]
@@ -146,7 +129,7 @@ def test_both_paths_at_the_boundary_give_the_maximum_of_choix_and_of_a_plain_new
     monkeypatch.setenv("VOTEBENCH_MEMORY", str(int(budget)))
     for n in (S - 1, S):
         X = _table(n, T, seed)
-        W, Ti = _loop_counts(X, np.ones(T))
+        W, Ti = bf_pair_counts(X, np.ones(T))
         plain = _plain_newton(W + 0.5 * Ti)
         ref = choix.ilsr_pairwise_dense(W + 0.5 * Ti, tol=1e-13, max_iter=100_000)
         np.testing.assert_allclose(plain, ref - ref.mean(), atol=1e-6)
@@ -171,7 +154,7 @@ def test_bootstrap_rows_at_the_boundary_agree_on_both_paths_with_a_plain_newton(
         X = _table(n, T, 3)
         want = []
         for r in range(fits):
-            W, Ti = _loop_counts(X, w[r])
+            W, Ti = bf_pair_counts(X, w[r])
             assert connected_components((W + Ti) > 0, directed=True, connection="strong")[0] == 1  # the MLE exists
             want.append(_plain_newton(W + 0.5 * Ti))
         for path in ("dense", "statistics"):
