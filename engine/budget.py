@@ -77,8 +77,8 @@ def check_size(name: str, value: Any, *, nbytes: float = 0.0, what: str = "", fi
     if value < least:
         raise VotebenchError(f"{name} must be at least {least}, got {shown(value)}")
     if value > most:
-        raise VotebenchError(f"{name} = {shown(value)} is more than the {most:,} that any run of this machine can do"
+        raise VotebenchError(f"{name} {shown(value)} is more than the {most:,} that any run of this machine can do"
                              + (f"; {fix}" if fix else ""))
     if nbytes > 0:
-        check_memory(nbytes, f"{name} = {value}" + (f": {what}" if what else ""), fix or f"give a smaller {name}")
+        check_memory(nbytes, f"{name} {value}" + (f": {what}" if what else ""), fix or f"give a smaller {name}")
     return value

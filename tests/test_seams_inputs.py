@@ -240,11 +240,11 @@ def test_an_input_name_from_a_file_name_is_made_plain(tmp_path):
 @pytest.mark.parametrize("pert, fragment", [
     ({"kind": "grid", "rule": "promethee2", "params": {"q": list(range(1000)), "p": list(range(1000))}},
      "number of grid points"),
-    ({"kind": "bootstrap", "block": 10**9}, "block = 1000000000"),
-    ({"kind": "bootstrap", "replicates": 10**12}, "replicates = 1000000000000"),
+    ({"kind": "bootstrap", "block": 10**9}, "block 1000000000"),
+    ({"kind": "bootstrap", "replicates": 10**12}, "replicates 1000000000000"),
     ({"kind": "bootstrap", "replicates": 10**7, "block": 1}, "the number of blocks"),
-    ({"kind": "subsets", "repeats": 10**9}, "repeats = 1000000000"),
-    ({"kind": "manipulation", "n_instances": 10**9}, "n_instances = 1000000000"),
+    ({"kind": "subsets", "repeats": 10**9}, "repeats 1000000000"),
+    ({"kind": "manipulation", "n_instances": 10**9}, "n_instances 1000000000"),
     ({"kind": "manipulation", "n_instances": 10**7, "n_systems": 1000, "block": 10}, "n_systems x n_tasks x n_instances"),
 ])
 def test_every_size_of_a_sweep_passes_one_up_front_check(pert, fragment):
@@ -263,7 +263,7 @@ def test_a_block_larger_than_the_replicates_is_one_block(capsys, tmp_path, wide)
                                                                                 "block": 10**6}]})
     assert cfg.perturbations[0]["block"] == 8
     code, out, err = run_cli(capsys, "bootstrap", wide, "--block", 10**9, "--replicates", 20)
-    one_line_error(code, out, err, "--block = 1000000000")
+    one_line_error(code, out, err, "--block 1000000000")
 
 
 def test_check_size_is_the_one_size_check():
