@@ -444,7 +444,7 @@ def paired_permutation(Y, *, pairs=None, baseline: int | None = None, resamples:
     f = _flips(d, n, statistic)
     p_task = np.full((P, T), np.nan)
     exact_task = np.array([bool(c.size) and sign_patterns(c.size, R)[0] for c in cols], dtype=bool)
-    for t in np.flatnonzero(exact_task):
+    for t in map(int, np.flatnonzero(exact_task)):
         p_task[:, t] = _exact_task_p(f.w_task[:, t, cols[t]], f.obs_task[:, t])
     k_all = int(sum(c.size for c in cols))
     exact_all = bool(k_all) and sign_patterns(k_all, R)[0]
