@@ -1,6 +1,6 @@
 """Benchmark: whole-process ``rank`` and ``bootstrap`` of this checkout against other checkouts (before/after a restructuring).
 
-Every checkout's engine is run as ``python -m engine.cli`` from its own folder (``PYTHONPATH`` = that folder,
+Every checkout's engine is run as ``python -m engine.app.cli`` from its own folder (``PYTHONPATH`` = that folder,
 same Python and libraries), in interleaved rounds so that all of them see the same load on a shared machine:
 
 * ``rank data/vnr_value.csv --missing listwise`` (start-up dominated: the CLI layer's own cost shows here);
@@ -36,10 +36,10 @@ JOBS = {
 
 
 def _run(args: list[str], root: Path) -> tuple[float, str]:
-    """Wall time (spawn to exit) and stdout of ``python -m engine.cli ARGS`` with the engine of ``root``."""
+    """Wall time (spawn to exit) and stdout of ``python -m engine.app.cli ARGS`` with the engine of ``root``."""
     env = {**os.environ, "PYTHONPATH": str(root)}
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "engine.cli", *args], cwd=root, env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "engine.app.cli", *args], cwd=root, env=env, capture_output=True, text=True)
     dt = time.perf_counter() - t
     if proc.returncode != 0:
         sys.exit(f"bench_architecture: {root}: {' '.join(args)} failed: {proc.stderr.strip()[-500:]}")

@@ -7,7 +7,7 @@ the same records are also written as CSV (plain text, Arena's column names) for 
 Each measurement runs in its own process (peak memory = that process's high-water mark, ``wait4`` rusage):
 
 * ``open_battles`` (chunked: ``--chunk-rows`` records at a time into pair counts) on the Parquet and on the CSV
-  file, against ``engine.kernels.battles.read_battles`` + ``counts()`` (the whole file's codes at once) on the
+  file, against ``engine.io.readers.battles.read_battles`` + ``counts()`` (the whole file's codes at once) on the
   Parquet file; their counts must be equal.
 * ``votebench bootstrap FILE --rule bradley_terry --over battles --replicates 100 --format json`` (the whole
   command: start-up, reading, fit, 100 replicates, JSON) on the Parquet file, and ``votebench rank FILE --rule
@@ -42,7 +42,7 @@ def _peak_gib() -> float:
 
 
 def run_open(path: str, chunk_rows: int, out: str) -> dict[str, Any]:
-    from engine.readers import open_battles
+    from engine.io.readers import open_battles
 
     t0 = time.perf_counter()
     b = open_battles(path, chunk_rows=chunk_rows)
@@ -52,7 +52,7 @@ def run_open(path: str, chunk_rows: int, out: str) -> dict[str, Any]:
 
 
 def run_whole(path: str, chunk_rows: int, out: str) -> dict[str, Any]:
-    from engine.kernels.battles import read_battles
+    from engine.io.readers.battles import read_battles
 
     t0 = time.perf_counter()
     c = read_battles(path).counts()
@@ -81,7 +81,7 @@ def measured_cli(args: list[str]) -> dict[str, Any]:
             "t = time.perf_counter() - t0; r = resource.getrusage(resource.RUSAGE_CHILDREN); "
             "print(json.dumps({'seconds': t, 'peak_rss_gib': r.ru_maxrss * 1024 / 2**30, 'code': p.returncode, "
             "'err': p.stderr.decode()[-500:]}))")
-    res = measured([sys.executable, "-c", code, sys.executable, "-m", "engine.cli", *args])
+    res = measured([sys.executable, "-c", code, sys.executable, "-m", "engine.app.cli", *args])
     if res["code"] != 0:
         raise RuntimeError(f"votebench {' '.join(args)} failed: {res['err']}")
     return res

@@ -88,7 +88,8 @@ def _peak_gib() -> float:
 
 
 def run_votebench(path: str, replicates: int, seed: int, out: str) -> dict[str, Any]:
-    from engine.kernels.battles import bootstrap_battles, fit_bradley_terry, read_battles
+    from engine.io.readers.battles import read_battles
+    from engine.kernels.battles import bootstrap_battles, fit_bradley_terry
 
     t0 = time.perf_counter()
     battles = read_battles(path)

@@ -7,7 +7,7 @@ What is measured (see ``benchmarks/README.md`` for how to run it):
    2.3 and 3): for each rule, ``q = 100`` bootstraps of the judge axis
    (``over="tasks"``) and 100 of the candidate axis (``over="systems"``), the
    Spearman concordance of each set of replicate rankings
-   (``engine.metrics.concordance``), the whole repeated over 10 trials with
+   (``engine.kernels.metrics.concordance``), the whole repeated over 10 trials with
    different seeds.  Rules: ``mean``, ``median``, ``average_rank``,
    ``success_rate``, ``relative_difference``, ``pavao_copeland`` (Pavao's
    Copeland) and ``copeland`` (wins minus losses, the same order), on every
@@ -72,8 +72,8 @@ from _machine import machine_info as _machine_info  # the script's own folder is
 from _machine import proc_status_mb, reset_peak_rss
 
 import engine  # installed (pip install -e .): no sys.path edits
-from engine.bootstrap import bootstrap as engine_bootstrap
-from engine.metrics import concordance as engine_concordance
+from engine.kernels.metrics import concordance as engine_concordance
+from engine.labelled.bootstrap import bootstrap as engine_bootstrap
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = REPO / "benchmarks" / "results" / "bootstrap.md"
@@ -163,7 +163,7 @@ def rule_inputs(d: dict[str, Any], rule: str) -> tuple[xr.DataArray, np.ndarray,
 # engine protocol
 # ------------------------------------------------------------------------------------------
 def engine_protocol(scores: xr.DataArray, rule: str, *, trials: int, replicates: int) -> dict[str, Any]:
-    """One run of the whole protocol, as `engine.bootstrap.pavao_stability` computes it.
+    """One run of the whole protocol, as `engine.labelled.bootstrap.pavao_stability` computes it.
 
     Per axis, one bootstrap call of ``trials * replicates`` replicates (trial ``k``
     = replicates ``k * replicates ...``, independent draws) and one batched
@@ -637,8 +637,8 @@ def render(res: dict[str, Any]) -> str:
     )
     a(
         '- **engine**: `engine.bootstrap(scores, rule=..., over=..., replicates=trials * replicates, seed=0)["replicate_score"]` '
-        "(trial k = replicates k*100 ... k*100+99, as `engine.bootstrap.pavao_stability` does) + "
-        f'`engine.metrics.concordance(R.reshape(trials, 100, S), method="spearman")` (batched over trials); '
+        "(trial k = replicates k*100 ... k*100+99, as `engine.labelled.bootstrap.pavao_stability` does) + "
+        f'`engine.kernels.metrics.concordance(R.reshape(trials, 100, S), method="spearman")` (batched over trials); '
         f'time = best (median) of {cfg["repeats"]} runs of the whole '
         "protocol after a tiny warm-up call. ESANN data as read by `engine.open_scores` (Statlog is lower-is-better; the "
         "engine orients it)."

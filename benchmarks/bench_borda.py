@@ -497,9 +497,9 @@ def bench_rss(K: int, quick: bool) -> list[dict[str, Any]]:
 
 
 def stage_breakdown(K: int, ties: bool, level: str, repeats: int) -> dict[str, Any]:
-    """Time the steps of the in-memory aggregate pipeline one by one (same calls as engine.core)."""
-    from engine.core import orient
+    """Time the steps of the in-memory aggregate pipeline one by one (same calls as engine.labelled.core)."""
     from engine.dims import INSTANCE
+    from engine.labelled.core import orient
 
     v = make_values(N_TASKS, K, N_SYSTEMS, ties=ties)
     scores = engine.scores_from_array(v, layout="system-last")
@@ -692,7 +692,7 @@ def render(res: dict[str, Any]) -> str:
             "The tensor is written with `engine.to_zarr(scores, path, chunks=...)` (float32, zarr v3 default "
             "compression) and reopened lazily with `engine.open_scores(path)`; the time is "
             '`engine.aggregate(lazy, ...).compute(scheduler="threads")`, which includes reading and decompressing '
-            'the chunks (from the page cache). "default" is `engine.store.default_chunks` (about 4M cells a chunk); '
+            'the chunks (from the page cache). "default" is `engine.io.store.default_chunks` (about 4M cells a chunk); '
             "the chunking column gives the chunk shape task x instance (system is never chunked). "
             "Best (median) of 3 runs after a warm-up. "
             f"nproc = {m['nproc']}."
@@ -754,7 +754,7 @@ def render(res: dict[str, Any]) -> str:
         a(f"## Where the engine's time goes ({b['level']}-level, K={b['K']}, ties={'yes' if b['ties'] else 'no'})")
         a("")
         a(
-            "Each step of the in-memory pipeline of `engine.core.aggregate`, timed alone (fastest of the repeats, "
+            "Each step of the in-memory pipeline of `engine.labelled.core.aggregate`, timed alone (fastest of the repeats, "
             "with its CPU split; last column: lowest user time of any repeat):"
         )
         a("")

@@ -12,7 +12,7 @@ Cases:
    lazily with ``engine.open_scores``; ``engine.aggregate(..., level="two")`` for Borda and the mean
    (the reference one-pass rules), the pairwise rules (Copeland, Minimax, Condorcet, Baldwin,
    Success Rate, Pavao's Copeland, win rate: integer wins and pairs per instance chunk,
-   ``engine.pairblock``) and the median (chunks of whole tasks).  Dask's default threaded scheduler
+   ``engine.kernels.pairblock``) and the median (chunks of whole tasks).  Dask's default threaded scheduler
    (2 threads on this machine).
 2. **Many systems**: 10,000 systems x 2 tasks in memory (uniform scores rounded to 3 decimals, so
    with ties); ``engine.aggregate`` for every pairwise rule and the others that compare systems
@@ -83,7 +83,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
 
     import engine
-    from engine.pairblock import use_blocks
+    from engine.kernels.pairblock import use_blocks
 
     path = "kernel"
     if case["kind"] == "cli":  # the command line, in its own process: its peak is this process's children's
@@ -123,7 +123,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
             score = engine.aggregate(scores, rule=rule, options=options).values
         wall = time.perf_counter() - t0
     if case["kind"] == "store":
-        from engine.pairblock import streams
+        from engine.kernels.pairblock import streams
         from engine.rules import get_rule
 
         r = get_rule(case["rule"])
@@ -334,7 +334,7 @@ def render(res: dict[str, Any]) -> str:
         "(tests/test_pairblock.py, tests/test_invariance.py).",
         "- Baldwin and Success Rate take longer at level two because their per-task step runs on the summed (S, S) "
         "matrices of every task (elimination rounds; exact shares), after the same counting.",
-        "- The mean at level two sums every instance exactly (`engine.core.exact_instance_sums`): each chunk's "
+        "- The mean at level two sums every instance exactly (`engine.labelled.core.exact_instance_sums`): each chunk's "
         "values become integer digits from the chunk's own anchor and the chunks merge by digit position, so no chunk "
         "waits for a global maximum (before that change the mean peaked at 1,647 MB here). It still costs more than "
         "Borda's pass: several digit passes per value, with float64 buffers per chunk.",

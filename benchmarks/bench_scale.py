@@ -7,7 +7,7 @@ What is measured (see ``benchmarks/README.md`` for how to run it):
    tensor (1e9 scores, 4 GB) generated chunk by chunk with dask (system ``s``
    has quality ``s / S``, plus a per-(system, task) effect of sd 0.3 and a
    per-score standard normal noise; every chunk from its own
-   ``engine.resample.replicate_generator(seed, ., stream="synthetic", key=(task, first instance))``)
+   ``engine.kernels.resample.replicate_generator(seed, ., stream="synthetic", key=(task, first instance))``)
    and written with ``engine.to_zarr`` (default chunks: one task x 4194
    instances x all systems, 16.8 MB).
 2. **Engine on a cluster**: ``distributed.LocalCluster`` with ``--workers``
@@ -70,7 +70,7 @@ GIB = 2.0**30
 # --------------------------------------------------------------------------------------------
 def _chunk(block_info: Any = None, *, seed: int, n_systems: int) -> np.ndarray:
     """One (task, instance) chunk of the synthetic tensor, laid out (task, instance, system)."""
-    from engine.resample import replicate_generator
+    from engine.kernels.resample import replicate_generator
 
     (t0, t1), (k0, k1), _ = block_info[None]["array-location"]
     quality = np.arange(n_systems, dtype=np.float32) / np.float32(n_systems)
@@ -88,7 +88,7 @@ def synthetic_scores(n_systems: int, n_tasks: int, n_instances: int, *, seed: in
     import dask.array as da
     import xarray as xr
 
-    from engine.store import default_chunks
+    from engine.io.store import default_chunks
 
     coords = {"system": np.array([f"sys{i:04d}" for i in range(n_systems)], dtype=object),
               "task": np.array([f"task{t:03d}" for t in range(n_tasks)], dtype=object),
@@ -255,7 +255,7 @@ def _borda_points(x: np.ndarray) -> np.ndarray:
 def numpy_child(path: str, replicates: int, seed: int, out: str) -> None:
     import zarr
 
-    from engine.resample import instance_counts
+    from engine.kernels.resample import instance_counts
 
     reset_peak_rss()
     t0 = time.perf_counter()

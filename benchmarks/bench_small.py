@@ -99,7 +99,7 @@ def main() -> None:
     args = ap.parse_args()
     repeat = 3 if args.quick else 15
     glue = engine.open_scores(DATA)
-    X = np.asarray(engine.core.task_scores(glue, missing="listwise").transpose("task", "system").values)
+    X = np.asarray(engine.labelled.core.task_scores(glue, missing="listwise").transpose("task", "system").values)
     X = X[:, ~np.isnan(X).any(axis=0)]
     res: dict[str, float] = {}
     res["glue_plain_numpy_ms"] = 1000 * best(lambda: plain_numpy(X), repeat, 10)

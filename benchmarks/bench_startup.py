@@ -6,7 +6,7 @@
    interleaved (each round runs every command once, in turn), median and minimum of ``--runs`` rounds.
    Target: the median of ``votebench rank`` within 1.3x that of ``import xarray``.  Also timed: ``import
    engine`` and, with ``--compare-with CHECKOUT``, the same ``rank`` with the engine of another checkout
-   (e.g. the version before the start-up work), run as ``python -m engine.cli`` from that folder.  The
+   (e.g. the version before the start-up work), run as ``python -m engine.app.cli`` from that folder.  The
    modules a small ``rank`` imports are listed (it must not import dask, distributed, matplotlib, tornado,
    zarr).
 2. **Nine inputs**: ranking the nine instance-level datasets of Colombo et al. (2022), 276,276 scores
@@ -46,7 +46,7 @@ TARGET = 1.3
 
 _MODULES = """
 import contextlib, io, json, sys
-from engine.cli import main
+from engine.app.cli import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
     code = main(["rank", {small!r}, "--missing", "listwise", "--rule", {rule!r}])
 top = sorted({{m.split(".")[0] for m in sys.modules}})
@@ -55,9 +55,9 @@ print(json.dumps({{"code": code, "n_modules": len(sys.modules), "top_level": top
 
 
 def _votebench() -> list[str]:
-    """The ``votebench`` console script of this Python (what a user runs), else ``python -m engine.cli``."""
+    """The ``votebench`` console script of this Python (what a user runs), else ``python -m engine.app.cli``."""
     script = Path(sys.executable).with_name("votebench")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "engine.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "engine.app.cli"]
 
 
 def _wall(cmd: list[str], *, env: dict[str, str] | None = None, cwd: Path = REPO) -> float:
@@ -92,11 +92,11 @@ def bench_startup(runs: int, compare_with: Path | None, rule: str = "copeland") 
     if compare_with is not None:
         env = {**os.environ, "PYTHONPATH": str(compare_with)}
         small = str(REPO / SMALL)
-        commands["python -m engine.cli rank (this checkout)"] = (
-            [sys.executable, "-m", "engine.cli", "rank", small, *opts],
+        commands["python -m engine.app.cli rank (this checkout)"] = (
+            [sys.executable, "-m", "engine.app.cli", "rank", small, *opts],
             {**os.environ, "PYTHONPATH": str(REPO)}, REPO)
-        commands["python -m engine.cli rank (compared checkout)"] = (
-            [sys.executable, "-m", "engine.cli", "rank", small, *opts], env, compare_with)
+        commands["python -m engine.app.cli rank (compared checkout)"] = (
+            [sys.executable, "-m", "engine.app.cli", "rank", small, *opts], env, compare_with)
     for cmd, env, cwd in commands.values():  # warm the file cache once
         _wall(cmd, env=env, cwd=cwd)
     times: dict[str, list[float]] = {k: [] for k in commands}
@@ -151,7 +151,7 @@ def render(res: dict[str, Any]) -> str:
     ]
     if s.get("compared_commit") is not None or any("compared" in k for k in s["commands"]):
         lines.append(f"- Compared checkout: commit {s.get('compared_commit') or 'unknown'} (its engine run as "
-                     "`python -m engine.cli` from its folder, same Python and libraries).")
+                     "`python -m engine.app.cli` from its folder, same Python and libraries).")
     lines += [
         "",
         "## The 270k-score job: nine datasets",

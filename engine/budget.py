@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import VotebenchError
-from .magnitudes import shown
+from engine.errors import VotebenchError
+from engine.magnitudes import shown
 
 __all__ = ["MOST", "check_memory", "check_size"]
 

@@ -19,7 +19,7 @@ REPLICATE = "replicate"
 RULE = "rule"
 
 #: dimension order users see
-#: axes a bootstrap can resample (``engine.bootstrap.OVER``, kept here so that the command line can offer them
+#: axes a bootstrap can resample (``engine.labelled.bootstrap.OVER``, kept here so that the command line can offer them
 #: without importing dask)
 BOOTSTRAP_AXES = ("tasks", "systems", "instances")
 

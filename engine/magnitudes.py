@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import VotebenchError
+from engine.errors import VotebenchError
 
 __all__ = ["WEIGHT_BITS", "as_float", "check_option_values", "scaled_weights", "shown"]
 

@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import VotebenchError
-from .kernels import aggregate as K
-from .kernels import baselines as B
-from .kernels import kemeny as KE
-from .kernels import mcdm as M
-from .kernels import social as V
-from .kernels.exact import snap_ties
-from .kernels.ranking import borda_points
+from engine.errors import VotebenchError
+from engine.kernels import aggregate as K
+from engine.kernels import baselines as B
+from engine.kernels import kemeny as KE
+from engine.kernels import mcdm as M
+from engine.kernels import social as V
+from engine.kernels.exact import snap_ties
+from engine.kernels.ranking import borda_points
 
 __all__ = [
     "Within",
@@ -400,7 +400,7 @@ register_rule(Rule("vikor", M.vikor_score, "VIKOR compromise: -Q with v = 0.5 (o
                    ties="equal Q shares a rank", references=(_XLLM,), tie_scale="unit"))
 
 # --- pairwise battles and leaderboard win rates (engine/kernels/battles.py) ------------------
-from .kernels import battles as BA  # noqa: E402  (appended section: battles and win rates)
+from engine.kernels import battles as BA  # noqa: E402  (appended section: battles and win rates)
 
 _ARENA = "Bradley & Terry 1952; Davidson 1970; Chiang et al. 2024 (Chatbot Arena), FastChat elo_analysis.py"
 _BATTLES = "every task is a judge: one battle per pair of systems it scores (equal scores tie); missing pairs ignored"

@@ -545,7 +545,7 @@ class SmokeRun(NamedTuple):
     """One smoke-size run of an experiment."""
 
     out: Path  # its output folder
-    summary: dict[str, Any]  # what engine.experiment.run_experiment returned
+    summary: dict[str, Any]  # what engine.app.experiment.run_experiment returned
     results: dict[str, Any]  # out/results.json
 
 
@@ -569,7 +569,7 @@ def _audit(event, args):
         opened.add(os.path.abspath(os.fsdecode(args[0])))
 sys.addaudithook(_audit)
 import engine
-from engine.experiment import ROOT, run_experiment
+from engine.app.experiment import ROOT, run_experiment
 summary = run_experiment(name, out=out, smoke=True)
 with open(report, "w", encoding="utf-8") as fh:
     json.dump({"engine": engine.__file__, "root": str(ROOT), "summary": summary, "opened": sorted(opened)}, fh, default=str)
@@ -602,7 +602,7 @@ def outside_repository(path: str, copy: Path, *also: Path) -> bool:
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory, repo_copy):
     """``smoke_run(name)`` -> :class:`SmokeRun`: ``experiments/<name>`` at smoke size, run by
-    ``engine.experiment.run_experiment`` in a fresh process from :func:`repo_copy` (a copy of the repository with
+    ``engine.app.experiment.run_experiment`` in a fresh process from :func:`repo_copy` (a copy of the repository with
     nothing beside it).  Fails when the run opened a file outside the copy (beside the repository, e.g.
     a data folder next to the checkout) or reports an input as unavailable."""
     import os

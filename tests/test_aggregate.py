@@ -623,7 +623,7 @@ def test_exact_instance_sums_are_the_exact_total_for_any_chunking_and_scale(seed
     summed from its own digit anchor (no global maximum that would hold every chunk in memory)."""
     from fractions import Fraction
 
-    from engine.core import exact_instance_sums, instance_sums
+    from engine.labelled.core import exact_instance_sums, instance_sums
 
     rng = np.random.default_rng(seed)
     a = rng.normal(size=(3, 2, 17)) * 10.0 ** rng.integers(-span, span + 1, size=(3, 2, 17))

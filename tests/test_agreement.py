@@ -1,4 +1,4 @@
-"""Benchmark agreement (engine.metrics.benchmark_agreement / benchmark_diversity) against scipy and brute force.
+"""Benchmark agreement (engine.kernels.metrics.benchmark_agreement / benchmark_diversity) against scipy and brute force.
 
 Kendall's tau-b is compared with ``scipy.stats.kendalltau``; its p-value with an enumeration of every permutation
 (small rankings without ties: the exact null distribution); the diversity with Kendall's W computed by a loop
@@ -15,7 +15,7 @@ import pytest
 from conftest import bf_kendall_w
 from scipy import stats
 
-from engine.metrics import benchmark_agreement, benchmark_diversity
+from engine.kernels.metrics import benchmark_agreement, benchmark_diversity
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -24,7 +24,7 @@ def _modules() -> list[Path]:
 
 
 def _engine_module_names(tree: ast.AST, path: Path) -> set[str]:
-    """Local names bound to engine modules (``from .kernels import mcdm as M``, ``import engine.core``) in one file."""
+    """Local names bound to engine modules (``from .kernels import mcdm as M``, ``import engine.labelled.core``) in one file."""
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level:

@@ -19,6 +19,7 @@ from conftest import DATA, require_module
 
 import engine
 from engine.errors import VotebenchError
+from engine.io.readers.battles import read_battles
 from engine.kernels import battles as B
 from engine.kernels.battles import A_WINS, B_WINS, TIE
 
@@ -414,7 +415,7 @@ def test_read_battles_gives_the_counts_of_the_records(tmp_path, fmt):
     a, b, o = _random_battles(rng, 12, 300)
     names = [f"m{i}" for i in range(12)]
     path = _write(tmp_path, fmt, a, b, o, names, extra={"weight": rng.choice([0.5, 1.0], 300)})
-    bt = B.read_battles(path, weight="weight" if fmt != "jsonl" else None)
+    bt = read_battles(path, weight="weight" if fmt != "jsonl" else None)
     assert bt.models == tuple(sorted(names, key=lambda s: int(s[1:])))  # natural order: m2 before m10
     assert [bt.models[i] for i in bt.a] == [names[i] for i in a] and np.array_equal(bt.outcome, o)
     W, T = _loop_counts(a, b, o, 12)
@@ -434,16 +435,16 @@ def test_read_battles_refuses_bad_files_in_one_line(tmp_path, content, kw, match
     p = tmp_path / "bad.csv"
     p.write_text(content, encoding="utf-8")
     with pytest.raises(VotebenchError, match=match) as exc:
-        B.read_battles(p, **kw)
+        read_battles(p, **kw)
     assert "\n" not in str(exc.value) and "bad.csv" in str(exc.value)
     with pytest.raises(VotebenchError, match="no such file"):
-        B.read_battles(tmp_path / "missing.csv")
+        read_battles(tmp_path / "missing.csv")
 
 
 def test_arena_tie_labels_are_ties(tmp_path):
     p = tmp_path / "arena.csv"
     p.write_text("model_a,model_b,winner\nx,y,tie (bothbad)\nx,y,model_b\ny,x,tie\n", encoding="utf-8")
-    c = B.read_battles(p).counts()
+    c = read_battles(p).counts()
     assert c.ties[0, 1] == 2 and c.wins[1, 0] == 1
 
 
@@ -469,7 +470,7 @@ def test_shipped_tac08_battles_are_derived_from_the_score_file():
                     want.append([si, sj, "model_a" if x > y else "model_b" if x < y else "tie", task, str(inst)])
     got = list(csv.reader(io.StringIO(gzip.decompress((DATA / meta["file"]).read_bytes()).decode("utf-8"))))
     assert got == want
-    bt = B.read_battles(DATA / meta["file"])
+    bt = read_battles(DATA / meta["file"])
     assert len(bt.models) == meta["n_models"] == 62 and len(bt.a) == meta["n_battles"]
 
 

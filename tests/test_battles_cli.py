@@ -20,7 +20,7 @@ from conftest import DATA, one_line_error, run_cli
 from test_loaders import error_of
 
 import engine
-from engine.readers import READERS, guess_reader, open_battles
+from engine.io.readers import READERS, guess_reader, open_battles
 
 SHIPPED = DATA / "battles_tac08.csv.gz"
 
@@ -107,8 +107,8 @@ def test_a_score_table_is_not_taken_for_battles(tmp_path):
     path = tmp_path / "w.csv"
     path.write_text("system,model_a,t2\na,1,2\nb,2,1\n")
     assert guess_reader(path).name == "csv"
-    assert engine.battles.input_kind(path) == "scores"
-    assert engine.battles.input_kind(SHIPPED) == "battles"
+    assert engine.io.battles.input_kind(path) == "scores"
+    assert engine.io.battles.input_kind(SHIPPED) == "battles"
 
 
 def test_open_scores_refuses_battles_naming_the_rules():
@@ -178,7 +178,7 @@ def test_rank_elo_and_win_rate_equal_loops_and_say_elo_is_order_dependent(tmp_pa
     assert obj["k"] == 16 and "order" in obj["order"] and "file order" in obj["order"]
     ref = _loop_elo(rows, k=16)
     assert _ranking(out) == pytest.approx(ref, abs=1e-9)
-    models, streamed = engine.battles.battle_elo(path, k=16, chunk_rows=11)  # chunks carry the ratings over
+    models, streamed = engine.io.battles.battle_elo(path, k=16, chunk_rows=11)  # chunks carry the ratings over
     assert dict(zip(models, streamed)) == pytest.approx(ref, abs=1e-9)
     code, out, _ = run_cli(capsys, "rank", path, "--rule", "elo", "--format", "table")
     assert "order online, in file order" in out.splitlines()[0]

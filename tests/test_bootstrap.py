@@ -1,8 +1,8 @@
 """Tests of :mod:`engine.bootstrap`: fast paths against the brute-force definition, reproducibility, laziness, summaries.
 
-The definition of a replicate is :func:`engine.bootstrap.replicate_scores_reference`: one
-:func:`engine.aggregate` call on the resampled tensor of :func:`engine.bootstrap.resampled_scores`.
-Every evaluation path of :func:`engine.bootstrap.bootstrap` (task weights, batched kernels and
+The definition of a replicate is :func:`engine.labelled.bootstrap.replicate_scores_reference`: one
+:func:`engine.aggregate` call on the resampled tensor of :func:`engine.labelled.bootstrap.resampled_scores`.
+Every evaluation path of :func:`engine.labelled.bootstrap.bootstrap` (task weights, batched kernels and
 pooling, pairwise matrix gather, pairwise matrix x candidate counts, instance counts x judge values,
 per-replicate kernel and fallback) is compared with it on small random tensors with ties (integer
 scores), missing cells and padding; ``ds.attrs["method"]`` is checked so that each fast path is
@@ -24,10 +24,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
-from engine import metrics
-from engine.bootstrap import OVER, bootstrap, replicate_scores_reference, resampled_scores, stability, summarize
 from engine.errors import VotebenchError
-from engine.resample import instance_counts, resample_indices
+from engine.kernels import metrics
+from engine.kernels.resample import instance_counts, resample_indices
+from engine.labelled.bootstrap import OVER, bootstrap, replicate_scores_reference, resampled_scores, stability, summarize
 
 LEVELS = ("task", "two", "one")
 #: rules whose kernels need positive / non-negative / 0-1 scores, hence higher-is-better everywhere
@@ -712,7 +712,7 @@ def test_pavao_stability_matches_per_trial_brute_force(rule):
     """Trial k = replicates k*R .. (k+1)*R - 1 of one seed; stability = mean Spearman over pairs, common systems."""
     from scipy.stats import spearmanr
 
-    from engine.bootstrap import pavao_stability
+    from engine.labelled.bootstrap import pavao_stability
 
     rng = np.random.default_rng(42)
     s = engine.scores_from_array(rng.integers(0, 4, size=(7, 6)).astype(float))
@@ -766,7 +766,7 @@ def test_task_replicate_of_only_zero_weight_tasks_raises():
 
 
 def test_pavao_stability_rejects_bad_options_before_work():
-    from engine.bootstrap import pavao_stability
+    from engine.labelled.bootstrap import pavao_stability
 
     s = engine.scores_from_array(np.arange(12.0).reshape(4, 3))
     for kw in ({"method": "pearson"}, {"trials": 2.5}, {"replicates": 1}):

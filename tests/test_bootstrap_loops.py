@@ -1,6 +1,6 @@
 """Bootstraps against plain loops that draw with numpy's Generator, one replicate at a time.
 
-The draws are re-implemented here from the documented scheme (``engine.resample``): replicate ``b``
+The draws are re-implemented here from the documented scheme (``engine.kernels.resample``): replicate ``b``
 of the axis stream ``k`` (tasks 1, systems 2, instances 3) uses
 ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(k, b[, task])))``; tasks and systems draw
 ``n`` sorted indices with ``integers(0, n)``, instances draw ``n`` of a task's ``n`` real instances.
@@ -19,7 +19,7 @@ import xarray as xr
 from conftest import bf_borda_across, bf_borda_points, bf_mean_across, run_cli
 
 import engine
-from engine.bootstrap import summarize
+from engine.labelled.bootstrap import summarize
 
 
 def draws(seed, stream, b, n, *key):

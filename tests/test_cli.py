@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 import engine
 import engine.app.cli
-import engine.files
+import engine.io.files
 from engine.app.cli import main
 
 # ties on purpose: Borda totals d=6, a=3, b=3, c=0 (a and b share rank 2, c is 4th)
@@ -288,7 +288,7 @@ def test_output_failure_while_writing_leaves_nothing(capsys, write, tmp_path, mo
     def failing_replace(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(engine.files.os, "replace", failing_replace)
+    monkeypatch.setattr(engine.io.files.os, "replace", failing_replace)
     code, out, err = cli(capsys, "rank", path, "--format", "json", "--output", out_dir / "r.json")
     assert_one_line_error(code, out, err)
     assert "No space left on device" in err

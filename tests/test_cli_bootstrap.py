@@ -31,9 +31,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
-from engine import metrics
 from engine.app.cli import main
-from engine.resample import resample_indices
+from engine.kernels import metrics
+from engine.kernels.resample import resample_indices
 from engine.sweep import open_results
 
 AUTOML = DATA / "esann_automl.csv"  # 17 systems x 30 tasks, complete

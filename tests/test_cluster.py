@@ -29,7 +29,8 @@ import zarr
 from conftest import DATA, SWEEP_HEAD, WHERE_LINES, load_all, only_direction_notes, parse_sweep_summary, run_cli, write_sweep
 
 import engine
-from engine.sweep import cached_sources, clear_cache, input_checksum, make_source, parse_config, plan_sweep, run_sweep
+from engine.distributed import cached_sources, clear_cache, input_checksum, make_source
+from engine.sweep import parse_config, plan_sweep, run_sweep
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups")
 
@@ -353,7 +354,7 @@ def test_a_worker_that_reads_other_bytes_refuses(tmp_path):
     data.write_text(data.read_text().replace("alg_00,0.467", "alg_00,0.468"), encoding="utf-8")
     clear_cache()
     with pytest.raises(engine.VotebenchError, match="differs from the one the sweep was planned on"):
-        engine.sweep.load_source(good)
+        engine.distributed.load_source(good)
 
 
 # ---------------------------------------------------------------------------------------------

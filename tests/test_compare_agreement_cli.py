@@ -1,4 +1,4 @@
-"""`votebench compare` (engine.paired_tests) and `votebench agreement` (engine.agreement) against scipy.stats and hand
+"""`votebench compare` (engine.labelled.paired_tests) and `votebench agreement` (engine.agreement) against scipy.stats and hand
 computations on small cases, and the commands of the docs pages docs/guide/battles.md and docs/guide/paired-tests.md."""
 
 from __future__ import annotations

@@ -11,12 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.kernels.condorcet_lp import (
-    condorcet_winner,
-    majority_margins,
-    max_condorcet_margin,
-    prospective_systems,
-)
+from engine.kernels.condorcet_lp import condorcet_winner, majority_margins, max_condorcet_margin, prospective_systems
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

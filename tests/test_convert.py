@@ -1,4 +1,4 @@
-"""``votebench convert`` (engine.convert): a long CSV streamed into a zarr store equals reading the CSV directly.
+"""``votebench convert`` (engine.io.convert): a long CSV streamed into a zarr store equals reading the CSV directly.
 
 The converter's blocks, slabs and chunks are made tiny here, so that small files
 cross every boundary (several parse blocks, slabs and store chunks); the reference
@@ -17,8 +17,8 @@ import pytest
 from conftest import DATA, one_line_error, run_cli
 
 import engine
-import engine.convert
-from engine.convert import convert
+import engine.io.convert
+from engine.io.convert import convert
 
 TAC08 = DATA / "colombo_tac08.csv.gz"  # long: 62 systems x 15 tasks x 48 instances, with a sidecar
 
@@ -26,8 +26,8 @@ TAC08 = DATA / "colombo_tac08.csv.gz"  # long: 62 systems x 15 tasks x 48 instan
 @pytest.fixture
 def tiny_blocks(monkeypatch):
     """Parse 4 kB of CSV at a time and fill at most 5,000 cells per slab."""
-    monkeypatch.setattr(engine.convert, "BLOCK_BYTES", 4096)
-    monkeypatch.setattr(engine.convert, "SLAB_CELLS", 5000)
+    monkeypatch.setattr(engine.io.convert, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(engine.io.convert, "SLAB_CELLS", 5000)
 
 
 def long_csv(rng, S, T, K, *, holes=0.0, ragged=False, string_instances=False, shuffle=True):

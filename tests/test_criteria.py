@@ -1,4 +1,4 @@
-"""Pavao's bootstrap criteria (engine.bootstrap.pavao_criteria) against a per-trial brute force."""
+"""Pavao's bootstrap criteria (engine.labelled.bootstrap.pavao_criteria) against a per-trial brute force."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from scipy.stats import rankdata, spearmanr
 
 import engine
-from engine.bootstrap import pavao_criteria
-from engine.resample import resample_indices
+from engine.kernels.resample import resample_indices
+from engine.labelled.bootstrap import pavao_criteria
 from engine.rules import RULES
 
 

@@ -39,7 +39,7 @@ from engine.app.cli import build_parser
 from engine.app.commands import serve
 from engine.app.dashboard import Limits, LiveStore, dask_dashboard_link, snapshot, start_in_background
 from engine.errors import VotebenchError
-from engine.io import open_scores
+from engine.io.readers import open_scores
 from engine.sweep import parse_config, run_sweep
 
 SEED = 5
@@ -239,7 +239,7 @@ def test_snapshot_of_a_missing_or_foreign_store(tmp_path):
 
 def test_updates_merge_only_new_blocks_and_a_replaced_store_starts_over(tmp_path):
     """The live state reads each block's summary once; --overwrite (flags back to not done) resets it."""
-    import engine.summaries as summaries
+    import engine.kernels.summaries as summaries
 
     cfg = make_config(tmp_path, tmp_path / "s.zarr")
     run_sweep(cfg, progress=False, max_blocks=3)
@@ -309,11 +309,11 @@ def test_finished_store_equals_summarize(tmp_path, over):
         if over == "systems":
             assert entry["mean_spearman"] == (None if np.isnan(rho) else rho)
             assert entry["spearman_replicates"] == 30 and group["interval"] == "pairwise"
-            lo, hi = engine.metrics.pairwise_rank_bounds(ref["score"].values, ref["prob_above"].values)
+            lo, hi = engine.kernels.metrics.pairwise_rank_bounds(ref["score"].values, ref["prob_above"].values)
             assert entry["pair_low"] == lo.astype(int).tolist() and entry["pair_high"] == hi.astype(int).tolist()
         else:
             assert entry["mean_spearman"] == pytest.approx(rho, abs=1e-12)
-        stab = float(engine.metrics.order_stability(ref["score"].values, ref["prob_above"].values))
+        stab = float(engine.kernels.metrics.order_stability(ref["score"].values, ref["prob_above"].values))
         assert entry["order_stability"] == pytest.approx(stab)
 
 

@@ -143,7 +143,7 @@ def test_snapshot_flags_the_degenerate_rule_and_gives_score_intervals(store):
     stored = json.loads(zarr.open_group(str(store.store), mode="r").attrs["config"])["input"]
     import inspect
 
-    from engine.core import prepare
+    from engine.labelled.core import prepare
 
     default = inspect.signature(prepare).parameters["missing"].default
     assert snap["input"]["eleven"]["missing"] == stored.get("missing", default)

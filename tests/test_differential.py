@@ -2,17 +2,17 @@
 
 Driven by the registries: every rule of ``engine.RULES`` (with the options of its first case in
 ``tests/test_invariance.py``, which fails for a rule without one), every level of ``engine.rules.LEVELS``,
-every missing-score policy of ``engine.core.MISSING_POLICIES`` and every bootstrap axis of
-``engine.bootstrap.OVER``.  On one small table with ties, missing scores, a padding judge and tasks whose
+every missing-score policy of ``engine.labelled.core.MISSING_POLICIES`` and every bootstrap axis of
+``engine.labelled.bootstrap.OVER``.  On one small table with ties, missing scores, a padding judge and tasks whose
 labels are not in natural order, the answer of
 
 * ``engine.rank`` (in memory) is compared with ``engine.rank_rules`` (the rule alone and next to another
   rule, sharing the task matrix and the pairwise sums), with a dask-backed zarr store (``engine.to_zarr``,
   ``engine.open_scores``), with the pair-block path (``VOTEBENCH_PAIR_ROWS=2``) for the rules
-  ``engine.pairblock.BLOCKED_RULES`` names, and, for rules whose kernel takes per-task options
-  (``engine.core.PER_TASK_OPTIONS``), with those options given as a list, a tuple, an array and a mapping;
+  ``engine.kernels.pairblock.BLOCKED_RULES`` names, and, for rules whose kernel takes per-task options
+  (``engine.labelled.core.PER_TASK_OPTIONS``), with those options given as a list, a tuple, an array and a mapping;
 * ``engine.bootstrap`` at block sizes 1, 7 and the default is compared with itself and with the
-  one-replicate definition (``engine.bootstrap.replicate_scores_reference``), and its point estimate with
+  one-replicate definition (``engine.labelled.bootstrap.replicate_scores_reference``), and its point estimate with
   ``engine.rank``; every rule on every axis, each axis with every level and every policy (a Latin square
   of the (level, policy) pairs over the axes; ``VOTEBENCH_DIFFERENTIAL_FULL=1`` runs the full product).
 
@@ -33,11 +33,11 @@ import pytest
 from test_invariance import RULE_CASES
 
 import engine
-from engine.bootstrap import OVER, replicate_scores_reference
-from engine.core import MISSING_POLICIES, PER_TASK_OPTIONS, kernel_options
 from engine.errors import VotebenchError
+from engine.kernels.pairblock import BLOCKED_RULES, ROWS_ENV
 from engine.kernels.ranking import min_rank
-from engine.pairblock import BLOCKED_RULES, ROWS_ENV
+from engine.labelled.bootstrap import OVER, replicate_scores_reference
+from engine.labelled.core import MISSING_POLICIES, PER_TASK_OPTIONS, kernel_options
 from engine.rules import LEVELS
 
 RULES = sorted(engine.RULES)

@@ -176,7 +176,7 @@ def test_docs_site_builds_strictly(tmp_path):
     cli = (tmp_path / "site" / "cli" / "index.html").read_text(encoding="utf-8")
     api = (tmp_path / "site" / "api" / "index.html").read_text(encoding="utf-8")
     assert "votebench bootstrap" in cli and "--replicates" in cli
-    assert "engine.core.rank" in api and "Parameters" in api
+    assert "engine.labelled.core.rank" in api and "Parameters" in api
 
 
 def test_cli_reference_is_every_subcommands_help():

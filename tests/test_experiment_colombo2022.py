@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import bf_tau_b
 
-from engine.experiment import load_experiment
+from engine.app.experiment import load_experiment
 
 STATUSES = {"matches", "differs", "not reproducible"}
 
@@ -238,7 +238,7 @@ def test_every_difference_names_a_cause_or_says_unknown(smoke):
 
 def test_a_missing_dataset_is_an_error_naming_it(mod, tmp_path, monkeypatch):
     import engine
-    from engine import experiment
+    from engine.app import experiment
 
     monkeypatch.setattr(experiment, "ROOT", tmp_path)
     with pytest.raises(engine.VotebenchError, match=r"colombo_flickr\.csv\.gz: dataset missing from the repository's data/"):

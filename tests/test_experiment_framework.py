@@ -12,7 +12,7 @@ import dask
 import numpy as np
 import pytest
 
-import engine.experiment as ex
+import engine.app.experiment as ex
 from engine.errors import VotebenchError
 
 FAKE_RUN = '''
@@ -258,7 +258,7 @@ def test_root_is_found_through_the_package_or_given(monkeypatch, tmp_path, capsy
     """The project folder comes from $VOTEBENCH_ROOT, else the installed package; --root names another one."""
     from conftest import run_cli
 
-    import engine.experiment as ex
+    import engine.app.experiment as ex
 
     monkeypatch.setenv("VOTEBENCH_ROOT", str(tmp_path))
     assert ex.find_root() == tmp_path.resolve()

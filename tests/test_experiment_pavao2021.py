@@ -42,7 +42,7 @@ def test_kendall_w_matches_table_1(result):
         assert item["paper"] == paper
         assert round(item["ours"], 2) == paper, name
         assert item["status"] == "matches"
-        X = np.asarray(engine.core.task_scores(engine.open_scores(DATA / FILES[name])).values, dtype=float)
+        X = np.asarray(engine.labelled.core.task_scores(engine.open_scores(DATA / FILES[name])).values, dtype=float)
         assert item["ours"] == pytest.approx(bf_kendall_w(X), abs=1e-12)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from conftest import DATA
 
-from engine.experiment import load_experiment
+from engine.app.experiment import load_experiment
 
 STATUSES = {"matches", "differs", "not reproducible"}
 

@@ -16,7 +16,7 @@ import pytest
 from conftest import run_cli
 
 import engine
-from engine.bootstrap import STRATEGIES, Strategy
+from engine.labelled.bootstrap import STRATEGIES, Strategy
 from engine.rules import RULES, Rule, register_rule
 
 
@@ -59,7 +59,7 @@ def counting_strategy():
     def run(r):
         calls.append(r.ids.size)
         X = np.asarray(r.task_inputs()[0].values)
-        from engine.resample import resample_indices
+        from engine.kernels.resample import resample_indices
 
         idx = resample_indices(X.shape[0], seed=r.seed, replicates=r.ids, stream="tasks")
         return np.stack([tasks_won(X[i]) for i in idx]), "tasks_won loop"
@@ -100,7 +100,7 @@ def leaders_command() -> types.ModuleType:
         parser.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
 
     def run(args: argparse.Namespace) -> int:
-        from engine.core import task_scores
+        from engine.labelled.core import task_scores
 
         X = task_scores(load_scores(args))
         systems = [str(s) for s in X["system"].values]

@@ -191,9 +191,10 @@ def test_several_rules_in_one_request_equal_each_rule_alone(data):
     s = _tensor(X, systems, tasks, perm)
     many = _outcome(lambda: engine.rank_rules(s, names, options=opts, **kw))
     for i, name in enumerate(names):
+        kernel_options = engine.labelled.core.kernel_options
         one = _outcome(lambda n=name: engine.rank(s, rule=n, options={k: v for k, v in opts.items()
-                                                                         if k in (engine.core.kernel_options(engine.get_rule(n))
-                                                                                  or opts)}, **kw))
+                                                                         if k in (kernel_options(engine.get_rule(n)) or opts)},
+                                                  **kw))
         if many[0] == "error":  # one rule failing fails the request; the others alone may still work
             continue
         assert one[0] == "ok", name

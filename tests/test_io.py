@@ -1,4 +1,4 @@
-"""engine.io: loaders (wide/long CSV, .csv.gz, Parquet), sidecars, validation, shipped data."""
+"""engine.io.readers: loaders (wide/long CSV, .csv.gz, Parquet), sidecars, validation, shipped data."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from conftest import BAD_INPUTS, COLOMBO_T1_RANKS, COLOMBO_T1_VALUES, DATA, MALFORMED_SIDECARS
 
 import engine
-from engine.io import sidecar_path
+from engine.labelled.canonical import sidecar_path
 
 WIDE = 'system,"acc, macro",f1\n"Team A, v2",0.5,0.25\n"He said ""hi""",0.75,\nplain,-1e-3,2\n'
 

@@ -370,7 +370,7 @@ def test_lm_eval_cli_metric_filter_and_format_options(tmp_path, capsys):
 
 def test_sweep_input_takes_loader_options(tmp_path):
     """A sweep input's metric/filter/format go to the workers' loader (the Source), not through the client."""
-    from engine.sweep import make_source, open_source
+    from engine.distributed import make_source, open_source
 
     root = write_lm_eval(tmp_path / "out")
     src = make_source(root, loader={"metric": {"arc_easy": "acc_norm"}, "filter": {"gsm8k": "flexible-extract"},

@@ -1,4 +1,4 @@
-"""Tests of engine.metrics against plain-loop references, scipy, hand-worked examples and Pavao et al. Table 1."""
+"""Tests of engine.kernels.metrics against plain-loop references, scipy, hand-worked examples and Pavao et al. Table 1."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import engine.metrics as M
+import engine.kernels.metrics as M
 from engine.kernels.kemeny import kendall_tau_b
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
+from engine.io.readers.battles import Battles
 from engine.kernels import battles as B
 from engine.kernels import paired as PT
 from engine.kernels import social as V
@@ -31,8 +32,8 @@ from engine.kernels.exact import (
     weighted_task_mean,
     weighted_task_sum,
 )
+from engine.kernels.pairblock import blocked_scores, chunk_counts
 from engine.kernels.pairwins import dense_ranks
-from engine.pairblock import blocked_scores, chunk_counts
 
 
 def fsum_exact(terms) -> float:
@@ -383,7 +384,7 @@ def test_battles_from_scores_gives_integer_judge_codes():
 
 
 def test_battles_counts_keep_models_without_battles_and_the_weights():
-    bt = B.Battles(models=("x", "y", "z"), a=np.array([0, 1, 0], dtype=np.int32), b=np.array([1, 0, 1], dtype=np.int32),
+    bt = Battles(models=("x", "y", "z"), a=np.array([0, 1, 0], dtype=np.int32), b=np.array([1, 0, 1], dtype=np.int32),
                    outcome=np.array([A_WINS, A_WINS, TIE], dtype=np.int8), weights=np.array([2.0, 0.5, 1.0]))
     c = bt.counts()
     assert c.wins.tolist() == [[0.0, 2.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0]]

@@ -642,7 +642,7 @@ def test_unreadable_done_flags_stop_the_resume_in_one_line(tmp_path):
 # --------------------------------------------------------------------------- sidecar keys
 @pytest.mark.parametrize("key", ["lower-is-better", "Lower is better", "lower_is_better"])
 def test_lower_is_better_is_refused_however_it_is_spelt(key):
-    from engine.canonical import check_sidecar
+    from engine.labelled.canonical import check_sidecar
 
     with pytest.raises(VotebenchError) as info:
         check_sidecar({key: {"a": True}})
@@ -651,7 +651,7 @@ def test_lower_is_better_is_refused_however_it_is_spelt(key):
 
 
 def test_a_misspelt_key_after_the_known_ones_is_still_refused():
-    from engine.canonical import check_sidecar
+    from engine.labelled.canonical import check_sidecar
 
     check_sidecar({"higher_is_better": {"a": True}, "task_groups": {}, "source": "x"})  # known keys and an unrelated one
     with pytest.raises(VotebenchError) as info:
@@ -692,7 +692,7 @@ def test_a_task_without_scores_is_dropped_from_every_replicate_of_a_batch():
     of its scored task alone, by pymcdm."""
     from pymcdm.methods import TOPSIS
 
-    from engine.core import call_kernel
+    from engine.labelled.core import call_kernel
     from engine.rules import get_rule
 
     rng = np.random.default_rng(5)
@@ -710,7 +710,7 @@ def test_a_dropped_task_takes_its_weight_along_and_an_absent_system_gets_nan():
     closeness equals pymcdm's TOPSIS on tasks one and three under their own weights; the absent system is NaN."""
     from pymcdm.methods import TOPSIS
 
-    from engine.core import call_kernel
+    from engine.labelled.core import call_kernel
     from engine.rules import get_rule
 
     rng = np.random.default_rng(11)
@@ -726,7 +726,7 @@ def test_a_dropped_task_takes_its_weight_along_and_an_absent_system_gets_nan():
 
 
 def test_a_kernel_error_names_the_rule():
-    from engine.core import call_kernel
+    from engine.labelled.core import call_kernel
     from engine.rules import get_rule
 
     with pytest.raises(VotebenchError) as info:
@@ -812,7 +812,7 @@ def test_a_small_remainder_of_cancelling_huge_terms_keeps_its_bits():
 
 
 def test_sidecar_shapes_each_refused_in_one_named_line():
-    from engine.canonical import check_sidecar
+    from engine.labelled.canonical import check_sidecar
 
     check_sidecar({})  # nothing to check: every task higher-is-better, no groups
     check_sidecar({"task_groups": {"by": {"g": ["a", "a"], "h": ["b"]}}})  # a task listed twice in its own group
@@ -847,7 +847,7 @@ def test_digit_totals_whose_last_digit_borrows():
 def test_a_mean_of_cancelling_scores_ties_within_its_terms_rounding():
     """Means ``0`` and about ``1e-7`` made of terms of size 1e6 differ by less than 1e-12 of those terms: one class.
     Scores of share-like rules (TOPSIS) tie within 1e-12 absolute; rank-like rules (Borda) within 1e-12 relative."""
-    from engine.core import call_kernel
+    from engine.labelled.core import call_kernel
     from engine.rules import get_rule
 
     X = np.array([[1e6, 1e6, 1.0], [-1e6, -1e6 + 2e-7, 1.0]])
@@ -910,8 +910,8 @@ def test_handshake_errors_of_other_kinds_are_named(monkeypatch):
 def test_weights_that_blocks_cannot_take_go_to_the_plain_kernel(monkeypatch):
     """Pair blocks forced for every size: Copeland under weights that are not whole numbers is still computed (by the
     plain kernel, as without blocks); whole-number weights may go through blocks, with the same result."""
-    from engine.core import call_kernel
-    from engine.pairblock import use_blocks
+    from engine.kernels.pairblock import use_blocks
+    from engine.labelled.core import call_kernel
     from engine.rules import get_rule
 
     rng = np.random.default_rng(2)
@@ -926,7 +926,7 @@ def test_weights_that_blocks_cannot_take_go_to_the_plain_kernel(monkeypatch):
 
 
 def test_a_mean_of_cancelling_scores_beside_an_absent_system_ties_the_same():
-    from engine.core import call_kernel
+    from engine.labelled.core import call_kernel
     from engine.rules import get_rule
 
     X = np.array([[1e6, 1e6, 1.0, np.nan], [-1e6, -1e6 + 2e-7, 1.0, np.nan]])
@@ -936,7 +936,7 @@ def test_a_mean_of_cancelling_scores_beside_an_absent_system_ties_the_same():
 
 # --------------------------------------------------------------------------- strays of killed writes
 def test_strays_that_are_folders_or_links_are_removed_and_listed(tmp_path, monkeypatch):
-    from engine.files import remove_strays
+    from engine.io.files import remove_strays
 
     dead = dead_pid()
     kept_dir = tmp_path / "data"
@@ -961,7 +961,7 @@ def test_an_absent_system_in_a_batch_of_replicates():
     the other systems, and system 2 is NaN in both."""
     from pymcdm.methods import TOPSIS
 
-    from engine.core import call_kernel
+    from engine.labelled.core import call_kernel
     from engine.rules import get_rule
 
     rng = np.random.default_rng(4)

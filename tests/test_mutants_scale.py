@@ -7,7 +7,7 @@ Each test kills mutants that survived the suite in the third mutation pass over:
   0, systems with one battle, all-tie tables, the ridge, the reported iterations and error messages, the
   line search and the log-likelihood it compares, batches of profiles and weights in any unit;
 - the overflow-safe mean (engine.kernels.aggregate.overflow_safe_sum through mean_across and mean_pool);
-- the tie-free win counts (engine.kernels.pairwins and engine.pairblock): float32 dense ranks, the
+- the tie-free win counts (engine.kernels.pairwins and engine.kernels.pairblock): float32 dense ranks, the
   half-comparison loop and its fold, int32 counts of streamed instance chunks.
 
 References never come from the code under test: brute-force comparisons over judges and pairs, the
@@ -465,7 +465,7 @@ def test_streamed_level_one_totals_over_tasks_are_int64(monkeypatch):
     The instance counter is replaced by one that reports 2**30 wins of the first system over the second
     in every task (as many instances would); the pooled Copeland score must still see those wins."""
     import engine
-    import engine.pairblock as P
+    import engine.kernels.pairblock as P
 
     def counts(block, *, count_dtype=np.int64):
         Tc, _, S = block.shape

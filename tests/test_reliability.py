@@ -29,10 +29,11 @@ import pytest
 from conftest import DATA, dead_pid, load_all, one_line_error, read_strict_json, run_cli, tcp_port
 
 import engine
+from engine.distributed import clear_cache, load_source, make_source
 from engine.errors import VotebenchError
-from engine.files import WriterLock, make_temp_dir
+from engine.io.files import WriterLock, make_temp_dir
 from engine.kernels.mcdm import promethee2, topsis, vikor
-from engine.sweep import clear_cache, load_config, load_source, make_source, open_results, parse_config, run_sweep
+from engine.sweep import load_config, open_results, parse_config, run_sweep
 
 AUTOML = DATA / "esann_automl.csv"  # 17 systems x 30 tasks, with a sidecar
 GLUE = DATA / "vnr_glue.csv"  # 100 systems x 14 tasks (97 complete), with a sidecar
@@ -370,7 +371,7 @@ def test_two_concurrent_sweeps_never_both_compute(tmp_path):
 
 def test_the_lock_of_a_killed_writer_is_taken_over(tmp_path):
     store = tmp_path / "s.zarr"
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom engine.files import WriterLock\n"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom engine.io.files import WriterLock\n"
                                f"WriterLock({str(store)!r}).acquire()\nprint('locked', flush=True)\ntime.sleep(120)\n"],
                               stdout=subprocess.PIPE, text=True)
     try:
@@ -694,7 +695,7 @@ def test_median_and_relative_difference_near_the_float_limit_against_exact_arith
                  / (T * (S - 1))) for i in range(S)]
     np.testing.assert_allclose(relative_difference_across(P), ref, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(relative_difference_across(np.ldexp(P, -1000)), ref, rtol=1e-12, atol=1e-15)
-    # the blocked path (many systems, engine.pairblock) and the shared pair sums of rank_rules agree
+    # the blocked path (many systems, engine.kernels.pairblock) and the shared pair sums of rank_rules agree
     s = engine.scores_from_array(P.T, systems=[f"s{i}" for i in range(S)], tasks=[f"t{t}" for t in range(T)])
     both = engine.rank_rules(s, ["relative_difference", "borda"])
     np.testing.assert_allclose(both["score"].sel(rule="relative_difference").values, ref, rtol=1e-12, atol=1e-15)

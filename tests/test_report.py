@@ -29,10 +29,10 @@ from engine.app import plots
 from engine.app.cli import build_parser
 from engine.app.commands import report
 from engine.app.report import build_report, format_change, select_systems
-from engine.comparison import promethee_flows, rank_changes
 from engine.errors import VotebenchError
 from engine.kernels.mcdm import promethee2_net
-from engine.significance import friedman_test, nemenyi_cd, nemenyi_q
+from engine.kernels.significance import friedman_test, nemenyi_cd, nemenyi_q
+from engine.labelled.comparison import promethee_flows, rank_changes
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FIGURES = ("rankings", "rank_heatmap", "critical_difference", "promethee_flows", "win_matrix", "intervals", "subset_curves")
@@ -614,7 +614,7 @@ def test_candidate_bootstrap_intervals_in_the_report_are_pairwise_bounds(tmp_pat
     assert "rank range = ranks allowed by the pairwise orders" in page and "biased toward 1" in page
     boot = engine.bootstrap(engine.open_scores(csv_path), rule="borda", over="systems", replicates=30, seed=0)
     summ = engine.summarize(boot)
-    low, high = engine.metrics.pairwise_rank_bounds(summ["score"].values, summ["prob_above"].values)
+    low, high = engine.kernels.metrics.pairwise_rank_bounds(summ["score"].values, summ["prob_above"].values)
     rows = {(r["rule"], r["system"]): r for r in csv.DictReader((index.parent / "tables" / "intervals.csv").open())}
     for i, s in enumerate(names):
         assert (float(rows[("borda", s)]["rank_low"]), float(rows[("borda", s)]["rank_high"])) == (low[i], high[i])

@@ -20,7 +20,7 @@ from scipy import stats
 import engine
 from engine.app.cli import main
 from engine.app.report import build_report
-from engine.canonical import scores_from_array
+from engine.labelled.canonical import scores_from_array
 
 
 def holm(p):

@@ -15,8 +15,8 @@ from scipy.stats import kendalltau
 
 import engine
 from engine.app.report import build_report
-from engine.resample import subset_indices
-from engine.robustness import task_subset_curve
+from engine.kernels.resample import subset_indices
+from engine.labelled.robustness import task_subset_curve
 
 RULES = ["borda", "copeland", "bradley_terry", "elo", "median", "win_rate"]
 

@@ -1,4 +1,4 @@
-"""Tests of engine.robustness: every experiment against a per-replicate brute-force reference (plain loops,
+"""Tests of engine.labelled.robustness: every experiment against a per-replicate brute-force reference (plain loops,
 engine.aggregate on xarray, scipy.stats) with the same seed, plus the figure-level properties of the papers."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from scipy import stats
 
 import engine
 from engine.kernels.mcdm import promethee2_net
-from engine.resample import replicate_generator, subset_indices
-from engine.robustness import (
+from engine.kernels.resample import replicate_generator, subset_indices
+from engine.labelled.robustness import (
     COLOMBO_VARIANTS,
     aggregate_array,
     criteria_clusters,
@@ -27,7 +27,7 @@ from engine.robustness import (
     spearman,
     task_subset_curve,
 )
-from engine.synthetic import generate
+from engine.labelled.synthetic import generate
 
 
 # --------------------------------------------------------------------------- references
@@ -328,7 +328,7 @@ def test_iia_vote_n_rank_glue_ordering():
 
 # --------------------------------------------------------------------------- Vote'n'Rank: omitted scores
 def bf_omitted(scores, rule, n, repeats, seed, top=None):
-    X = engine.core.task_scores(scores).values  # (T, S) oriented
+    X = engine.labelled.core.task_scores(scores).values  # (T, S) oriented
     T, S = X.shape
     present = [c for c in range(T * S) if not np.isnan(X.ravel()[c])]
     r = engine.get_rule(rule)

@@ -295,7 +295,7 @@ def test_a_full_disk_while_writing_the_lock_is_one_line(capsys, monkeypatch, tmp
         one_line_error(*run_cli(capsys, "sweep", cfg, "--no-progress"), str(store), "cannot lock the results store",
                        "No space left on device", prefix="votebench: error:")
         assert lock_fds
-    from engine.files import WriterLock
+    from engine.io.files import WriterLock
 
     with WriterLock(store, "results store"):  # not held by the failed run
         pass
@@ -321,7 +321,7 @@ def test_convert_on_a_full_disk_is_one_line_and_a_rerun_writes_the_store(capsys,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.csv", "long.meta.json", "reference.zarr"]  # no half store
     ok, out, err = run_cli(capsys, "convert", src, store)
     assert ok == 0, err
-    from engine.io import open_scores
+    from engine.io.readers import open_scores
 
     got, ref = open_scores(store), open_scores(tmp_path / "reference.zarr")
     xr.testing.assert_equal(got, ref)
@@ -333,7 +333,7 @@ def test_convert_on_a_full_disk_is_one_line_and_a_rerun_writes_the_store(capsys,
 def test_an_input_that_cannot_be_read_is_named_not_the_store(tmp_path):
     """A permission error on a file that is not the store's names that file (it is not a store write)."""
     from engine.errors import VotebenchError
-    from engine.files import storage_errors
+    from engine.io.files import storage_errors
 
     store, other = tmp_path / "st.zarr", tmp_path / "input.csv"
     with pytest.raises(VotebenchError, match=r"^" + re.escape(f"{other}: permission denied") + "$"):
@@ -458,7 +458,7 @@ def test_report_tables_escape_system_and_task_names(tmp_path):
 # ------------------------------------------------------------------------------------------- 4. experiment --list
 def test_experiment_list_executes_nothing(capsys, monkeypatch, tmp_path):
     """`votebench experiment --list --root DIR` reads the titles of DIR's run.py files without running them."""
-    import engine.experiment as ex
+    import engine.app.experiment as ex
 
     marker = tmp_path / "executed"
     root = tmp_path / "project"
@@ -488,7 +488,7 @@ def test_experiment_list_executes_nothing(capsys, monkeypatch, tmp_path):
 
 def test_experiment_titles_read_from_source_equal_the_imported_ones():
     """The paper reproductions of this repository: the title read with ast is the one the module defines."""
-    import engine.experiment as ex
+    import engine.app.experiment as ex
 
     names = ex.experiment_names()
     assert names

@@ -20,8 +20,8 @@ import pytest
 from conftest import one_line_error, run_cli
 from scipy import stats
 
-from engine.canonical import scores_from_array
 from engine.kernels import paired as PT
+from engine.labelled.canonical import scores_from_array
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -168,7 +168,7 @@ def test_compare_on_a_shipped_colombo_set_past_1024_instances(capsys):
     assert code == 0, err
     res = json.loads(out)
     assert "Traceback" not in err and len(res["pairs"]) == 6
-    from engine.core import orient
+    from engine.labelled.core import orient
 
     x = orient(engine.open_scores(path)).compute().transpose("system", "task", "instance")
     names = [str(s) for s in x["system"].values]
@@ -242,7 +242,7 @@ def _tasks_csv(path, n_tasks, n_inst=1, systems=2):
 def test_absurd_resamples_are_refused_in_one_line_with_the_estimate(tmp_path, capsys):
     """40 tasks of one score: the overall test draws R patterns of 40 signs (one pair).  10^11 patterns are about
     4e12 operations by the count written out here: refused before any work, naming the size and the estimate."""
-    from engine import paired_tests
+    from engine.labelled import paired_tests
 
     path = _tasks_csv(tmp_path / "t.csv", 40)
     R = 10**11

@@ -18,7 +18,7 @@ import pytest
 from conftest import DATA, bf_borda_across, run_cli
 
 import engine
-from engine.bootstrap import resampled_scores
+from engine.labelled.bootstrap import resampled_scores
 
 
 # ------------------------------------------------------------------------------ 1. bootstrap blocks and drop-judges

@@ -17,7 +17,7 @@ import sys
 
 from conftest import REPO, SMOKE_CHILD, outside_repository
 
-from engine.experiment import experiment_names
+from engine.app.experiment import experiment_names
 
 
 def test_every_experiment_is_smoke_run_from_the_copy():

@@ -1,4 +1,4 @@
-"""engine.significance: Friedman, Nemenyi, pairwise Wilcoxon with Holm, cliques and the automatic choice.
+"""engine.kernels.significance: Friedman, Nemenyi, pairwise Wilcoxon with Holm, cliques and the automatic choice.
 
 References: scipy.stats (friedmanchisquare, studentized_range), the exact Wilcoxon
 signed-rank distribution by enumerating sign flips, Holm's procedure and the
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.errors import VotebenchError
-from engine.significance import cliques, compare, friedman_test, holm, nemenyi_cd, nemenyi_q, wilcoxon_holm
+from engine.kernels.significance import cliques, compare, friedman_test, holm, nemenyi_cd, nemenyi_q, wilcoxon_holm
 
 
 @pytest.mark.parametrize("seed", range(8))

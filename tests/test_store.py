@@ -1,4 +1,4 @@
-"""engine.store: zarr round trip, chunking rules, overwrite protection, atomic writes."""
+"""engine.io.store: zarr round trip, chunking rules, overwrite protection, atomic writes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import xarray as xr
 from conftest import continuous_case, tie_case
 
 import engine
-from engine.store import default_chunks, open_store
+from engine.io.store import default_chunks, open_store
 
 LABELS = dict(
     systems=["Team A, v2", 'He said "hi"', "ç-model", "m4", "m5"],

@@ -1,4 +1,4 @@
-"""Mergeable per-block summaries (engine.summaries): merged in any split and order, they give engine.summarize's numbers.
+"""Mergeable per-block summaries (engine.kernels.summaries): merged in any split and order, they give engine.summarize's numbers.
 
 The reference is ``engine.summarize`` on all the replicates at once (and numpy's
 ``nanpercentile``, ``metrics.kendall_w`` for the pieces); the blocks are cut
@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
-from engine import metrics
+from engine.kernels import metrics
 from engine.kernels.ranking import min_rank
-from engine.summaries import (
+from engine.kernels.summaries import (
     BootstrapSums,
     MomentSums,
     bootstrap_block,

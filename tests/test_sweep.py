@@ -22,10 +22,10 @@ import yaml
 from conftest import DATA, SWEEP_HEAD, bf_aggregate, load_all, one_line_error, parse_sweep_summary, run_cli, write_sweep
 
 import engine
-from engine.bootstrap import replicate_scores_reference
 from engine.errors import VotebenchError
-from engine.resample import resample_indices
-from engine.robustness import task_subset_curve
+from engine.kernels.resample import resample_indices
+from engine.labelled.bootstrap import replicate_scores_reference
+from engine.labelled.robustness import task_subset_curve
 from engine.sweep import load_config, open_results, parse_config, plan_sweep, run_sweep
 
 AUTOML = DATA / "esann_automl.csv"  # 17 systems x 30 tasks, complete, higher is better
@@ -661,7 +661,7 @@ def synth_raw(store, *, block=3):
 
 
 def synth_direct(kind, **kw):
-    from engine.robustness import manipulation_curve, rescaling_curve
+    from engine.labelled.robustness import manipulation_curve, rescaling_curve
 
     if kind == "manipulation":
         return manipulation_curve(phis=SYNTH_PHIS, repeats=SYNTH_REPEATS, seed=SYNTH_SEED, **SYNTH_SIZES, **kw)
@@ -706,8 +706,8 @@ def synth_resumed(tmp_path_factory, synth_client):
 
 
 def test_synthetic_groups_and_layout(synth_full):
-    from engine.robustness import COLOMBO_VARIANTS
-    from engine.sweep import Source
+    from engine.distributed import Source
+    from engine.labelled.robustness import COLOMBO_VARIANTS
 
     _, path, res, seen = synth_full
     assert sorted(res) == ["synthetic/manipulation", "synthetic/rescaling"]
@@ -760,8 +760,8 @@ def bf_normalized_kendall(score, truth):
 
 @pytest.mark.parametrize("kind", ["manipulation", "rescaling"])
 def test_synthetic_sweep_against_plain_loops(synth_full, kind):
-    """Replicates rebuilt with engine.synthetic.generate_array, aggregated by the brute-force reference."""
-    from engine.synthetic import generate_array
+    """Replicates rebuilt with engine.labelled.synthetic.generate_array, aggregated by the brute-force reference."""
+    from engine.labelled.synthetic import generate_array
 
     _, _, res, _ = synth_full
     ds = res[f"synthetic/{kind}"]
@@ -816,7 +816,7 @@ def test_synthetic_resume_computes_only_the_missing_blocks(synth_full, synth_res
 def test_synthetic_defaults_are_those_of_the_engine_functions():
     import inspect
 
-    from engine.robustness import manipulation_curve, rescaling_curve
+    from engine.labelled.robustness import manipulation_curve, rescaling_curve
 
     cfg = parse_config({"store": "x.zarr", "perturbations": [{"kind": "manipulation"}, {"kind": "rescaling", "name": "r"}]})
     assert cfg.inputs == []  # no input needed
@@ -834,7 +834,7 @@ def test_synthetic_defaults_are_those_of_the_engine_functions():
 
 
 def test_synthetic_mixed_with_an_input(tmp_path):
-    from engine.sweep import Source
+    from engine.distributed import Source
 
     raw = small_raw(tmp_path / "s.zarr", perturbations=[
         {"kind": "bootstrap", "replicates": 2, "block": 2},

@@ -20,6 +20,7 @@ import xarray as xr
 from conftest import bf_borda_across
 
 from engine.app.dashboard import LiveStore, snapshot
+from engine.app.report import SECTIONS, register_section
 from engine.distributed import embedded_client, load_source, rank_scores
 from engine.errors import VotebenchError
 from engine.sweep import KINDS, Kind, PlanContext, SpecCheck, open_results, parse_config, plan_sweep, register_kind, run_sweep
@@ -96,15 +97,16 @@ def report(section, gname: str, ds: xr.Dataset) -> tuple[str, str]:
                                                          caption="Leader without each task:")
 
 
-LEAVE_ONE_OUT = Kind("leave_one_out", frozenset(), validate, plan, run_block=leave_one_out_block, dashboard=LeaveOneOutState,
-                     report=report)
+LEAVE_ONE_OUT = Kind("leave_one_out", frozenset(), validate, plan, run_block=leave_one_out_block, dashboard=LeaveOneOutState)
 
 
 @pytest.fixture
 def leave_one_out():
-    register_kind(LEAVE_ONE_OUT)  # the one line that adds the kind
+    register_kind(LEAVE_ONE_OUT)  # the one line that adds the kind ...
+    register_section(LEAVE_ONE_OUT.name, report)  # ... and the one that gives it a section of the report
     yield LEAVE_ONE_OUT
     del KINDS[LEAVE_ONE_OUT.name]
+    del SECTIONS[LEAVE_ONE_OUT.name]
 
 
 # ---------------------------------------------------------------------------------------------

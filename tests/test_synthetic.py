@@ -1,4 +1,4 @@
-"""Tests of engine.synthetic: the generator of Colombo et al. (2022), section 4.1, against plain-loop references."""
+"""Tests of engine.labelled.synthetic: the generator of Colombo et al. (2022), section 4.1, against plain-loop references."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import xarray as xr
 from scipy import stats
 
 import engine
-from engine.resample import replicate_generator
-from engine.synthetic import corrupted_tasks, generate, generate_array, ground_truth, gumbel_noise, system_labels
+from engine.kernels.resample import replicate_generator
+from engine.labelled.synthetic import corrupted_tasks, generate, generate_array, ground_truth, gumbel_noise, system_labels
 
 
 # --------------------------------------------------------------------------- reference

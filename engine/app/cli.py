@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any, NoReturn
 
-from ..errors import VotebenchError
-from . import output
-from .commands import agreement, bootstrap, compare, condorcet, convert, experiment, rank, report, rules, serve, sweep
-from .config import config_defaults, read_config
-from .options import add_progress_option, progress_shown
+from engine.app import output
+from engine.app.commands import agreement, bootstrap, compare, condorcet, convert, experiment, rank, report, rules, serve, sweep
+from engine.app.config import config_defaults, read_config
+from engine.app.options import add_progress_option, progress_shown
+from engine.errors import VotebenchError
 
 __all__ = ["COMMANDS", "build_parser", "main", "one_line", "subparsers"]
 
@@ -45,7 +45,7 @@ class _VersionAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
-        from .. import __version__
+        from engine import __version__
 
         sys.stdout.write(f"votebench {__version__}\n")
         parser.exit()

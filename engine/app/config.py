@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import VotebenchError
+from engine.errors import VotebenchError
 
 __all__ = ["CONFIG_ALIASES", "config_defaults", "read_config", "typed_config_value"]
 

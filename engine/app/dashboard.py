@@ -35,7 +35,7 @@ and the time left at the rate seen so far.
 The state is incremental (:class:`LiveStore`): the server watches the
 store's ``done`` flags (a directory listing, no data read) and merges only
 the blocks it has not seen, from the mergeable per-block summaries the sweep
-writes (:mod:`engine.summaries`); an update costs O(new blocks), not
+writes (:mod:`engine.kernels.summaries`); an update costs O(new blocks), not
 O(store).  The state of a store group, and its JSON, is its perturbation
 kind's (the ``dashboard`` hook of :mod:`engine.sweep.kinds`); a group of a
 kind this process has not registered is not shown.  The snapshot is built once per change and served to every client.
@@ -71,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import VotebenchError
+from engine.errors import VotebenchError
 
 __all__ = ["LiveStore", "snapshot", "make_app", "serve", "start_in_background", "BackgroundDashboard",
            "dask_dashboard_link", "add_server_options", "check_port", "token_option", "is_loopback",
@@ -84,7 +84,7 @@ log = logging.getLogger("engine")
 STABILITY_REPLICATES = 200
 #: seconds per update spent on the agreement between rules (the rest waits for the next updates: the rankings come first)
 AGREE_SECONDS = 0.05
-#: the letter groups of an input (:func:`engine.paired_tests.letter_groups`): systems compared (the best by mean), sign
+#: the letter groups of an input (:func:`engine.labelled.paired_tests.letter_groups`): systems compared (the best by mean), sign
 #: patterns per pair of the permutation tests, and the most work (pairs x patterns x task-instance cells) done on demand
 LETTER_TOP_K = 15
 LETTER_RESAMPLES = 4000
@@ -213,8 +213,8 @@ def annotate_bootstrap(g: dict[str, Any], score_iv: Mapping[str, Any], level: fl
     """Add to a bootstrap group's JSON, per rule: ``unit``, ``degenerate``, ``rank_ub`` (Rank(UB), from the rank
     interval the page shows: 1 + the systems whose interval lies entirely above) and ``score_low``/``score_high``
     (or ``score_interval_note`` saying why not)."""
-    from ..kernels.battles import rank_upper_bound
-    from ..sweep.live import json_numbers
+    from engine.kernels.battles import rank_upper_bound
+    from engine.sweep.live import json_numbers
 
     def arr(v: Sequence[float | None]) -> np.ndarray:
         return np.array([np.nan if x is None else x for x in v], dtype=np.float64)
@@ -237,7 +237,7 @@ def annotate_bootstrap(g: dict[str, Any], score_iv: Mapping[str, Any], level: fl
 def _leaf_groups(root: Any) -> list[str]:
     import warnings
 
-    from ..sweep.results import leaf_groups
+    from engine.sweep.results import leaf_groups
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # zarr warns about a chunk or metadata file being written (``.partial``)
@@ -259,7 +259,7 @@ class LiveStore:
     :meth:`update` looks at the store's directory listing (cheap) and, when
     it changed, reads the ``done`` flags of the groups not yet complete and
     merges the summaries of the blocks it has not seen
-    (:mod:`engine.summaries`); :meth:`snapshot` builds the JSON-ready state.
+    (:mod:`engine.kernels.summaries`); :meth:`snapshot` builds the JSON-ready state.
     A store that is replaced (a flag goes back to not done, or the sweep
     config differs) is read again from the start.
 
@@ -323,7 +323,7 @@ class LiveStore:
         force : bool
             Read the flags even if the directory listing did not change.
         """
-        from ..sweep.live import StoreChanged
+        from engine.sweep.live import StoreChanged
 
         with self._lock:
             try:
@@ -335,8 +335,8 @@ class LiveStore:
     def _update(self, *, strict: bool, force: bool) -> bool:
         import zarr
 
-        from ..sweep.kinds import get_kind
-        from ..sweep.live import StoreChanged
+        from engine.sweep.kinds import get_kind
+        from engine.sweep.live import StoreChanged
 
         path = self.path
         if not path.exists():
@@ -373,7 +373,7 @@ class LiveStore:
         changed = self.message is not None
         self.message = None
         pending = False
-        from ..sweep import damaged_store, storage_failure
+        from engine.sweep import damaged_store, storage_failure
         for name in self.names:
             try:
                 state = self.groups.get(name)
@@ -506,7 +506,7 @@ class LiveStore:
             s = entry["systems"].index(system)
         except ValueError:
             raise LookupError(f"input {input_name!r} has no system {system!r}") from None
-        from ..sweep.live import json_number
+        from engine.sweep.live import json_number
 
         rows = []
         for t, task in enumerate(entry["tasks"]):
@@ -541,7 +541,7 @@ class LiveStore:
     def letter_groups(self, input_name: str, group: str = "", rule: str = "") -> dict[str, Any]:
         """The compact letter display of the :data:`LETTER_TOP_K` best systems of the sweep input ``input_name``.
 
-        :func:`engine.paired_tests.letter_groups` on the input as :meth:`task_scores` finds it, with
+        :func:`engine.labelled.paired_tests.letter_groups` on the input as :meth:`task_scores` finds it, with
         ``alpha = 1 - level`` and :data:`LETTER_RESAMPLES` sign patterns per pair; computed once per input (one
         at a time) and kept.  An input whose permutation tests would take more than :data:`LETTER_WORK`
         (pairs x patterns x task-instance cells) gets an ``error`` that says so instead.
@@ -573,8 +573,8 @@ class LiveStore:
         return [name for _, name in order[:LETTER_TOP_K]], rule
 
     def _compute_letters(self, input_name: str, candidates: list[str] | None = None) -> dict[str, Any]:
-        from ..distributed import open_source
-        from ..paired_tests import letter_groups
+        from engine.distributed import open_source
+        from engine.labelled.paired_tests import letter_groups
 
         entry = self._input_entry(input_name)
         if "missing" in entry or "error" in entry:
@@ -596,10 +596,10 @@ class LiveStore:
         return {**res, "input": input_name, "source": entry["source"]}
 
     def _read_input(self, input_name: str) -> dict[str, Any]:
-        from ..distributed import loader_keys, make_source, open_source
-        from ..kernels.ranking import min_rank
-        from ..sweep.config import parse_config
-        from .report import find_input
+        from engine.app.report import find_input
+        from engine.distributed import loader_keys, make_source, open_source
+        from engine.kernels.ranking import min_rank
+        from engine.sweep.config import parse_config
 
         try:
             cfg = parse_config(json.loads(self.attrs["config"]), where=str(self.path), stored=True)
@@ -625,7 +625,7 @@ class LiveStore:
                 cells = scores.notnull().sum(("task", "instance")).compute(scheduler="synchronous")
         except VotebenchError as exc:
             return {"error": f"per-task scores not available: {exc}"}
-        from ..io import defaulted_directions
+        from engine.labelled.canonical import defaulted_directions
 
         M = np.asarray(mean.values, dtype=np.float64)
         hib = np.asarray(scores["higher_is_better"].values, dtype=bool)
@@ -668,11 +668,11 @@ def snapshot(store: str | Path, *, dask_dashboard: str | None = None, level: flo
         stored (``ranking_source="full data"``; a store without them is ranked
         by mean replicate rank and says so), ``rank_low``/``rank_high`` (the
         percentiles of the replicate ranks done so far), ``mean_rank``,
-        ``pair_low``/``pair_high`` (:func:`engine.metrics.pairwise_rank_bounds`),
+        ``pair_low``/``pair_high`` (:func:`engine.kernels.metrics.pairwise_rank_bounds`),
         the indices of the ``leader`` and of the systems ``tied`` with it,
         ``kendall_w``, ``mean_spearman`` (over ``spearman_replicates``, said in
         ``spearman_over``) and ``order_stability``
-        (:func:`engine.metrics.order_stability`).  ``interval`` names the
+        (:func:`engine.kernels.metrics.order_stability`).  ``interval`` names the
         interval the page shows: ``"percentile"``, or ``"pairwise"`` for a
         candidate (system) bootstrap, whose replicate ranks are biased.
         ``agreement`` gives Kendall tau-b between the rules' full-data rankings
@@ -680,7 +680,7 @@ def snapshot(store: str | Path, *, dask_dashboard: str | None = None, level: flo
         ten of every block; ``common_replicates`` counts them).  On a finished
         store ``rank_low``, ``rank_high``, the ties and ``kendall_w`` equal
         :func:`engine.summarize`'s exactly and ``mean_spearman`` up to
-        rounding (:mod:`engine.summaries`).
+        rounding (:mod:`engine.kernels.summaries`).
 
         Subsets groups give the mean (and std) tau per rule and subset size,
         grid groups the leader per done point, synthetic
@@ -787,7 +787,7 @@ class _Hub:
 def _warm_up() -> None:
     import scipy.stats  # noqa: F401 - the agreement between rules (a second or two to import)
 
-    from .. import metrics, summaries  # noqa: F401
+    from engine.kernels import metrics, summaries  # noqa: F401
 
 
 def _read_web(name: str) -> bytes:

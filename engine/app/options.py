@@ -17,10 +17,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..core import MISSING_POLICIES
-from ..errors import VotebenchError
-from ..readers import parse_task_option, reader_names
-from ..rules import LEVELS, rule_names
+from engine.errors import VotebenchError
+from engine.io.readers import parse_task_option, reader_names
+from engine.labelled.core import MISSING_POLICIES
+from engine.rules import LEVELS, rule_names
 
 __all__ = ["FORMATS", "SCHEDULER_HELP", "add_direction_options", "add_input_options", "add_inputs", "add_output_options",
            "add_progress_option", "add_rank_options", "progress_shown", "connect", "each_input",
@@ -136,7 +136,7 @@ def progress_shown(args: argparse.Namespace) -> Iterator[None]:
     if getattr(args, "no_progress", False) or not sys.stderr.isatty():
         yield
         return
-    from ..progress import shown
+    from engine.progress import shown
 
     with shown(sys.stderr, label=getattr(args, "command", None)):
         yield
@@ -162,7 +162,7 @@ def read_weights(spec: Any) -> Any:
     """``--weights``: ``None``, ``"groups"``, a ``{task: weight}`` mapping (a config file) or a JSON/CSV file, checked."""
     if spec is None or spec == "groups":
         return spec
-    from ..sweep import check_weights
+    from engine.sweep import check_weights
 
     if isinstance(spec, dict):
         return check_weights(spec, "weights")
@@ -221,7 +221,7 @@ def rank_options(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "preference", None):
         options["preference"] = args.preference
     opts["options"] = options
-    from ..rules import get_rule
+    from engine.rules import get_rule
 
     for key in ("rule", "within", "across"):
         if opts[key] is not None:
@@ -236,8 +236,8 @@ def lower_list(text: str | None) -> list[str]:
 
 def load_scores(args: argparse.Namespace) -> Any:
     """The scores of ``args.input`` read here (:func:`engine.open_scores`, then ``--lower-is-better``)."""
-    from ..canonical import with_lower_is_better
-    from ..io import open_scores
+    from engine.io.readers import open_scores
+    from engine.labelled.canonical import with_lower_is_better
 
     opts = {k: v for k, v in loader_options(args).items() if v is not None}
     scores = open_scores(args.input, meta=args.meta, **opts)
@@ -268,7 +268,7 @@ def connect(scheduler: str | None) -> Any | None:
     """A client of ``--scheduler`` / ``DASK_SCHEDULER_ADDRESS`` (None: embedded); its dashboard link goes to stderr."""
     if not (scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")):
         return None  # in-process: distributed is not even imported
-    from ..distributed import connect as connect_client
+    from engine.distributed import connect as connect_client
 
     client = connect_client(scheduler)
     if client is not None:

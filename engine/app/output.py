@@ -142,7 +142,7 @@ def write_output(text: str, output: str | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    from ..files import atomic_write_text
+    from engine.io.files import atomic_write_text
 
     atomic_write_text(output, text)
     print(f"votebench: wrote {output}", file=sys.stderr)
@@ -209,8 +209,8 @@ def direction_note(args: argparse.Namespace, scores: Any | None, *, prefix: str 
 
     (Not said when a worker read the input: this process does not know its tasks.)
     """
-    from ..io import directions_note
-    from .options import lower_list
+    from engine.app.options import lower_list
+    from engine.labelled.canonical import directions_note
 
     if scores is None:
         return
@@ -227,7 +227,7 @@ def policy_note(missing: str, systems_out: Sequence[str], scores: Any | None = N
         note(f"{prefix}missing-score policy {missing!r} left out {len(systems_out)} system(s): " + ", ".join(systems_out[:shown])
              + (" ..." if len(systems_out) > shown else ""))
     if missing == "drop-judges" and scores is not None:
-        from ..io import left_out_judges
+        from engine.labelled.canonical import left_out_judges
 
         judges = left_out_judges(scores)
         if judges:

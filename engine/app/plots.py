@@ -24,7 +24,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 
-from ..dims import SYSTEM
+from engine.dims import SYSTEM
 
 __all__ = [
     "LABEL_CHARS",
@@ -384,7 +384,7 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
         are joined by a thick bar.  ``None``: no CD bar (another test).
     cliques : sequence of sequences of int, optional
         The groups to join (indices into ``avg_ranks``, e.g.
-        :func:`engine.significance.cliques`), instead of those of ``cd``.
+        :func:`engine.kernels.significance.cliques`), instead of those of ``cd``.
     title : str
     axis_range : (float, float), optional
         Range of the rank axis (default: the whole numbers around the ranks shown).

@@ -21,12 +21,12 @@ Content, for a score input:
 * the pairwise win matrix;
 * bootstrap rank intervals per rule (:func:`engine.bootstrap`);
 * task-subset robustness curves (Colombo et al. 2022, Fig. 5;
-  :func:`engine.robustness.task_subset_curve`);
+  :func:`engine.labelled.robustness.task_subset_curve`);
 * paired tests of the ``paired_top_k`` best systems by mean, with their compact letter
   display (systems sharing a letter are not significantly different): on instance-level
   input the paired permutation test of the mean difference (:func:`engine.compare_scores`,
   ``paired_resamples`` sign patterns per pair, Holm's correction); on task-level input
-  Friedman, then Nemenyi or Wilcoxon-Holm on those systems (:func:`engine.significance.compare`).
+  Friedman, then Nemenyi or Wilcoxon-Holm on those systems (:func:`engine.kernels.significance.compare`).
 
 For a results store the rankings come from the store's rules (recomputed on the
 input when the input file is found with the checksum the store recorded,
@@ -39,8 +39,8 @@ always hold every system.  The report is written into a temporary folder that
 is renamed into place, so an error leaves nothing half-written; an existing
 ``out_dir`` is replaced only when it is empty or an earlier report.
 
-The statistics come from the engine (:mod:`engine.significance`: Friedman, Nemenyi,
-Wilcoxon-Holm; :mod:`engine.comparison`: rank changes, PROMETHEE flows, rule flags,
+The statistics come from the engine (:mod:`engine.kernels.significance`: Friedman, Nemenyi,
+Wilcoxon-Holm; :mod:`engine.labelled.comparison`: rank changes, PROMETHEE flows, rule flags,
 bootstrap intervals); this module only lays them out.  :func:`select_systems`
 chooses the systems a figure shows.
 """
@@ -55,7 +55,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,11 +63,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
-from ..comparison import RuleFlag, promethee_flows, rank_changes, rule_flags
-from ..dims import RULE, SYSTEM, TASK
-from ..errors import VotebenchError
-from ..progress import stage
-from ..significance import check_alpha, friedman_test, nemenyi_q
+from engine.dims import RULE, SYSTEM, TASK
+from engine.errors import VotebenchError
+from engine.kernels.significance import check_alpha, friedman_test, nemenyi_q
+from engine.labelled.comparison import RuleFlag, promethee_flows, rank_changes, rule_flags
+from engine.progress import stage
 
 if TYPE_CHECKING:  # pragma: no cover
 
@@ -337,7 +337,7 @@ def _apply_flags(rk: _Rankings, flags: Sequence[RuleFlag], *, explicit: bool, no
     keep = [i for i, lb in enumerate(rk.labels) if lb not in {f.label for f in gone}]
     if len(keep) == len(rk.labels):
         return rk, [f.label for f in gone]
-    from ..kernels.ranking import min_rank
+    from engine.kernels.ranking import min_rank
 
     S = rk.score[keep]
     return _Rankings([rk.labels[i] for i in keep], rk.baseline, rk.systems, S, min_rank(S), rk.dropped), [f.label for f in gone]
@@ -361,7 +361,7 @@ def _shown(rk: _Rankings, top_k: int) -> tuple[np.ndarray, str]:
 
 
 def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str]) -> list[tuple[str, str]]:
-    from . import plots
+    from engine.app import plots
 
     sections = []
     R = rk.rank  # (rules, systems)
@@ -437,8 +437,8 @@ def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str
 def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarray, str], st: _Settings, notes: list[str],
                 what: str) -> tuple[str, str]:
     """The critical-difference section: Friedman test, the post-hoc test's cliques, average ranks (complete tasks ``Xc``)."""
-    from ..significance import cliques, compare
-    from . import plots
+    from engine.app import plots
+    from engine.kernels.significance import cliques, compare
 
     idx, suffix = shown
     names = np.asarray(rk.systems, dtype=object)
@@ -496,7 +496,7 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
 
 def _flows_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarray, str]) -> tuple[str, str]:
     """PROMETHEE II positive, negative and net flows of the complete tasks ``Xc``."""
-    from . import plots
+    from engine.app import plots
 
     idx, suffix = shown
     names = np.asarray(rk.systems, dtype=object)
@@ -517,8 +517,8 @@ def _flows_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.nda
 
 def _wins_section(out: _Out, rk: _Rankings, X: np.ndarray, shown: tuple[np.ndarray, str]) -> tuple[str, str]:
     """The pairwise win matrix (row beats column on that many tasks)."""
-    from ..kernels.social import pairwise_counts
-    from . import plots
+    from engine.app import plots
+    from engine.kernels.social import pairwise_counts
 
     idx, suffix = shown
     names = np.asarray(rk.systems, dtype=object)
@@ -557,7 +557,7 @@ def _aligned_letters(letters: Sequence[str]) -> list[str]:
 def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Settings,
                     notes: list[str]) -> tuple[str, str] | None:
     """The "Paired tests" section: the ``paired_top_k`` best systems by mean, their letters and the pairwise tests."""
-    from ..paired_tests import letter_groups
+    from engine.labelled.paired_tests import letter_groups
 
     if st.paired_top_k == 0:
         return None
@@ -634,10 +634,10 @@ def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict
                                                                             list[list[Any]], list[Any]]:
     """One rule's bootstrap: per system (rank, low, high, tied with the leader), table rows and the stability row.
 
-    The intervals are :func:`engine.comparison.bootstrap_intervals` (a candidate (system) bootstrap:
+    The intervals are :func:`engine.labelled.comparison.bootstrap_intervals` (a candidate (system) bootstrap:
     the ranks its sure pairwise orders allow; the others: percentiles of the replicate ranks).
     """
-    from ..comparison import bootstrap_intervals
+    from engine.labelled.comparison import bootstrap_intervals
 
     iv = bootstrap_intervals(boot, level=1.0 - st.alpha, over="systems" if st.over == "systems" else None)
     by = {s: (float(r), float(a), float(b), bool(t)) for s, r, a, b, t in zip(iv.systems, iv.rank, iv.low, iv.high, iv.tied)
@@ -651,7 +651,7 @@ def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict
 def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping[str, tuple[float, float, float, bool]]]],
                      st: _Settings, what: str, B: int) -> str:
     """One figure with a panel per rule (the top systems of the panels, best first by the first panel)."""
-    from . import plots
+    from engine.app import plots
 
     level = 1.0 - st.alpha
     every = list(dict.fromkeys(s for _, by in per_rule for s in by))
@@ -684,7 +684,7 @@ def _interval_table(out: _Out, name: str, rows: list[list[Any]], st: _Settings) 
 
 
 def _subset_body(out: _Out, name: str, ds: xr.Dataset, title: str, caption: str) -> str:
-    from . import plots
+    from engine.app import plots
 
     tau = np.asarray(ds["tau"].values, dtype=np.float64)  # (rule, size, replicate)
     n = np.isfinite(tau).sum(axis=-1)
@@ -736,7 +736,7 @@ def _numpy(scores: xr.DataArray) -> xr.DataArray:
 def _rank_all(scores: xr.DataArray, specs: Sequence[tuple[str, dict[str, Any]]], *, explicit: bool,
               notes: list[str], baseline: tuple[str, dict[str, Any]] | None) -> _Rankings:
     """Rank with every (label, aggregate options) spec; the baseline first, its errors always raised."""
-    from ..core import rank
+    from engine.labelled.core import rank
 
     labels, scores_out = [], []
     todo = ([baseline] if baseline is not None else []) + [s for s in specs if baseline is None or s[0] != baseline[0]]
@@ -759,7 +759,7 @@ def _rank_all(scores: xr.DataArray, specs: Sequence[tuple[str, dict[str, Any]]],
     S = np.stack(scores_out)
     systems_all = [str(s) for s in scores[SYSTEM].values]
     present = np.isfinite(S[0])
-    from ..kernels.ranking import min_rank
+    from engine.kernels.ranking import min_rank
 
     S = S[:, present]
     dropped = [s for s, p in zip(systems_all, present) if not p]
@@ -777,7 +777,7 @@ def _numpy_ds(ds: xr.Dataset) -> xr.Dataset:
 
 def _task_matrix(scores: xr.DataArray, missing: str, systems: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     """Oriented per-task means (T, S) of the ranked systems."""
-    from ..core import task_scores
+    from engine.labelled.core import task_scores
 
     X = task_scores(scores, missing=missing)
     X = _numpy(X.sel({SYSTEM: list(systems)}).transpose(TASK, SYSTEM))
@@ -788,8 +788,8 @@ def _task_matrix(scores: xr.DataArray, missing: str, systems: Sequence[str]) -> 
 
 def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | None, level: str | None, missing: str,
                    st: _Settings, notes: list[str]) -> list[tuple[str, str]]:
-    from ..robustness import task_subset_curve
-    from ..rules import get_rule, rule_names
+    from engine.labelled.robustness import task_subset_curve
+    from engine.rules import get_rule, rule_names
 
     explicit = rules is not None
     names = list(dict.fromkeys(rules)) if rules is not None else rule_names()
@@ -837,7 +837,7 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
 def _bootstrap_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Settings, level: str | None,
                        missing: str) -> tuple[str, str]:
     """Bootstrap rank intervals of every rule: the stability table, the intervals table and figure."""
-    from ..bootstrap import bootstrap
+    from engine.labelled.bootstrap import bootstrap
 
     per_rule: list[tuple[str, dict[str, tuple[float, float, float, bool]]]] = []
     rows: list[list[Any]] = []
@@ -861,7 +861,7 @@ def _judges_note(scores: xr.DataArray, missing: str, notes: list[str]) -> None:
     """The judges (tasks, or task x instance) a ``drop-judges`` policy left out, as a note."""
     if missing != "drop-judges":
         return
-    from ..io import left_out_judges
+    from engine.labelled.canonical import left_out_judges
 
     judges = left_out_judges(scores)
     if judges:
@@ -872,7 +872,7 @@ def _judges_note(scores: xr.DataArray, missing: str, notes: list[str]) -> None:
 
 
 def _interval_words(st: _Settings) -> str:
-    from ..metrics import interval_description
+    from engine.kernels.metrics import interval_description
 
     kind = "pairwise" if st.over == "systems" else "percentile"
     return ("rank range = " if kind == "pairwise" else "interval = ") + interval_description(kind, 1.0 - st.alpha)
@@ -906,7 +906,7 @@ def find_input(spec: Mapping[str, Any], store: Path, checksums: Mapping[str, str
     known : str, optional
         Where the sweep read the input (the store's ``input_paths``), tried first.
     """
-    from ..distributed import input_checksum
+    from engine.distributed import input_checksum
 
     raw = Path(str(spec["path"]))
     candidates = [raw] if raw.is_absolute() else [Path.cwd() / raw, store.parent / raw, store.parent.parent / raw]
@@ -964,7 +964,7 @@ def subset_curves(section: StoreSection, name: str, ds: xr.Dataset, title: str, 
 
 def _store_config(path: Path, groups: Mapping[str, xr.Dataset]) -> tuple[Any, dict[str, str], dict[str, str]]:
     """The sweep config of a results store, its input checksums and where its inputs were read."""
-    from ..sweep import parse_config
+    from engine.sweep import parse_config
 
     root_attrs = next(iter(groups.values())).attrs if groups else {}
     try:
@@ -977,7 +977,7 @@ def _store_config(path: Path, groups: Mapping[str, xr.Dataset]) -> tuple[Any, di
 def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rules: Sequence[str] | None,
                     st: _Settings, notes_by_input: dict[str, list[str]], notes: list[str]) -> list[tuple[str, str]]:
     """The sections of a results store: per input its rankings and its groups, then the groups without input."""
-    from ..sweep import get_kind, open_results
+    from engine.sweep import get_kind, open_results
 
     groups = open_results(path)
     cfg, checksums, known_paths = _store_config(path, groups)
@@ -1019,18 +1019,19 @@ def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rul
 
 
 def _group_sections(kind: Any, section: StoreSection, gname: str, ds: xr.Dataset) -> list[tuple[str, str]]:
-    """A store group's section by its kind's report hook (none, with a note, for a kind without one)."""
-    if kind is None or kind.report is None:
+    """A store group's section by its kind's entry in :data:`SECTIONS` (none, with a note, for a kind without one)."""
+    render = None if kind is None else section_of(kind.name)
+    if render is None:
         what = "not known to this votebench" if kind is None else "without a report section"
         section.notes.append(f"{gname}: perturbation kind {ds.attrs.get('kind')!r} {what}; left out.")
         return []
-    return [kind.report(section, gname, ds)]
+    return [render(section, gname, ds)]
 
 
 def _store_input(inp: Mapping[str, Any], store: Path, checksums: Mapping[str, str], known: str | None,
                  notes: list[str]) -> xr.DataArray | None:
     """The scores of a sweep input as the sweep read them (loader options and --lower-is-better), or None with a note."""
-    from ..distributed import loader_keys, make_source, open_source
+    from engine.distributed import loader_keys, make_source, open_source
 
     file, why = find_input(inp, store, checksums, known=known)
     if file is not None:
@@ -1047,7 +1048,7 @@ def _store_input(inp: Mapping[str, Any], store: Path, checksums: Mapping[str, st
 def _store_rankings(inp: Mapping[str, Any], scores: xr.DataArray | None, specs: Sequence[Mapping[str, Any]],
                     mine: Mapping[str, xr.Dataset], notes: list[str]) -> _Rankings | None:
     """The full-data rankings: from the scores, else from a group that stored them per rule (``score`` (rule, system))."""
-    from ..sweep import aggregate_options
+    from engine.sweep import aggregate_options
 
     labels = [r["label"] for r in specs]
     mean_spec = next((r for r in specs if r["name"] == _BASELINE and not r.get("options")), None)
@@ -1059,7 +1060,7 @@ def _store_rankings(inp: Mapping[str, Any], scores: xr.DataArray | None, specs: 
     stored = next((ds for ds in mine.values() if "score" in ds and tuple(ds["score"].dims) == (RULE, SYSTEM)), None)
     if stored is None:
         return None
-    from ..kernels.ranking import min_rank
+    from engine.kernels.ranking import min_rank
 
     sel = stored.sel({RULE: labels})
     S = np.asarray(sel["score"].values, dtype=np.float64)
@@ -1078,7 +1079,7 @@ def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, sc
                             specs: Sequence[Mapping[str, Any]], st: _Settings, notes: list[str], *, explicit: bool
                             ) -> tuple[_Rankings, list[str], list[tuple[str, str]]]:
     """The ranking sections of an input of the store (and the score sections when its scores were found)."""
-    from ..sweep import aggregate_options
+    from engine.sweep import aggregate_options
 
     miss = aggregate_options(inp, {"name": _BASELINE}).get("missing", "error")
     X = tasks = None
@@ -1112,7 +1113,7 @@ def _find_meta(inp: Mapping[str, Any], store: Path) -> Path | None:
 
 def bootstrap_store_section(section: StoreSection, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     """Rank intervals and stability of a stored bootstrap group (its done replicates, the rules of ``section``)."""
-    from ..kernels.ranking import min_rank
+    from engine.kernels.ranking import min_rank
 
     st, notes = section.settings, section.notes
     ds = ds.compute()
@@ -1168,7 +1169,7 @@ td.cld{font-family:ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre;tex
 
 
 def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sections: Sequence[tuple[str, str]]) -> str:
-    from .. import __version__
+    from engine import __version__
 
     toc = "".join(f'<li><a href="#s{i}">{html.escape(t)}</a></li>' for i, (t, _) in enumerate(sections))
     dl = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in info)
@@ -1183,7 +1184,7 @@ def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sec
 
 def _check_int(name: str, v: Any, lo: int) -> int:
     """A count of the report (:func:`engine.budget.check_size`: an integer >= ``lo``, within the sizes any run can do)."""
-    from ..budget import check_size
+    from engine.budget import check_size
 
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
         raise VotebenchError(f"{name} must be an integer >= {lo}, got {v!r}")
@@ -1194,11 +1195,11 @@ def _check_request(*, rules: Sequence[str] | None, level: str | None, missing: s
                    replicates: int, repeats: int, over: str, seed: int, formats: Sequence[str] | str, test: str,
                    paired_top_k: int = 15, paired_resamples: int = 4000) -> tuple[_Settings, tuple[str, ...], list[str] | None]:
     """The checked settings, figure formats and rules of a report (a :class:`VotebenchError` before anything is read)."""
-    from ..bootstrap import OVER
-    from ..core import MISSING_POLICIES
-    from ..rules import LEVELS
-    from ..significance import TESTS
-    from ..sweep import check_memory
+    from engine.kernels.significance import TESTS
+    from engine.labelled.bootstrap import OVER
+    from engine.labelled.core import MISSING_POLICIES
+    from engine.rules import LEVELS
+    from engine.sweep import check_memory
 
     try:
         import matplotlib  # noqa: F401
@@ -1249,7 +1250,7 @@ def _store_report(store: Path, tmp: Path, fmts: tuple[str, ...], *, rules: Seque
     """The page of a results store (its inputs' own level, missing policy and directions)."""
     notes: list[str] = []
     by_input: dict[str, list[str]] = {}
-    from ..sweep import readable_results
+    from engine.sweep import readable_results
 
     with readable_results(store):  # a damaged chunk: one line, not a traceback from the codecs
         sections = _store_sections(store, tmp, fmts, rules=rules, st=st, notes_by_input=by_input, notes=notes)
@@ -1267,9 +1268,9 @@ def _file_report(source: str | os.PathLike[str] | xr.DataArray, tmp: Path, fmts:
                  rules: Sequence[str] | None, st: _Settings, level: str | None, missing: str | None,
                  meta: str | os.PathLike[str] | None, lower: list[str]) -> _Page:
     """The page of a score file or score tensor, ranked here with every rule."""
-    from ..canonical import with_lower_is_better
-    from ..core import resolve_level
-    from ..io import directions_note, open_scores
+    from engine.io.readers import open_scores
+    from engine.labelled.canonical import directions_note, with_lower_is_better
+    from engine.labelled.core import resolve_level
 
     notes: list[str] = []
     scores = source if isinstance(source, xr.DataArray) else open_scores(source, meta=meta)
@@ -1357,7 +1358,7 @@ def build_report(
         Tasks where lower scores are better (score input; overrides the sidecar).  The report notes
         the tasks whose direction nothing gave.
     test : {"auto", "nemenyi", "wilcoxon-holm"}
-        Post-hoc test of the critical-difference diagram (:func:`engine.significance.compare`;
+        Post-hoc test of the critical-difference diagram (:func:`engine.kernels.significance.compare`;
         ``auto`` chooses and says why).
     paired_top_k, paired_resamples : int
         The "Paired tests" section: the best ``paired_top_k`` systems by mean (0: no section); sign patterns per pair.
@@ -1372,8 +1373,8 @@ def build_report(
     VotebenchError
         Unknown rule, bad option, unreadable input, an existing non-report ``out_dir`` (nothing written).
     """
-    from .. import __version__
-    from ..files import make_temp_dir
+    from engine import __version__
+    from engine.io.files import make_temp_dir
 
     st, fmts, rules = _check_request(rules=rules, level=level, missing=missing, alpha=alpha, top_k=top_k,
                                      replicates=replicates, repeats=repeats, over=over, seed=seed, formats=formats, test=test,
@@ -1395,3 +1396,101 @@ def build_report(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out / "index.html"
+
+# ------------------------------------------------------------------ the section of each kind of sweep group
+# A sweep kind (engine.sweep.kinds) computes and stores; how its group reads in the report is rendering, so the
+# section of each kind is registered here, in the app layer (a group of a kind without one is left out, with a note).
+
+#: ``section(report_section, group_name, ds) -> (title, html)``
+Section = Callable[[Any, str, xr.Dataset], tuple[str, str]]
+
+
+def bootstrap_section(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
+    """Rank intervals and stability of the stored replicates (the rules of the report, done blocks only)."""
+    return bootstrap_store_section(section, gname, ds)
+
+def grid_section(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
+    """A heat map and a table of the ranks at every done grid point (the top systems in the figure)."""
+    from engine.app import plots
+    from engine.sweep.kinds.grid import point_labels
+
+    ds = ds.compute()
+    done = np.asarray(ds["done"].values, dtype=bool)
+    R = np.asarray(ds["rank"].values, dtype=np.float64)[done]  # (point, system)
+    points = point_labels(ds, done)
+    systems = [str(s) for s in ds[SYSTEM].values]
+    present = np.isfinite(R).any(axis=0)
+    if R.shape[0] == 0 or present.sum() < 2:
+        return (f"Parameter grid: {gname}", "<p>No finished grid points.</p>")
+    R = R[:, present]
+    systems = [s for s, p in zip(systems, present) if p]
+    idx = select_systems(R, section.top_k)
+    suffix = f" (top {len(idx)} of {len(systems)} systems)" if len(idx) < len(systems) else ""
+    da = xr.DataArray(R[:, idx].T, dims=(SYSTEM, "point"), coords={SYSTEM: [systems[i] for i in idx], "point": points})
+    fig = plots.rank_heatmap_figure(da, title=f"{ds.attrs.get('rule', '')}: ranks across parameter points{suffix}")
+    rows = [[systems[i]] + [float(v) for v in R[:, i]] for i in range(len(systems))]
+    tab = section.table(f"{gname}_ranks", ["system"] + points, rows, [[r[0]] + [f"{v:g}" for v in r[1:]] for r in rows],
+                        caption="Ranks per grid point:", show=False)
+    cap = (f"Ranks of {html.escape(str(ds.attrs.get('rule', '')))} at every parameter point of {html.escape(gname)}, "
+           f"systems clustered on their ranks{html.escape(suffix)}.")
+    return (f"Parameter grid: {gname}", section.figure(f"{gname}_rank_heatmap", fig, cap) + "\n" + tab)
+
+def subsets_section(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
+    """The subset curves of the report's rules (mean and std tau per subset size)."""
+    sub = ds.sel({RULE: section.labels}).compute()
+    title = f"Task-subset robustness ({gname}, {int(ds.attrs.get('repeats', ds.sizes['replicate']))} subsets per size)"
+    return (f"Task-subset robustness: {gname}", subset_curves(
+        section, f"{gname}_subset_curves", sub, title,
+        "Kendall tau-b between the ranking on random task subsets and on all tasks, mean and +-1 std "
+        "over the subsets the store holds (Colombo et al. 2022, Fig. 5)."))
+
+def synthetic_section(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
+    """Mean error of a synthetic ``manipulation``/``rescaling`` group over its done replicates, as a table."""
+    from engine.sweep.kinds.synthetic import AXIS, error_stats
+
+    ds = ds.compute()
+    kind = str(ds.attrs["kind"])
+    axis = AXIS[kind][0]
+    title = f"Synthetic {kind}: {gname}"
+    n, b = ds.sizes["replicate"], int(ds.attrs.get("block", ds.sizes["replicate"]))
+    keep = np.asarray(ds["done"].values, dtype=bool)[:, np.arange(n) // b]  # (rule, replicate)
+    if not keep.any():
+        return title, "<p>No finished replicates.</p>"
+    mean, std, tau_mean, cnt = error_stats(ds, keep)
+    rules, phis, values = [str(r) for r in ds[RULE].values], [float(v) for v in ds["phi"].values], list(ds[axis].values)
+    csv_rows = [[rules[i], phis[j], values[m].item(), float(mean[i, j, m]), float(std[i, j, m]), float(tau_mean[i, j, m]),
+                 int(cnt[i, j, m])] for i in range(len(rules)) for j in range(len(phis)) for m in range(len(values))]
+    text = [[rules[i], f"{phis[j]:g}"] + [f"{v:.3f}" if np.isfinite(v) else "" for v in mean[i, j]]
+            for i in range(len(rules)) for j in range(len(phis))]
+    tab = section.table(f"{gname}_error", ["rule", "phi"] + [f"{v:g}" for v in values], csv_rows, text,
+                        csv_header=["rule", "phi", axis, "error_mean", "error_std", "tau_mean", "n"],
+                        caption=f"Mean error by {axis}:")
+    what = "corrupted tasks (section 4.2)" if kind == "manipulation" else "the rescaling factor of one task (section 4.3)"
+    cap = (f"<p>Mean normalized Kendall distance between the aggregated ranking and the ground truth of "
+           f"{html.escape(str(ds.attrs.get('n_systems', '')))} synthetic systems, over the {int(keep.sum(axis=1).max())} "
+           f"finished replicates, per rule variant and signal strength phi (rows) and {html.escape(what)} (columns), "
+           f"Colombo et al. 2022. The CSV adds its standard deviation and the mean Kendall tau-b.</p>")
+    return title, cap + tab
+
+
+#: kind name -> its report section
+SECTIONS: dict[str, Section] = {"bootstrap": bootstrap_section, "grid": grid_section, "subsets": subsets_section,
+                                "manipulation": synthetic_section, "rescaling": synthetic_section}
+
+
+def register_section(kind: str, section: Section) -> None:
+    """Give the sweep kind ``kind`` its section of the report (replacing none already there).
+
+    Raises
+    ------
+    ValueError
+        When ``kind`` already has a section.
+    """
+    if kind in SECTIONS:
+        raise ValueError(f"kind {kind!r} already has a report section")
+    SECTIONS[kind] = section
+
+
+def section_of(kind: str) -> Section | None:
+    """The report section of the sweep kind ``kind``, or None."""
+    return SECTIONS.get(kind)

@@ -18,10 +18,28 @@ Used by :mod:`engine.sweep` and by the CLI; ``distributed`` itself is imported
 only when a client is made.
 """
 
-from .cache import IN_MEMORY_BYTES, cached_sources, clear_cache, load_source
-from .client import TaskFailed, check_address, connect, embedded_client, run_task, single_threaded, task_result
-from .runs import bootstrap_source, cluster_bootstrap, cluster_rank, compute, is_store, rank_input, rank_scores, rank_source
-from .source import LOADER_KEYS, Source, input_checksum, loader_keys, make_source, open_input, open_source, sidecar_of
+from engine.distributed.cache import IN_MEMORY_BYTES, cached_sources, clear_cache, load_source
+from engine.distributed.client import TaskFailed, check_address, connect, embedded_client, run_task, single_threaded, task_result
+from engine.distributed.runs import (
+    bootstrap_source,
+    cluster_bootstrap,
+    cluster_rank,
+    compute,
+    is_store,
+    rank_input,
+    rank_scores,
+    rank_source,
+)
+from engine.distributed.source import (
+    LOADER_KEYS,
+    Source,
+    input_checksum,
+    loader_keys,
+    make_source,
+    open_input,
+    open_source,
+    sidecar_of,
+)
 
 __all__ = [
     "IN_MEMORY_BYTES", "LOADER_KEYS", "Source", "loader_keys", "TaskFailed", "bootstrap_source", "cached_sources",

@@ -14,8 +14,8 @@ from dataclasses import replace
 import numpy as np
 import xarray as xr
 
-from ..errors import VotebenchError
-from .source import Source, input_checksum, open_source, sidecar_of
+from engine.distributed.source import Source, input_checksum, open_source, sidecar_of
+from engine.errors import VotebenchError
 
 __all__ = ["IN_MEMORY_BYTES", "cached_sources", "clear_cache", "load_source"]
 

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import VotebenchError
+from engine.errors import VotebenchError
 
 __all__ = ["MATCHED_PACKAGES", "TaskFailed", "check_address", "check_handshake", "check_versions", "connect", "embedded_client",
            "run_task", "single_threaded", "task_result", "version_mismatches"]

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..dims import REPLICATE, SYSTEM
-from .cache import load_source
-from .client import run_task, task_result
-from .source import Source, make_source, open_input
+from engine.dims import REPLICATE, SYSTEM
+from engine.distributed.cache import load_source
+from engine.distributed.client import run_task, task_result
+from engine.distributed.source import Source, make_source, open_input
 
 __all__ = ["bootstrap_source", "cluster_bootstrap", "cluster_rank", "compute", "is_store", "rank_input", "rank_scores",
            "rank_source"]
@@ -29,7 +29,7 @@ __all__ = ["bootstrap_source", "cluster_bootstrap", "cluster_rank", "compute", "
 
 def rank_scores(scores: xr.DataArray, opts: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """Full-data ``score``, ``rank`` and the ranking's attrs (rule label, resolved level, missing policy) of :func:`engine.rank`."""
-    from ..core import rank
+    from engine.labelled.core import rank
 
     ds = rank(scores, **opts).compute(scheduler="synchronous")
     return np.asarray(ds["score"].values), np.asarray(ds["rank"].values), dict(ds.attrs)
@@ -41,7 +41,7 @@ def rank_source(src: Source, opts: Mapping[str, Any],
     bootstrap over that axis can run with ``opts``."""
     scores, _ = load_source(src)
     if over is not None:
-        from ..bootstrap import plan_for
+        from engine.labelled.bootstrap import plan_for
 
         plan_for(scores, over, opts)
     score, rank, attrs = rank_scores(scores, opts)
@@ -51,7 +51,7 @@ def rank_source(src: Source, opts: Mapping[str, Any],
 def bootstrap_source(src: Source, opts: Mapping[str, Any], over: str, ids: np.ndarray, seed: int,
                      block: int | None = None) -> np.ndarray:
     """Replicate scores ``(len(ids), S)`` of :func:`engine.bootstrap` on the input ``src`` (read by this process)."""
-    from ..bootstrap import bootstrap
+    from engine.labelled.bootstrap import bootstrap
 
     scores, _ = load_source(src)
     ds = bootstrap(scores, over=over, replicates=ids, seed=seed, block=block, **opts)
@@ -78,7 +78,7 @@ def cluster_bootstrap(client: Any, source: Source, *, over: str, replicates: int
     Returns the computed Dataset ``score``, ``rank``, ``replicate_score``,
     ``replicate_rank``.
     """
-    from ..kernels.ranking import min_rank
+    from engine.kernels.ranking import min_rank
 
     point = client.submit(run_task, rank_source, source, options, over, pure=False)
     futures = [client.submit(run_task, bootstrap_source, source, options, over, np.arange(i, min(replicates, i + block)), seed,
@@ -94,7 +94,7 @@ def cluster_bootstrap(client: Any, source: Source, *, over: str, replicates: int
 
 def is_store(path: str | os.PathLike[str]) -> bool:
     """A zarr store (a local folder or a URL): opened lazily, its chunks read by whoever computes."""
-    from ..canonical import is_url
+    from engine.labelled.canonical import is_url
 
     return is_url(path) or Path(path).is_dir()
 
@@ -130,7 +130,7 @@ def rank_input(path: str | os.PathLike[str], *, client: Any | None = None, meta:
     if client is not None and not is_store(path):
         src = make_source(path, meta=meta, lower_is_better=lower_is_better, loader=loader)
         return cluster_rank(client, src, **options), None
-    from ..core import rank
+    from engine.labelled.core import rank
 
     scores = open_input(path, meta=meta, lower_is_better=lower_is_better, loader=loader)
     return compute(rank(scores, **options), client), scores

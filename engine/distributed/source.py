@@ -18,16 +18,16 @@ from typing import Any
 
 import xarray as xr
 
-from ..errors import VotebenchError
-from ..io import is_url
+from engine.errors import VotebenchError
+from engine.labelled.canonical import is_url
 
 __all__ = ["LOADER_KEYS", "loader_keys", "Source", "input_checksum", "make_source", "open_input", "open_source", "sidecar_of"]
 
 #: options of :func:`engine.open_scores` for evaluation outputs (lm-evaluation-harness, HELM, JSONL)
 def loader_keys() -> tuple[str, ...]:
     """The loader options an input may carry: ``format`` plus every option a registered reader declares
-    (:func:`engine.readers.loader_keys`; asked at use time, so readers registered later count)."""
-    from ..readers import loader_keys as registry_keys
+    (:func:`engine.io.readers.loader_keys`; asked at use time, so readers registered later count)."""
+    from engine.io.readers import loader_keys as registry_keys
 
     return tuple(registry_keys())
 
@@ -140,7 +140,7 @@ def sidecar_of(src: Source) -> str | None:
         return src.meta
     if is_url(src.path):
         return None
-    from ..io import default_sidecar
+    from engine.io.readers import default_sidecar
 
     sc = default_sidecar(src.path)
     return None if sc is None else str(sc)
@@ -148,11 +148,11 @@ def sidecar_of(src: Source) -> str | None:
 
 def open_source(src: Source) -> xr.DataArray:
     """Open ``src`` (no cache, no checksum): :func:`engine.open_scores` for a local path, the zarr store for a URL."""
-    from ..canonical import apply_sidecar, read_sidecar, with_lower_is_better
-    from ..readers import open_scores
+    from engine.io.readers import open_scores
+    from engine.labelled.canonical import apply_sidecar, read_sidecar, with_lower_is_better
 
     if is_url(src.path):
-        from ..store import open_store
+        from engine.io.store import open_store
 
         scores = open_store(src.path)
         if src.meta is not None:
@@ -173,8 +173,8 @@ def open_input(path: str | os.PathLike[str], *, meta: str | os.PathLike[str] | N
     """
     if is_url(path):
         return open_source(make_source(path, meta=meta, lower_is_better=lower_is_better, loader=loader))
-    from ..canonical import with_lower_is_better
-    from ..readers import open_scores
+    from engine.io.readers import open_scores
+    from engine.labelled.canonical import with_lower_is_better
 
     opts = {k: v for k, v in (loader or {}).items() if v is not None}
     return with_lower_is_better(open_scores(path, meta=meta, **opts), lower_is_better)

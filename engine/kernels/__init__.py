@@ -1,6 +1,6 @@
 """Pure numpy kernels (one compiled with numba: ``pairwins``): no xarray, no dask, no I/O; the system axis is last."""
 
-from .aggregate import borda_across, mean_across
-from .ranking import borda_points, count_present, min_rank, tie_groups
+from engine.kernels.aggregate import borda_across, mean_across
+from engine.kernels.ranking import borda_points, count_present, min_rank, tie_groups
 
 __all__ = ["borda_points", "count_present", "min_rank", "tie_groups", "borda_across", "mean_across"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exact import SUM_BITS, ordered_sum, tame, weighted_task_sum
-from .ranking import borda_points
+from engine.kernels.exact import SUM_BITS, ordered_sum, tame, weighted_task_sum
+from engine.kernels.ranking import borda_points
 
 __all__ = [
     "identity_values",

@@ -39,10 +39,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .aggregate import as_profile, task_weights
-from .exact import SUM_BITS, TIE_RTOL, exact_weights, ordered_sum, rational_weights, tame, weighted_task_mean, weighted_task_sum
-from .ranking import borda_points
-from .social import pairwise_counts, task_pair_sums
+from engine.kernels.aggregate import as_profile, task_weights
+from engine.kernels.exact import (
+    SUM_BITS,
+    TIE_RTOL,
+    exact_weights,
+    ordered_sum,
+    rational_weights,
+    tame,
+    weighted_task_mean,
+    weighted_task_sum,
+)
+from engine.kernels.ranking import borda_points
+from engine.kernels.social import pairwise_counts, task_pair_sums
 
 __all__ = [
     "geometric_mean_across",

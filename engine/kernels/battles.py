@@ -26,7 +26,7 @@ Conventions
   likelihood estimate does not change when every count is multiplied by the same factor), so equal data
   gives bitwise the same fit whatever the weights' common denominator, block of replicates or batch.
 * Random draws of the bootstrap come from ``SeedSequence(seed, spawn_key=(battles, b))``
-  (:mod:`engine.resample`): replicate ``b`` depends on the seed and ``b`` only.
+  (:mod:`engine.kernels.resample`): replicate ``b`` depends on the seed and ``b`` only.
 
 References
 ----------
@@ -49,14 +49,13 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from .aggregate import as_profile, task_weights
-from .exact import exact_weights, ordered_sum, snap_ties, weighted_task_sum
-from .ranking import borda_points, min_rank
-from .social import pairwise_counts
+from engine.kernels.aggregate import as_profile, task_weights
+from engine.kernels.exact import exact_weights, ordered_sum, snap_ties, weighted_task_sum
+from engine.kernels.ranking import borda_points, min_rank
+from engine.kernels.social import pairwise_counts
 
 __all__ = [
     "A_WINS",
@@ -68,14 +67,12 @@ __all__ = [
     "ELO_SCALE",
     "ELO_BASE",
     "BattleCounts",
-    "Battles",
     "BTFit",
     "BattleBootstrap",
     "battle_counts",
     "judge_counts",
     "counts_from_scores",
     "battles_from_scores",
-    "read_battles",
     "outcome_code",
     "WINNERS",
     "fit_bradley_terry",
@@ -326,33 +323,6 @@ def battles_from_scores(X) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     return a[ok].astype(np.int32), bb[ok].astype(np.int32), out[ok], judge[ok].astype(np.int32)
 
 
-# --------------------------------------------------------------------------------------------- reading
-@dataclass(frozen=True)
-class Battles:
-    """Battle records with integer-coded models, as :func:`read_battles` returns them.
-
-    Attributes
-    ----------
-    models : tuple of str
-        Model names in the engine's canonical order (:func:`engine.core.label_order`); codes index it.
-    a, b : ndarray of int32, shape (n,)
-        Codes of ``model_a`` and ``model_b``.
-    outcome : ndarray of int8, shape (n,)
-        :data:`A_WINS`, :data:`B_WINS` or :data:`TIE`, in file order (:func:`elo` depends on it).
-    weights : ndarray, shape (n,), or None
-    """
-
-    models: tuple[str, ...]
-    a: np.ndarray
-    b: np.ndarray
-    outcome: np.ndarray
-    weights: np.ndarray | None = None
-
-    def counts(self) -> BattleCounts:
-        """The compressed counts (:func:`battle_counts`)."""
-        return battle_counts(self.a, self.b, self.outcome, n_models=len(self.models), weights=self.weights)
-
-
 #: the documented ``winner`` values (surrounding blanks are ignored) and their outcome codes
 WINNERS = {"model_a": A_WINS, "model_b": B_WINS, "tie": TIE, "tie (bothbad)": TIE, "draw": TIE}
 
@@ -373,160 +343,6 @@ def outcome_code(value: str) -> int:
         raise ValueError(f"unknown winner {value!r} (expected {', '.join(WINNERS)})")
     return code
 
-
-def _format_of(path: Path, fmt: str | None) -> str:
-    if fmt is not None:
-        if fmt not in ("csv", "parquet", "jsonl"):
-            raise ValueError(f"unknown battles format {fmt!r}; choose csv, parquet or jsonl")
-        return fmt
-    name = path.name.lower()
-    for suffix in (".gz", ".bz2", ".zst"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    if name.endswith((".parquet", ".pq")):
-        return "parquet"
-    if name.endswith((".jsonl", ".json", ".ndjson")):
-        return "jsonl"
-    if name.endswith((".csv", ".tsv", ".txt")):
-        return "csv"
-    raise ValueError(f"cannot tell the format of {path.name!r}; give format='csv', 'parquet' or 'jsonl'")
-
-
-def _dictionary_chunks(col, name: str):
-    """(dictionary values, numpy indices) of every chunk of a string column, dictionary-encoded."""
-    import pyarrow as pa
-
-    if not pa.types.is_dictionary(col.type):
-        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-            col = col.cast(pa.string())
-        col = col.dictionary_encode()
-    for chunk in col.chunks:
-        if chunk.null_count:
-            raise ValueError(f"column {name!r} has {chunk.null_count} empty value(s)")
-        values = chunk.dictionary.to_pylist()
-        yield values, chunk.indices.to_numpy(zero_copy_only=False)
-
-
-def read_battles(path, *, model_a: str = "model_a", model_b: str = "model_b", winner: str = "winner",
-                 weight: str | None = None, format: str | None = None) -> Battles:
-    """Read battle records from CSV (optionally compressed), Parquet or JSON Lines into integer codes.
-
-    Only the named columns are read; the model and winner columns are read dictionary-encoded (Arrow),
-    so strings are never materialised per record: memory is about 9 bytes per battle.
-
-    Parameters
-    ----------
-    path : str or path-like
-    model_a, model_b, winner : str
-        Column names (Arena's defaults).  ``winner`` holds ``model_a``, ``model_b`` or ``tie``
-        (``tie (bothbad)`` and ``draw`` are ties; see :func:`outcome_code`).
-    weight : str, optional
-        A column of non-negative battle weights.
-    format : {"csv", "parquet", "jsonl"}, optional
-        Default: from the file name.
-
-    Returns
-    -------
-    Battles
-        Models in canonical (label) order; records in file order.
-
-    Raises
-    ------
-    engine.errors.VotebenchError
-        A missing or unreadable file, a missing column, an empty value, an unknown winner, a battle of a
-        model against itself, or a bad weight; one line naming the problem.
-    """
-    from ..core import label_order
-    from ..errors import VotebenchError
-
-    p = Path(path)
-    try:
-        fmt = _format_of(p, format)
-        if not p.is_file():
-            raise ValueError(f"no such file: {p}")
-        table = _read_table(p, fmt, [model_a, model_b, winner] + ([weight] if weight else []))
-        models: dict[str, int] = {}
-        pieces = {}
-        for col in (model_a, model_b):
-            pieces[col] = list(_dictionary_chunks(table.column(col), col))
-            for values, _ in pieces[col]:
-                for v in values:
-                    models.setdefault(v, len(models))
-        names = list(models)
-        order = label_order(names) if names else np.zeros(0, dtype=np.intp)
-        rank = np.empty(len(names), dtype=np.int32)
-        rank[order] = np.arange(len(names), dtype=np.int32)
-        canon = tuple(names[i] for i in order)
-        n = table.num_rows
-        codes = {}
-        for col in (model_a, model_b):
-            out = np.empty(n, dtype=np.int32)
-            pos = 0
-            for values, idx in pieces[col]:
-                lookup = rank[np.array([models[v] for v in values], dtype=np.int64)] if values else rank[:0]
-                np.take(lookup, idx, out=out[pos : pos + idx.size])
-                pos += idx.size
-            codes[col] = out
-        outcome = np.empty(n, dtype=np.int8)
-        pos = 0
-        for values, idx in _dictionary_chunks(table.column(winner), winner):
-            lookup = np.array([outcome_code(v) for v in values], dtype=np.int8)
-            np.take(lookup, idx, out=outcome[pos : pos + idx.size])
-            pos += idx.size
-        w = None
-        if weight:
-            w = np.asarray(table.column(weight).to_numpy(), dtype=np.float64)
-            if np.isnan(w).any():
-                raise ValueError(f"column {weight!r} has empty or non-numeric values")
-        del table, pieces
-        same = int(np.count_nonzero(codes[model_a] == codes[model_b]))
-        if same:
-            raise ValueError(f"{same} battle(s) of a model against itself ({model_a} == {model_b})")
-        if w is not None and (not np.isfinite(w).all() or (w < 0).any()):
-            raise ValueError(f"column {weight!r} must hold finite non-negative weights")
-    except (ValueError, KeyError, OSError) as exc:
-        raise VotebenchError(f"battles {p.name}: {_one_line(exc)}") from None
-    return Battles(models=canon, a=codes[model_a], b=codes[model_b], outcome=outcome, weights=w)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
-def _read_table(p: Path, fmt: str, columns: list[str]):
-    import pyarrow as pa
-
-    strings = {c: pa.dictionary(pa.int32(), pa.string()) for c in columns[:3]}
-    try:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            schema = pq.read_schema(p)
-            _require_columns(schema.names, columns)
-            return pq.read_table(p, columns=columns, read_dictionary=columns[:3])
-        if fmt == "csv":
-            import pyarrow.csv as pcsv
-
-            parse = pcsv.ParseOptions(delimiter="\t" if ".tsv" in p.name.lower() else ",")
-            header = pcsv.open_csv(p, parse_options=parse, convert_options=pcsv.ConvertOptions(
-                column_types={c: pa.string() for c in columns}))
-            _require_columns(header.schema.names, columns)
-            convert = pcsv.ConvertOptions(include_columns=columns, column_types=strings, strings_can_be_null=True)
-            return pcsv.read_csv(p, parse_options=parse, convert_options=convert)
-        import pyarrow.json as pjson
-
-        table = pjson.read_json(p)
-        _require_columns(table.column_names, columns)
-        return table.select(columns)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowKeyError) as exc:
-        raise ValueError(f"not a readable {fmt} battles file ({_one_line(exc)})") from None
-
-
-def _require_columns(have: Sequence[str], need: Sequence[str]) -> None:
-    missing = [c for c in need if c not in have]
-    if missing:
-        raise ValueError(f"no column {missing[0]!r} (columns: {', '.join(list(have)[:8])})")
 
 
 # --------------------------------------------------------------------------------------------- Bradley-Terry
@@ -1059,7 +875,7 @@ def resample_battle_counts(counts: BattleCounts, *, seed: int, replicates) -> tu
     not O(n).  Replicate ``b`` uses ``SeedSequence(seed, spawn_key=(battles, b))``.  With weights, the
     resampled records of a category carry its mean weight.
     """
-    from ..resample import replicate_generator, replicate_ids
+    from engine.kernels.resample import replicate_generator, replicate_ids
 
     ids = replicate_ids(replicates)
     S = counts.n_models
@@ -1141,7 +957,7 @@ def bootstrap_battles(counts: BattleCounts, *, rule: str = "bradley_terry", repl
     -------
     BattleBootstrap
     """
-    from ..metrics import prob_above, rank_intervals
+    from engine.kernels.metrics import prob_above, rank_intervals
 
     _check_choice(rule, ("bradley_terry", "win_rate"), "battle bootstrap rule")
     _check_choice(tie_model, _TIE_MODELS, "tie model")
@@ -1221,7 +1037,7 @@ def _bt_path(X: np.ndarray, weights) -> str:
     """The Bradley-Terry path the cost model (:mod:`engine.kernels.costs`) picks for this batch of fits:
     ``"dense"`` (count matrices, :func:`fit_bradley_terry`) or ``"statistics"`` (:mod:`engine.kernels.btlarge`:
     no (S, S) count matrices); both reach the same maximum (tests/test_btlarge.py, tests/test_speed_paths.py)."""
-    from . import costs
+    from engine.kernels import costs
 
     # the choice is made per fit (systems and judges), never from the size of the batch, so that a fit takes the
     # same path, and gives the same bits, whatever batch (bootstrap block) it comes in; both paths fit rows one
@@ -1264,7 +1080,7 @@ def _dense_rows(X: np.ndarray, weights, tie_model: str, start: np.ndarray | None
 
 def _bradley_terry_statistics(X: np.ndarray, weights: np.ndarray | None, tie_model: str) -> np.ndarray:
     """:func:`bradley_terry_across` one fit at a time from :func:`btlarge.judge_statistics` (each distinct input once)."""
-    from . import btlarge
+    from engine.kernels import btlarge
 
     Xb, wb = broadcast_profile(X, weights, "bradley_terry")
     *batch, T, S = Xb.shape

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ranking import borda_points
+from engine.kernels.ranking import borda_points
 
 __all__ = ["JudgeStatistics", "judge_statistics", "fit_statistics"]
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .aggregate import task_weights
-from .kemeny import pairwise_preferences
+from engine.kernels.aggregate import task_weights
+from engine.kernels.kemeny import pairwise_preferences
 
 __all__ = ["majority_margins", "condorcet_winner", "max_condorcet_margin", "prospective_systems"]
 

@@ -14,7 +14,7 @@ instances, chunks or workers.  Three tools make that true by construction:
   exact total is rounded by one deterministic function (:func:`digits_to_float`).
   The result depends on the multiset of values only, not on their order or on
   how they are chunked.  Sums over the (small) task and opponent axes run in the
-  one canonical order of the labels (see :func:`engine.core.prepare`), one term
+  one canonical order of the labels (see :func:`engine.labelled.core.prepare`), one term
   after the other (:func:`ordered_sum`), so they never depend on batch or block
   sizes either.
 * **One tie rule** (:func:`snap_ties`): two aggregate scores ``a`` and ``b`` of

@@ -50,10 +50,10 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from .aggregate import task_weights
-from .exact import weighted_task_sum
-from .ranking import borda_points
-from .social import pairwise_counts
+from engine.kernels.aggregate import task_weights
+from engine.kernels.exact import weighted_task_sum
+from engine.kernels.ranking import borda_points
+from engine.kernels.social import pairwise_counts
 
 __all__ = [
     "pairwise_preferences",

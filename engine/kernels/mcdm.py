@@ -102,9 +102,9 @@ from typing import Any
 
 import numpy as np
 
-from .aggregate import as_profile, task_weights
-from .exact import ordered_sum, tame, weighted_task_mean
-from .ranking import min_rank, tie_groups
+from engine.kernels.aggregate import as_profile, task_weights
+from engine.kernels.exact import ordered_sum, tame, weighted_task_mean
+from engine.kernels.ranking import min_rank, tie_groups
 
 __all__ = [
     "PREFERENCE_FUNCTIONS",
@@ -645,7 +645,7 @@ class PrometheeSetup:
     """Validated PROMETHEE II inputs: oriented criteria, normalised weights, preference codes and resolved thresholds.
 
     ``uses_q``, ``uses_p``, ``uses_s`` and ``vshape`` tell, per criterion, which thresholds its function
-    takes (for callers that vary them, e.g. :func:`engine.robustness.promethee_sensitivity`).
+    takes (for callers that vary them, e.g. :func:`engine.labelled.robustness.promethee_sensitivity`).
     """
 
     X: np.ndarray

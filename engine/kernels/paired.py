@@ -7,7 +7,7 @@ overall, this module gives
 
 * :func:`paired_bootstrap` -- the mean difference with a percentile interval and a two-sided p-value from
   bootstrap replicates of the instances (the engine's instance bootstrap: replicate ``b`` of task ``t`` is
-  :func:`engine.resample.instance_counts`, so all pairs see the same resampled instances);
+  :func:`engine.kernels.resample.instance_counts`, so all pairs see the same resampled instances);
 * :func:`paired_permutation` -- the paired permutation (sign-flip) test of the mean difference (or of
   Wilcoxon's signed-rank statistic): exact enumeration when the number of sign patterns is at most
   ``resamples``, Monte Carlo otherwise;
@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from ..significance import holm
+from engine.kernels.significance import holm
 
 __all__ = [
     "PairedTest",
@@ -219,7 +219,7 @@ def paired_bootstrap(Y, *, pairs=None, baseline: int | None = None, replicates: 
 
     Replicate ``b`` resamples the instances of every task with replacement (as many as the task has),
     from ``SeedSequence(seed, spawn_key=(instances, b, t))`` -- the draws of the engine's instance bootstrap
-    (:func:`engine.resample.instance_counts`), shared by all pairs.  A pair's replicate mean of task ``t``
+    (:func:`engine.kernels.resample.instance_counts`), shared by all pairs.  A pair's replicate mean of task ``t``
     is the mean of its differences over the drawn instances it shares (with their multiplicities), and the
     replicate's overall value the mean over tasks of these.
 
@@ -231,7 +231,7 @@ def paired_bootstrap(Y, *, pairs=None, baseline: int | None = None, replicates: 
         smallest ``1 - level`` at which the percentile interval excludes 0), counted as
         ``min(1, 2 (min(#{<= 0}, #{>= 0}) + 1) / (B + 1))`` so that it is never 0 (at least ``2 / (B + 1)``).
     """
-    from ..resample import instance_counts
+    from engine.kernels.resample import instance_counts
 
     if not 0.0 < float(level) < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level}")
@@ -472,7 +472,7 @@ def sign_bits(seed: int, replicates: range, present: np.ndarray) -> np.ndarray:
     Pattern ``r`` is the first ``T K`` bits of ``ceil(T K / 8)`` random bytes of ``SeedSequence(seed,
     spawn_key=(signs, r))``, task by task; entries outside ``present`` are 0.
     """
-    from ..resample import replicate_generator
+    from engine.kernels.resample import replicate_generator
 
     T, K = present.shape
     nbytes = (T * K + 7) // 8
@@ -579,7 +579,7 @@ def benjamini_hochberg(pvalues) -> np.ndarray:
 
 
 def adjust(pvalues, correction: str = "holm") -> np.ndarray:
-    """Adjusted p-values: ``"holm"`` (family-wise error, :func:`engine.significance.holm`), ``"bh"``
+    """Adjusted p-values: ``"holm"`` (family-wise error, :func:`engine.kernels.significance.holm`), ``"bh"``
     (Benjamini-Hochberg false discovery rate) or ``"none"``."""
     if correction == "holm":
         return holm(np.asarray(pvalues, dtype=np.float64))

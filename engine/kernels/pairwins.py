@@ -217,7 +217,7 @@ def win_counts(ranks: np.ndarray, present: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     ranks : ndarray (K, S) of int16 or int32
-        Dense ranks of each judge's scores (:func:`engine.pairblock.dense_ranks`: present scores
+        Dense ranks of each judge's scores (:func:`engine.kernels.pairblock.dense_ranks`: present scores
         ``0 .. d - 1`` with ``d`` distinct values, missing ``-1``).
     present : ndarray (K, S) of bool
 

@@ -14,9 +14,14 @@ minus one, so the points of ``n`` present systems always sum to
 
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
-__all__ = ["tie_groups", "borda_points", "min_rank", "count_present", "tied_count"]
+__all__ = ["tie_groups", "borda_points", "min_rank", "count_present", "tied_count", "label_order", "natural_key"]
 
 
 def tie_groups(sorted_x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -182,3 +187,41 @@ def tied_count(score: np.ndarray) -> np.ndarray:
     tied[..., 1:] |= eq
     tied[..., :-1] |= eq
     return tied.sum(axis=-1)
+
+
+def natural_key(label: Any) -> tuple[Any, ...]:
+    """The sort key of a label in natural order: digit runs compare as numbers (``t2`` before ``t10``), then the text.
+
+    Examples
+    --------
+    >>> sorted(["t10", "t2", "b"], key=natural_key)
+    ['b', 't2', 't10']
+    """
+    text = str(label)
+    parts = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", text) if p)
+    return (parts, text)
+
+
+def label_order(labels: Sequence[Any] | np.ndarray) -> np.ndarray:
+    """The canonical order of a dimension: indices that sort its labels.
+
+    Numbers sort by value; other labels in natural order (``t2`` before ``t10``), ties of the
+    natural key broken by the text itself, so the order depends on the set of labels only.
+
+    Examples
+    --------
+    >>> label_order(["t10", "t2", "b"]).tolist()
+    [2, 1, 0]
+    >>> label_order(np.array([3, 1, 2])).tolist()
+    [1, 2, 0]
+    """
+    arr = np.asarray(labels)
+    if arr.dtype.kind in "iuf" and arr.ndim == 1:
+        return np.argsort(arr, kind="stable")
+    return np.asarray(_text_order(tuple(arr.tolist())), dtype=np.intp)
+
+
+@functools.lru_cache(maxsize=64)
+def _text_order(labels: tuple[Any, ...]) -> tuple[int, ...]:
+    keys = [natural_key(v) for v in labels]
+    return tuple(sorted(range(len(keys)), key=keys.__getitem__))

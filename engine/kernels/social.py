@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from .aggregate import task_weights
-from .exact import SUM_BITS, TIE_RTOL, exact_matmul, exact_weights, rational_weights, tame, weighted_task_sum
-from .pairwins import dense_ranks
-from .ranking import tie_groups
+from engine.kernels.aggregate import task_weights
+from engine.kernels.exact import SUM_BITS, TIE_RTOL, exact_matmul, exact_weights, rational_weights, tame, weighted_task_sum
+from engine.kernels.pairwins import dense_ranks
+from engine.kernels.ranking import tie_groups
 
 __all__ = [
     "pairwise_counts",

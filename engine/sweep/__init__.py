@@ -55,7 +55,7 @@ each an xarray Dataset with named dims (``rule``, ``replicate``,
 The synthetic kinds ``manipulation`` and ``rescaling`` read no input (a sweep
 made only of them needs no ``[input]``): each is stored once, in group
 ``synthetic/<name>`` (so no input may be called ``synthetic``), as
-:func:`engine.robustness.manipulation_curve` / :func:`~engine.robustness.rescaling_curve`
+:func:`engine.labelled.robustness.manipulation_curve` / :func:`~engine.labelled.robustness.rescaling_curve`
 compute it with the sweep's ``seed``: ``error`` (normalized Kendall distance to
 the ground truth) and ``tau`` with dims (``rule``, ``phi``, ``n_corrupted`` or
 ``factor``, ``replicate``), coords ``level`` and ``paper_name`` per rule, and
@@ -78,7 +78,7 @@ group has the variables, shapes, coordinates and attributes the sweep would
 create, else the run stops with one line.  A new store is built under a
 temporary name beside it and renamed into place when complete, so a run killed
 at any moment leaves no store or a resumable one; a writer holds a lock
-(:class:`engine.files.WriterLock`), and a second process writing the same
+(:class:`engine.io.files.WriterLock`), and a second process writing the same
 store stops with a message naming the first.
 
 On a cluster (``run_sweep(cfg, scheduler="tcp://...")`` or ``client=``) the
@@ -100,39 +100,25 @@ client connection and one-off cluster runs are :mod:`engine.distributed`'s,
 re-exported here.
 """
 
-from typing import Any
 
-from .config import SYNTHETIC_GROUP, SYNTHETIC_KINDS, SweepConfig, check_weights, direction_notes, load_config, parse_config
-from .kinds import KINDS, Block, Kind, PlanContext, SpecCheck, aggregate_options, get_kind, register_kind
-from .oneoff import bootstrap_input, check_bootstrap_memory
-from .results import damaged_store, open_results, readable_results, resolve_store, storage_failure
-from .runner import check_memory, plan_sweep, run_sweep
-
-#: names of :mod:`engine.distributed` (and ``is_url`` of :mod:`engine.io`) that ``engine.sweep`` has always
-#: exported, kept for compatibility (new code imports them from :mod:`engine.distributed`)
-_FORWARDED = ("IN_MEMORY_BYTES", "LOADER_KEYS", "Source", "cached_sources", "check_address", "clear_cache",
-              "cluster_bootstrap", "cluster_rank", "connect", "input_checksum", "load_source", "make_source", "open_source",
-              "sidecar_of")
+from engine.sweep.config import (
+    SYNTHETIC_GROUP,
+    SYNTHETIC_KINDS,
+    SweepConfig,
+    check_weights,
+    direction_notes,
+    load_config,
+    parse_config,
+)
+from engine.sweep.kinds import KINDS, Block, Kind, PlanContext, SpecCheck, aggregate_options, get_kind, register_kind
+from engine.sweep.oneoff import bootstrap_input, check_bootstrap_memory
+from engine.sweep.results import damaged_store, open_results, readable_results, resolve_store, storage_failure
+from engine.sweep.runner import check_memory, plan_sweep, run_sweep
 
 __all__ = [
     "Block", "KINDS", "Kind", "PlanContext", "SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "SpecCheck", "SweepConfig",
     "aggregate_options", "bootstrap_input", "check_bootstrap_memory", "check_memory", "check_weights", "direction_notes",
-    "damaged_store", "get_kind", "is_url", "load_config", "open_results",
-    "parse_config", "readable_results", "storage_failure", "plan_sweep", "register_kind", "resolve_store", "run_sweep", *_FORWARDED,
+    "damaged_store", "get_kind", "load_config", "open_results",
+    "parse_config", "readable_results", "storage_failure", "plan_sweep", "register_kind", "resolve_store", "run_sweep",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _FORWARDED:
-        from .. import distributed
-
-        return getattr(distributed, name)
-    if name == "is_url":
-        from ..io import is_url
-
-        return is_url
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

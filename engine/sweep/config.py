@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from ..distributed import loader_keys
-from ..errors import VotebenchError
-from ..magnitudes import check_option_values, scaled_weights, shown
-from .kinds import KINDS, SpecCheck
+from engine.distributed import loader_keys
+from engine.errors import VotebenchError
+from engine.magnitudes import check_option_values, scaled_weights, shown
+from engine.sweep.kinds import KINDS, SpecCheck
 
 __all__ = ["SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "SweepConfig", "check_name", "check_weights", "direction_notes", "load_config",
            "load_yaml", "parse_config"]
@@ -129,14 +129,14 @@ def _with_lower_is_better(raw: Mapping[str, Any], lower: list[str]) -> dict[str,
 
 
 def direction_notes(cfg: SweepConfig, limit: int = 50 << 20) -> list[str]:
-    """The direction note (:func:`engine.canonical.directions_note`) of every local table input of a sweep.
+    """The direction note (:func:`engine.labelled.canonical.directions_note`) of every local table input of a sweep.
 
     An input is read here only when it is a file under ``limit`` bytes; one that cannot be read is
     left to the sweep, which names the problem.
     """
-    from ..canonical import directions_note, is_url
-    from ..distributed import make_source
-    from ..readers import open_scores
+    from engine.distributed import make_source
+    from engine.io.readers import open_scores
+    from engine.labelled.canonical import directions_note, is_url
 
     notes = []
     for inp in cfg.inputs:
@@ -276,7 +276,7 @@ def _input(where: str, i: int, spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _rule(where: str, i: int, spec: dict[str, Any]) -> dict[str, Any]:
-    from ..rules import get_rule
+    from engine.rules import get_rule
 
     _keys(where, f"rule {i + 1}", spec, _RULE_KEYS, "name", ("name", "label", "level", "within", "across"))
     get_rule(spec["name"])

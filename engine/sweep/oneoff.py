@@ -22,11 +22,11 @@ from typing import Any
 
 import xarray as xr
 
-from ..canonical import is_url
-from ..distributed import cluster_bootstrap, compute, is_store, make_source, open_input
-from .config import parse_config
-from .results import open_results, readable_results
-from .runner import check_memory, run_sweep
+from engine.distributed import cluster_bootstrap, compute, is_store, make_source, open_input
+from engine.labelled.canonical import is_url
+from engine.sweep.config import parse_config
+from engine.sweep.results import open_results, readable_results
+from engine.sweep.runner import check_memory, run_sweep
 
 __all__ = ["bootstrap_input", "check_bootstrap_memory"]
 
@@ -96,7 +96,7 @@ def bootstrap_input(path: str | os.PathLike[str], *, over: str = "tasks", replic
     if client is not None and not is_store(path):  # a table: the workers read it by path
         src = make_source(path, meta=meta, lower_is_better=lower_is_better, loader=loader)
         return cluster_bootstrap(client, src, over=over, replicates=replicates, seed=seed, block=block, **options), None
-    from ..bootstrap import bootstrap
+    from engine.labelled.bootstrap import bootstrap
 
     scores = open_input(path, meta=meta, lower_is_better=lower_is_better, loader=loader)
     check_bootstrap_memory(replicates, int(scores.sizes["system"]))
@@ -123,8 +123,8 @@ def _into_store(path: str | os.PathLike[str], store: str | os.PathLike[str], *, 
                 meta: str | os.PathLike[str] | None, lower_is_better: Sequence[str],
                 loader: Mapping[str, Any] | None, on_store: Callable[[Path, bool, int, int], None] | None = None) -> xr.Dataset:
     """Run the bootstrap as a one-perturbation sweep into ``store``; the Dataset of its group."""
-    from ..core import rule_label
-    from ..kernels.ranking import min_rank
+    from engine.kernels.ranking import min_rank
+    from engine.labelled.core import rule_label
 
     inp = _input_spec(path, meta, lower_is_better, loader, options)
     raw = {"input": inp, "rules": [{"name": options.get("rule", "borda"), "options": dict(options.get("options") or {})}],

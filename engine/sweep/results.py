@@ -22,8 +22,8 @@ from typing import Any, overload
 import numpy as np
 import xarray as xr
 
-from ..errors import VotebenchError
-from .kinds import Block, Kind, get_kind
+from engine.errors import VotebenchError
+from engine.sweep.kinds import Block, Kind, get_kind
 
 __all__ = ["PROVENANCE", "damaged_store", "leaf_groups", "open_for_writing", "open_results", "pending_blocks",
            "readable_results", "resolve_store", "storage_failure", "write_block"]
@@ -49,7 +49,7 @@ def _is_results_store(path: Path) -> bool:
 
 
 def open_for_writing(path: Path, attrs: Mapping[str, Any], skeletons: Mapping[str, xr.Dataset], overwrite: bool) -> Any:
-    """The store to write, created or checked (the caller holds the store's :class:`~engine.files.WriterLock`).
+    """The store to write, created or checked (the caller holds the store's :class:`~engine.io.files.WriterLock`).
 
     A new store is built under a temporary name beside ``path`` and renamed into
     place when complete, so a run killed while creating it leaves no store (its
@@ -57,7 +57,7 @@ def open_for_writing(path: Path, attrs: Mapping[str, Any], skeletons: Mapping[st
     only when its provenance equals the sweep's and every group has the
     variables, shapes, coordinates and attributes the sweep would create.
     """
-    from ..files import remove_strays
+    from engine.io.files import remove_strays
 
     if path.exists() and not path.is_dir():
         raise VotebenchError(f"{path}: exists and is not a votebench results store (a file); choose another store path")
@@ -143,7 +143,7 @@ def _resume(path: Path, attrs: Mapping[str, Any], skeletons: Mapping[str, xr.Dat
 def _create(path: Path, attrs: Mapping[str, Any], skeletons: Mapping[str, xr.Dataset]) -> Any:
     import zarr
 
-    from ..files import make_temp_dir, publish_dir
+    from engine.io.files import make_temp_dir, publish_dir
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = make_temp_dir(path)
@@ -292,7 +292,7 @@ def write_block(root: Any, blk: Block, values: np.ndarray, kind: Kind) -> None:
         else:
             grp[blk.var][blk.region] = values
         if kind.summary is not None:  # the live dashboard's mergeable summary of the block, before its done flag
-            from ..summaries import write_block_summary
+            from engine.kernels.summaries import write_block_summary
 
             write_block_summary(grp, blk.done_index, values, kind.summary)
         done = grp["done"]

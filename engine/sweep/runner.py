@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..budget import check_memory
-from ..distributed import (
+from engine.budget import check_memory
+from engine.distributed import (
     Source,
     connect,
     embedded_client,
@@ -23,10 +23,10 @@ from ..distributed import (
     run_task,
     task_result,
 )
-from ..errors import ClusterLost, VotebenchError
-from .config import SYNTHETIC_GROUP, SweepConfig
-from .kinds import Block, Kind, PlanContext, aggregate_options, get_kind
-from .results import open_for_writing, pending_blocks, resolve_store, write_block
+from engine.errors import ClusterLost, VotebenchError
+from engine.sweep.config import SYNTHETIC_GROUP, SweepConfig
+from engine.sweep.kinds import Block, Kind, PlanContext, aggregate_options, get_kind
+from engine.sweep.results import open_for_writing, pending_blocks, resolve_store, write_block
 
 __all__ = ["check_memory", "plan_sweep", "run_sweep"]
 
@@ -86,7 +86,7 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
     rule on every input (and runs every kind's check) before any block runs.
     The blocks refer to the inputs by path or URL (:class:`~engine.distributed.Source`).
     """
-    from .. import __version__
+    from engine import __version__
 
     check_sizes(cfg, None)  # absurd sizes fail before any input is read
     skeletons: dict[str, xr.Dataset] = {}
@@ -178,7 +178,7 @@ def run_sweep(
     pathlib.Path
         The store.
     """
-    from ..files import WriterLock
+    from engine.io.files import WriterLock
 
     own = client is None
     if own:
@@ -285,7 +285,7 @@ class _NoBar:
 def _progress(total: int, done: int, *, enabled: bool) -> Any:
     if not enabled:
         return _NoBar()
-    from .. import progress
+    from engine import progress
 
     if progress.active():  # the command line's one bar shows the blocks
         return _StageBar(total, done)
@@ -298,7 +298,7 @@ class _StageBar:
     """The blocks of a sweep as a stage of :mod:`engine.progress` (``update``/``close`` like a tqdm bar)."""
 
     def __init__(self, total: int, done: int) -> None:
-        from .. import progress
+        from engine import progress
 
         self._ctx = progress.stage("blocks", total=total)
         self._advance = self._ctx.__enter__()

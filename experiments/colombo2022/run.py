@@ -3,13 +3,13 @@
 Reproduces, with the votebench engine:
 
 * section 4.2 / Fig. 3: error of sigma_mean, sigma_l, sigma_2l versus the number of corrupted tasks on
-  synthetic Gumbel benchmarks (N = T = K = 20) -- :func:`engine.robustness.manipulation_curve`;
+  synthetic Gumbel benchmarks (N = T = K = 20) -- :func:`engine.labelled.robustness.manipulation_curve`;
 * section 4.3 / Fig. 7: error when one (reversed) task is rescaled by a factor x --
-  :func:`engine.robustness.rescaling_curve`;
+  :func:`engine.labelled.robustness.rescaling_curve`;
 * section 5.2 / Tables 2, 3, 6: top-k / last-k agreement and Kendall tau between sigma* (Borda; exact
   Kemeny where affordable) and sigma_mean on GLUE, SuperGLUE and XTREME; Table 7: dispersion
   (:func:`engine.kernels.kemeny.consensus_dispersion`); Fig. 5 / 8: task-removal curves
-  (:func:`engine.robustness.task_subset_curve`);
+  (:func:`engine.labelled.robustness.task_subset_curve`);
 * section 5.3 / Fig. 4, 6, 10, 11: on all nine instance-level datasets of the paper (PC, TC, FLICKR, MLQE,
   RSUM, SEVAL, TAC08, TAC09, TAC11; 276,276 scores, shipped in data/): winners and top 3 of sigma_mean,
   sigma_l and sigma_2l, their top-k agreement and the Kendall tau between them; Fig. 9: task-removal curves
@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from engine import experiment
-from engine.experiment import ComparisonLog as _Log
-from engine.experiment import format_value, json_safe, markdown_table, scheduler_context, write_json
-from engine.metrics import topk_agreement
+from engine.app import experiment
+from engine.app.experiment import ComparisonLog as _Log
+from engine.app.experiment import format_value, json_safe, markdown_table, scheduler_context, write_json
+from engine.kernels.metrics import topk_agreement
 
 TITLE = "Colombo et al. (2022): what are the best systems? Borda/Kemeny vs mean aggregation"
 DESCRIPTION = (
@@ -153,7 +153,7 @@ def _short(name: str, width: int = 28) -> str:
 # section 4: synthetic experiments
 # ------------------------------------------------------------------------------------------------
 def _synthetic(cfg: Mapping[str, Any], seed: int, log: _Log, figs: Path) -> dict[str, Any]:
-    from engine.robustness import manipulation_curve, rescaling_curve
+    from engine.labelled.robustness import manipulation_curve, rescaling_curve
 
     c = cfg["synthetic"]
     sizes = dict(n_systems=int(c["n_systems"]), n_tasks=int(c["n_tasks"]), n_instances=int(c["n_instances"]))
@@ -378,8 +378,8 @@ def _table6(X: np.ndarray, systems: list[str], borda: np.ndarray, mean: np.ndarr
 def _task_level(cfg: Mapping[str, Any], seed: int, log: _Log, figs: Path) -> dict[str, Any]:
     from engine.kernels.kemeny import consensus_dispersion, kemeny_order, kendall_tau_b, pairwise_dispersion
     from engine.kernels.ranking import min_rank
-    from engine.resample import replicate_generator
-    from engine.robustness import task_subset_curve
+    from engine.kernels.resample import replicate_generator
+    from engine.labelled.robustness import task_subset_curve
 
     c = cfg["task_level"]
     out: dict[str, Any] = {}
@@ -567,7 +567,7 @@ def _instance_level(cfg: Mapping[str, Any], seed: int, log: _Log, figs: Path) ->
     """Section 5.3 on every instance-level dataset of ``[instance_level] datasets`` (all nine of the paper)."""
     import engine
     from engine.kernels.kemeny import kendall_tau_b
-    from engine.robustness import aggregate_array, task_subset_curve
+    from engine.labelled.robustness import aggregate_array, task_subset_curve
 
     c = cfg["instance_level"]
     top_k = [int(k) for k in c.get("top_k", [1, 3, 5])]

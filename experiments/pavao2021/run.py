@@ -1,6 +1,6 @@
 """Pavao, Vaccaro, Guyon (ESANN 2021): empirical criteria of ranking functions and Kendall's W.
 
-Loaded by file path by :mod:`engine.experiment` (``votebench experiment pavao2021``).
+Loaded by file path by :mod:`engine.app.experiment` (``votebench experiment pavao2021``).
 Parameters are in ``config.toml`` next to this file; the authors' published
 numbers that are not in the paper text are in ``published.json``.
 """
@@ -17,9 +17,9 @@ import dask
 import numpy as np
 
 import engine
-from engine import metrics
-from engine.bootstrap import pavao_criteria, pavao_stability
-from engine.experiment import dask_compute, load_config, markdown_table, write_json
+from engine.app.experiment import dask_compute, load_config, markdown_table, write_json
+from engine.kernels import metrics
+from engine.labelled.bootstrap import pavao_criteria, pavao_stability
 
 __all__ = ["TITLE", "DESCRIPTION", "run"]
 
@@ -53,7 +53,7 @@ def _load(entry: dict[str, Any], orientation: str) -> Any:
 
 
 def _task_matrix(scores: Any) -> np.ndarray:
-    return np.asarray(engine.core.task_scores(scores).values, dtype=np.float64)  # (T, S), oriented
+    return np.asarray(engine.labelled.core.task_scores(scores).values, dtype=np.float64)  # (T, S), oriented
 
 
 def _shifted(scores: Any) -> tuple[Any, float]:

@@ -1,6 +1,6 @@
 """Rofin et al. (EACL 2023), Vote'n'Rank: re-ranking GLUE, SuperGLUE and VALUE with social-choice rules.
 
-Loaded by file path by :mod:`engine.experiment` (``votebench experiment votenrank2023``).
+Loaded by file path by :mod:`engine.app.experiment` (``votebench experiment votenrank2023``).
 Parameters are in ``config.toml`` next to this file; the published numbers
 (paper tables and the outputs of the authors' notebooks) are in ``published.json``.
 """
@@ -17,12 +17,12 @@ import dask
 import numpy as np
 
 import engine
-from engine.experiment import dask_compute, load_config, markdown_table, write_json
+from engine.app.experiment import dask_compute, load_config, markdown_table, write_json
 from engine.kernels.condorcet_lp import prospective_systems
 from engine.kernels.kemeny import kendall_tau_b
+from engine.kernels.metrics import topk_agreement
 from engine.kernels.ranking import min_rank, tied_count
-from engine.metrics import topk_agreement
-from engine.robustness import iia_experiment, omitted_scores_stability
+from engine.labelled.robustness import iia_experiment, omitted_scores_stability
 
 __all__ = ["TITLE", "DESCRIPTION", "run"]
 
@@ -64,12 +64,12 @@ OG_DECIMALS = 3
 
 def _og_authors(scores: Any, cfg: dict[str, Any]) -> np.ndarray:
     """σ_og as the authors publish it: mean over all columns of min(score - γ, 0) on the 0-1 scale, rounded to 3 decimals."""
-    X = np.asarray(engine.core.task_scores(scores).values, dtype=np.float64) / 100.0  # (T, S), leaderboard points -> 0-1
+    X = np.asarray(engine.labelled.core.task_scores(scores).values, dtype=np.float64) / 100.0  # (T, S), leaderboard points -> 0-1
     return np.round(np.mean(np.minimum(X - float(cfg["gamma"]) / 100.0, 0.0), axis=0), OG_DECIMALS)
 
 # ----------------------------------------------------------------------------------------- data
 def _meta(entry: dict[str, Any]) -> dict[str, Any]:
-    return engine.io.read_sidecar(engine.io.sidecar_path(DATA / entry["file"]))
+    return engine.labelled.canonical.read_sidecar(engine.labelled.canonical.sidecar_path(DATA / entry["file"]))
 
 
 def _load(entry: dict[str, Any], *, head: int | None = None, complete: bool = True,
@@ -81,7 +81,7 @@ def _load(entry: dict[str, Any], *, head: int | None = None, complete: bool = Tr
     if drop_tasks:
         scores = scores.sel(task=[t for t in scores["task"].values if t not in set(drop_tasks)])
     if complete:
-        X = np.asarray(engine.core.task_scores(scores).values)
+        X = np.asarray(engine.labelled.core.task_scores(scores).values)
         scores = scores.isel(system=np.flatnonzero(~np.isnan(X).any(axis=0)))
     weights = None
     if entry.get("weights", "none") == "sidecar":
@@ -101,7 +101,7 @@ def _rule_scores(scores: Any, rule: str, weights: dict[str, float] | None, cfg: 
     if rule == "geometric_mean":
         # undefined for a system with a score <= 0 on a task of positive weight: NaN for it (the authors' output
         # shows nan too), the others are ranked by the engine's rule
-        X = np.asarray(engine.core.task_scores(scores).values, dtype=np.float64)
+        X = np.asarray(engine.labelled.core.task_scores(scores).values, dtype=np.float64)
         used = np.array([True if w is None else w[str(t)] > 0 for t in scores["task"].values])
         ok = (X[used] > 0).all(axis=0)
         out = np.full(X.shape[1], np.nan)
@@ -149,7 +149,7 @@ def _authors_convention(scores: Any, rule: str, weights: dict[str, float] | None
     """Borda / Plurality / Dowdall with the tie conventions of the authors' code (to check the explanation of differences)."""
     if rule not in ("borda", "plurality", "dowdall"):
         return None
-    X = np.asarray(engine.core.task_scores(scores).values, dtype=np.float64)  # (T, S)
+    X = np.asarray(engine.labelled.core.task_scores(scores).values, dtype=np.float64)  # (T, S)
     T, S = X.shape
     w = np.ones(T) if weights is None else np.array([weights[str(t)] for t in scores["task"].values])
     max_rank = (X[:, None, :] >= X[:, :, None]).sum(axis=2)  # 1 + systems strictly better + tied others
@@ -234,7 +234,7 @@ def _iia(scores: Any, weights: dict[str, float] | None, rules: list[str], cfg: d
     res = {}
     weighted = [r for r in rules if r not in cfg["unweighted_rules"] and r != "geometric_mean"]
     plain = [r for r in rules if r in cfg["unweighted_rules"]]
-    X = np.asarray(engine.core.task_scores(scores).values, dtype=np.float64)
+    X = np.asarray(engine.labelled.core.task_scores(scores).values, dtype=np.float64)
     used = np.array([True if weights is None else weights[str(t)] > 0 for t in scores["task"].values])
     positive = scores.isel(system=np.flatnonzero((X[used] > 0).all(axis=0)))  # sigma_gm is defined for these only
     for group, w, s in ((weighted, weights, scores), (plain, None, scores),
@@ -270,7 +270,7 @@ def _omit(scores: Any, weights: dict[str, float] | None, cfg: dict[str, Any]) ->
 
 
 def _lp(scores: Any) -> dict[str, Any]:
-    X = np.asarray(engine.core.task_scores(scores).values, dtype=np.float64)
+    X = np.asarray(engine.labelled.core.task_scores(scores).values, dtype=np.float64)
     names = _systems(scores)
     tasks = [str(t) for t in scores["task"].values]
     out = {}

@@ -1,6 +1,6 @@
 """xLLMBench (Gjorgjevikj et al. 2025): PROMETHEE II ranking of LLMs under user-defined trade-offs.
 
-Reproduces, with the votebench engine (:mod:`engine.kernels.mcdm`, :mod:`engine.robustness`):
+Reproduces, with the votebench engine (:mod:`engine.kernels.mcdm`, :mod:`engine.labelled.robustness`):
 
 * section 4.1 / 5.1: scenarios S1-S7 on the Open LLM Leaderboard v2 (the 1,000 LLMs with the highest
   leaderboard average), Fig. 2 (rank heatmap of the union of every scenario's top 10 with an average-linkage
@@ -10,7 +10,7 @@ Reproduces, with the votebench engine (:mod:`engine.kernels.mcdm`, :mod:`engine.
   NaturalQuestions (closed-book), after listwise deletion of the LLMs with a missing value in any of the three
   datasets (49 LLMs), the Pearson-correlation clustering of S4 (Fig. 8) and Figs. 9-11, 18-20;
 * Appendix B: sensitivity of the linear (a, b) and Gaussian (sigma) parameters, +-10 % and +-20 %
-  (:func:`engine.robustness.promethee_sensitivity`);
+  (:func:`engine.labelled.robustness.promethee_sensitivity`);
 * Appendix C: Spearman correlation of PROMETHEE II with TOPSIS (min-max normalisation) and VIKOR (v = 0.5);
 * Appendix D: AHP weights (:func:`engine.kernels.mcdm.ahp_weights`) for S5.1-S5.3, p in {3, 5, 7, 9}.
 
@@ -35,9 +35,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from engine import experiment
-from engine.experiment import ComparisonLog as _Log
-from engine.experiment import format_value, json_safe, markdown_table, scheduler_context, write_json
+from engine.app import experiment
+from engine.app.experiment import ComparisonLog as _Log
+from engine.app.experiment import format_value, json_safe, markdown_table, scheduler_context, write_json
 
 TITLE = "xLLMBench (2025): PROMETHEE II rankings of LLMs under user-defined trade-offs"
 DESCRIPTION = (
@@ -192,7 +192,7 @@ def _read_table(path: Path) -> tuple[list[str], dict[str, np.ndarray]]:
 
 def _spearman_matrix(scores: np.ndarray) -> np.ndarray:
     """Spearman correlations between the rows of ``scores`` (R, S); systems missing in a pair are left out."""
-    from engine.robustness import spearman
+    from engine.labelled.robustness import spearman
 
     return spearman(scores[:, None, :], scores[None, :, :])
 
@@ -287,7 +287,7 @@ def _corr_heatmap(path: Path, R: np.ndarray, labels: Sequence[str], title: str, 
 def _sensitivity(table: Mapping[str, np.ndarray], scenarios: Mapping[str, Scenario], which: Mapping[str, Sequence[str]],
                  deltas: Sequence[float]) -> dict[str, dict[str, Any]]:
     """Appendix B: min Spearman between the baseline and the +-10/20 % variants (and among the variants)."""
-    from engine.robustness import promethee_sensitivity
+    from engine.labelled.robustness import promethee_sensitivity
 
     out: dict[str, dict[str, Any]] = {}
     for kind, names in which.items():
@@ -591,7 +591,7 @@ def _helm(cfg: Mapping[str, Any], log: _Log, figs: Path) -> dict[str, Any]:
     from scipy.cluster.hierarchy import fcluster, linkage
     from scipy.spatial.distance import squareform
 
-    from engine.robustness import criteria_clusters
+    from engine.labelled.robustness import criteria_clusters
 
     c = cfg["helm"]
     names, col = _read_table(experiment.data_path(c["file"]))

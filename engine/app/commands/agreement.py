@@ -15,8 +15,8 @@ DESCRIPTION = ("Rank each benchmark with --rule (default borda; a system with a 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """A, B, the rule, the output."""
-    from ...core import MISSING_POLICIES
-    from ...rules import rule_names
+    from engine.labelled.core import MISSING_POLICIES
+    from engine.rules import rule_names
 
     parser.add_argument("a", metavar="A", help="first benchmark: score file or store")
     parser.add_argument("b", metavar="B", help="second benchmark: score file or store")
@@ -29,8 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read A and B, run :func:`engine.agreement`, print the result."""
-    from ... import agreement, open_scores
-    from ..output import json_text, note, write_output
+    from engine import agreement, open_scores
+    from engine.app.output import json_text, note, write_output
 
     a, b = open_scores(args.a), open_scores(args.b)
     res = {"a": args.a, "b": args.b, **agreement(a, b, rule=args.rule, missing=args.missing)}

@@ -1,4 +1,4 @@
-"""``votebench bootstrap``: rank intervals and stability (:func:`engine.sweep.bootstrap_input`, :mod:`engine.comparison`)."""
+"""``votebench bootstrap``: rank intervals and stability (:func:`engine.sweep.bootstrap_input`, :mod:`engine.labelled.comparison`)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ...dims import BOOTSTRAP_AXES
-from ...errors import VotebenchError
-from ..options import add_inputs, add_output_options, each_input, loader_options, lower_list, per_input, rank_options
-from ..output import (
+from engine.app.options import add_inputs, add_output_options, each_input, loader_options, lower_list, per_input, rank_options
+from engine.app.output import (
     csv_cell,
     direction_note,
     fmt_score,
@@ -26,6 +24,8 @@ from ..output import (
     store_line,
     write_output,
 )
+from engine.dims import BOOTSTRAP_AXES
+from engine.errors import VotebenchError
 
 NAME = "bootstrap"
 HELP = "rank with bootstrap rank intervals and stability"
@@ -33,8 +33,8 @@ HELP = "rank with bootstrap rank intervals and stability"
 
 def _check(args: argparse.Namespace) -> None:
     """Refuse bad numbers, and absurd replicate counts before the input is read."""
-    from ...budget import check_size
-    from ...sweep import check_bootstrap_memory
+    from engine.budget import check_size
+    from engine.sweep import check_bootstrap_memory
 
     check_size("--replicates", args.replicates, least=2)
     if args.seed < 0:
@@ -80,12 +80,12 @@ def _render_all(results: list[tuple[str, dict[str, Any]]], *, fmt: str, level: f
 def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any | None, prefix: str = "") -> dict[str, Any]:
     """The bootstrap result object (``rule``, ``over``, ``replicates``, ``seed``, ``interval``, ``ranking``, ``stability``)
     of ``args.input``; its notes (directions assumed, what a policy left out) start with ``prefix``."""
-    from ...battles import battle_request, bootstrap_battles, input_kind
-    from ...files import storage_errors
-    from ...sweep import bootstrap_input
+    from engine.io.battles import battle_request, bootstrap_battles, input_kind
+    from engine.io.files import storage_errors
+    from engine.sweep import bootstrap_input
 
     battles = input_kind(args.input, getattr(args, "input_format", None)) == "battles"
-    if battles or args.over == "battles":  # another input kind: engine.battles
+    if battles or args.over == "battles":  # another input kind: engine.io.battles
         if not battles or args.over != "battles" or args.store or client is not None:
             raise VotebenchError("--over battles resamples the records of a battles file (columns model_a, model_b, "
                                  "winner), in this process (no --store, no --scheduler); a battles file is resampled "
@@ -103,8 +103,8 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
 
 
 def _result(args: argparse.Namespace, ds: Any, scores: Any | None, opts: dict[str, Any], prefix: str) -> dict[str, Any]:
-    """The result object of a computed bootstrap ``ds`` (intervals and stability from :mod:`engine.comparison`)."""
-    from ...comparison import bootstrap_intervals
+    """The result object of a computed bootstrap ``ds`` (intervals and stability from :mod:`engine.labelled.comparison`)."""
+    from engine.labelled.comparison import bootstrap_intervals
 
     iv = bootstrap_intervals(ds, level=args.interval, over=args.over)
     direction_note(args, scores, prefix=prefix)

@@ -17,7 +17,7 @@ DESCRIPTION = ("For every pair of systems (or every system against --baseline), 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """INPUT, the test and correction, the systems, the output."""
-    from ...readers import reader_names
+    from engine.io.readers import reader_names
 
     parser.add_argument("input", metavar="INPUT", help="score file or store, best instance-level (a <name>.meta.json "
                         "sidecar is read when present)")
@@ -42,9 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read INPUT, run :func:`engine.compare_scores`, print the result."""
-    from ... import compare_scores, open_scores
-    from ...canonical import directions_note
-    from ..output import json_text, note, write_output
+    from engine import compare_scores, open_scores
+    from engine.app.output import json_text, note, write_output
+    from engine.labelled.canonical import directions_note
 
     scores = open_scores(args.input, meta=args.meta, format=args.input_format)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None

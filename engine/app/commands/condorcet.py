@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ...core import MISSING_POLICIES
-from ..options import add_direction_options, add_input_options, add_output_options, load_scores
-from ..output import direction_note, json_text, policy_note, write_output
+from engine.app.options import add_direction_options, add_input_options, add_output_options, load_scores
+from engine.app.output import direction_note, json_text, policy_note, write_output
+from engine.labelled.core import MISSING_POLICIES
 
 NAME = "condorcet"
 HELP = ("Condorcet winner, and for every system whether some task weights make it the Condorcet winner "
@@ -32,9 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Solve one linear program per system (:func:`engine.kernels.condorcet_lp.prospective_systems`) and print."""
-    from ...core import task_scores
-    from ...distributed import compute
-    from ...kernels.condorcet_lp import condorcet_winner, prospective_systems
+    from engine.distributed import compute
+    from engine.kernels.condorcet_lp import condorcet_winner, prospective_systems
+    from engine.labelled.core import task_scores
 
     scores = load_scores(args)
     direction_note(args, scores)

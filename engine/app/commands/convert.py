@@ -1,4 +1,4 @@
-"""``votebench convert``: write a score file to a zarr store (:func:`engine.convert.convert`)."""
+"""``votebench convert``: write a score file to a zarr store (:func:`engine.io.convert.convert`)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Convert, then say on stderr what was written and how."""
-    from ...convert import convert
-    from ...files import storage_errors
+    from engine.io.convert import convert
+    from engine.io.files import storage_errors
 
     with storage_errors(args.store, "zarr store", "nothing was written (re-run when there is room)"):
         info = convert(args.input, args.store, meta=args.meta, overwrite=args.overwrite)

@@ -1,11 +1,11 @@
-"""``votebench experiment``: reproduce a paper's tables and figures (:func:`engine.experiment.run_experiment`)."""
+"""``votebench experiment``: reproduce a paper's tables and figures (:func:`engine.app.experiment.run_experiment`)."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from ...errors import VotebenchError
+from engine.errors import VotebenchError
 
 NAME = "experiment"
 HELP = "reproduce a paper's tables and figures (experiments/<name>/run.py)"
@@ -33,7 +33,7 @@ def _one_line(text: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """List the experiments, or run one and say where its results are."""
-    from ... import experiment as ex
+    from engine.app import experiment as ex
 
     if args.root is not None:  # an explicit project folder (experiments/ and data/ inside)
         ex.use_root(args.root)

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..options import add_inputs, add_output_options, each_input, loader_options, lower_list, rank_options
-from ..output import direction_note, note, policy_note, ranking_records, render_ranking, render_rankings, write_output
+from engine.app.options import add_inputs, add_output_options, each_input, loader_options, lower_list, rank_options
+from engine.app.output import direction_note, note, policy_note, ranking_records, render_ranking, render_rankings, write_output
 
 NAME = "rank"
 HELP = "rank the systems of a score table or store"
@@ -17,13 +17,13 @@ HELP = "rank the systems of a score table or store"
 
 def run(args: argparse.Namespace) -> int:
     """Rank every input (all before anything is printed: an error leaves no partial output), then print."""
-    from ...battles import battle_request, input_kind, rank_battles
-    from ...distributed import rank_input
+    from engine.distributed import rank_input
+    from engine.io.battles import battle_request, input_kind, rank_battles
 
     opts = rank_options(args)
 
     def one_input(one: argparse.Namespace, client: Any | None, prefix: str) -> tuple[Any, Any]:
-        if input_kind(one.input, getattr(one, "input_format", None)) == "battles":  # another input kind: engine.battles
+        if input_kind(one.input, getattr(one, "input_format", None)) == "battles":  # another input kind: engine.io.battles
             return rank_battles(one.input, **battle_request(opts, one.input)), None
         return rank_input(one.input, client=client, meta=one.meta, lower_is_better=lower_list(one.lower_is_better),
                           loader=loader_options(one), **opts)

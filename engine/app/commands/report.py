@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..options import lower_list
+from engine.app.options import lower_list
 
 NAME = "report"
 HELP = "write an HTML report with figures and tables (rankings, CD diagram, flows, intervals, subset curves)"
@@ -13,10 +13,10 @@ HELP = "write an HTML report with figures and tables (rankings, CD diagram, flow
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """INPUT_OR_STORE, ``--out``, the rules and statistics of the report, the input options."""
-    from ...core import MISSING_POLICIES
-    from ...dims import BOOTSTRAP_AXES
-    from ...rules import LEVELS
-    from ...significance import TESTS
+    from engine.dims import BOOTSTRAP_AXES
+    from engine.kernels.significance import TESTS
+    from engine.labelled.core import MISSING_POLICIES
+    from engine.rules import LEVELS
 
     p = parser
     p.add_argument("input", metavar="INPUT_OR_STORE", help="score file / score store, or a results store of `votebench sweep`")
@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the report; print the path of its index.html."""
-    from ..report import build_report
+    from engine.app.report import build_report
 
     formats = [f for f in args.format.split(",") if f.strip()]
     index = build_report(args.input, args.out, rules=args.rule, level=args.level, missing=args.missing, alpha=args.alpha,

@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """One line per rule: name, one-pass or in-memory, how it treats missing scores, summary."""
-    from ...rules import RULES, rule_names
+    from engine.rules import RULES, rule_names
 
     width = max(len(n) for n in RULES)
     for name in rule_names():

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ...errors import VotebenchError
+from engine.errors import VotebenchError
 
 NAME = "serve"
 HELP = "live dashboard of a sweep results store (read-only web page)"
@@ -14,7 +14,7 @@ HELP = "live dashboard of a sweep results store (read-only web page)"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """STORE, ``--host``, ``--port``, ``--token``, ``--dask-dashboard``."""
-    from ..dashboard import add_server_options
+    from engine.app.dashboard import add_server_options
 
     parser.add_argument("store", metavar="STORE", help="results store written by `votebench sweep`")
     add_server_options(parser)
@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the options and the store (one line on failure), then serve until Ctrl-C."""
-    from ..dashboard import check_port, is_loopback, serve, snapshot, token_option
+    from engine.app.dashboard import check_port, is_loopback, serve, snapshot, token_option
 
     check_port(args.port)
     token = token_option(args)

@@ -7,9 +7,9 @@ import sys
 import time
 from typing import Any
 
-from ...errors import VotebenchError
-from ..options import SCHEDULER_HELP, connect, lower_list
-from ..output import note, store_line
+from engine.app.options import SCHEDULER_HELP, connect, lower_list
+from engine.app.output import note, store_line
+from engine.errors import VotebenchError
 
 NAME = "sweep"
 HELP = "run a sweep file (rules x perturbations) into a resumable results store"
@@ -17,7 +17,7 @@ HELP = "run a sweep file (rules x perturbations) into a resumable results store"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CONFIG, ``--store``, ``--scheduler``, ``--overwrite``, ``--no-progress``, the live dashboard's options."""
-    from ..dashboard import add_server_options
+    from engine.app.dashboard import add_server_options
 
     parser.add_argument("config", metavar="CONFIG", help="sweep file (.toml, .yaml)")
     parser.add_argument("--store", default=None, metavar="PATH", help="results store (overrides the file's store)")
@@ -36,13 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load the sweep, run it (with the live dashboard when asked), print what the store holds."""
-    from ...distributed import embedded_client
-    from ...files import storage_errors
-    from ...sweep import direction_notes, load_config, resolve_store, run_sweep
+    from engine.distributed import embedded_client
+    from engine.io.files import storage_errors
+    from engine.sweep import direction_notes, load_config, resolve_store, run_sweep
 
     token = None
     if args.dashboard:
-        from ..dashboard import check_port, token_option
+        from engine.app.dashboard import check_port, token_option
 
         check_port(args.port)
         token = token_option(args)
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _start_dashboard(args: argparse.Namespace, store: Any, client: Any | None, token: str | None) -> Any:
-    from ..dashboard import dask_dashboard_link, start_in_background
+    from engine.app.dashboard import dask_dashboard_link, start_in_background
 
     board = start_in_background(store, host=args.host, port=args.port, token=token,
                                 dask_dashboard=dask_dashboard_link(client), run=True,
@@ -93,7 +93,7 @@ def _start_dashboard(args: argparse.Namespace, store: Any, client: Any | None, t
 
 def _print_store(path: Any, computed: int) -> None:
     """The groups of the store and their finished blocks (stdout), and how many this run computed (stderr)."""
-    from ...sweep import open_results, readable_results
+    from engine.sweep import open_results, readable_results
 
     lines = [f"# results store {path}"]
     total = 0

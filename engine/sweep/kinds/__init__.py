@@ -17,11 +17,11 @@ estimate, dashboard summary and state, report section) and one line::
     register_kind(MY_KIND)
 """
 
-from .base import KINDS, TASK_BYTES, Block, Kind, PlanContext, SpecCheck, aggregate_options, get_kind, register_kind
-from .bootstrap import BOOTSTRAP
-from .grid import GRID
-from .subsets import SUBSETS
-from .synthetic import MANIPULATION, RESCALING
+from engine.sweep.kinds.base import KINDS, TASK_BYTES, Block, Kind, PlanContext, SpecCheck, aggregate_options, get_kind, register_kind
+from engine.sweep.kinds.bootstrap import BOOTSTRAP
+from engine.sweep.kinds.grid import GRID
+from engine.sweep.kinds.subsets import SUBSETS
+from engine.sweep.kinds.synthetic import MANIPULATION, RESCALING
 
 for _kind in (BOOTSTRAP, SUBSETS, GRID, MANIPULATION, RESCALING):
     register_kind(_kind)

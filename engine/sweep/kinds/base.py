@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ...budget import MOST, check_size
-from ...errors import VotebenchError
-from ...magnitudes import shown
-from ...summaries import SummaryCodec
+from engine.budget import MOST, check_size
+from engine.errors import VotebenchError
+from engine.kernels.summaries import SummaryCodec
+from engine.magnitudes import shown
 
 __all__ = ["KINDS", "MOST_BLOCKS", "TASK_BYTES", "Block", "Kind", "PlanContext", "SpecCheck", "aggregate_options", "get_kind",
            "is_number", "register_kind", "replicate_blocks"]
@@ -203,14 +203,11 @@ class Kind:
         ``chunks(skeleton) -> {variable: chunk shape}``: one block per chunk (``done`` gets one flag per chunk).
     write : callable, optional
         ``write(grp, block, values)``: store a finished block (default ``grp[block.var][block.region] = values``).
-    summary : engine.summaries.SummaryCodec, optional
+    summary : engine.kernels.summaries.SummaryCodec, optional
         The block's mergeable summary for the live dashboard (None: no summary).
     dashboard : callable, optional
         ``dashboard(name, grp, level=, pool=, agree_budget=)``: the live state of a store group, an
         :class:`engine.sweep.live.GroupState` whose ``to_json()`` is the group in the page's snapshot.
-    report : callable, optional
-        ``report(section, group_name, ds) -> (title, html)``: the group's section of ``votebench report``
-        (``section``: :class:`engine.app.report.StoreSection`).
     """
 
     name: str
@@ -225,7 +222,6 @@ class Kind:
     write: Callable[[Any, Block, np.ndarray], None] | None = None
     summary: SummaryCodec | None = None
     dashboard: Callable[..., Any] | None = None
-    report: Callable[[Any, str, xr.Dataset], tuple[str, str]] | None = None
 
 
 #: the registered perturbation kinds, by name, in registration order

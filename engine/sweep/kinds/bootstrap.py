@@ -18,17 +18,17 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ...dims import REPLICATE, RULE, SYSTEM
-from ...distributed import bootstrap_source
-from ...summaries import SummaryCodec, bootstrap_block
-from ..live import GroupState, block_ids, json_ints, json_number, json_numbers, labels
-from .base import TASK_BYTES, Block, Kind, PlanContext, SpecCheck, replicate_blocks
+from engine.dims import REPLICATE, RULE, SYSTEM
+from engine.distributed import bootstrap_source
+from engine.kernels.summaries import SummaryCodec, bootstrap_block
+from engine.sweep.kinds.base import TASK_BYTES, Block, Kind, PlanContext, SpecCheck, replicate_blocks
+from engine.sweep.live import GroupState, block_ids, json_ints, json_number, json_numbers, labels
 
 __all__ = ["BOOTSTRAP", "BootstrapState", "SUMMARY"]
 
 
 def validate(spec: dict[str, Any], check: SpecCheck) -> dict[str, Any]:
-    from ...bootstrap import OVER
+    from engine.labelled.bootstrap import OVER
 
     spec.setdefault("over", "tasks")
     if spec["over"] not in OVER:
@@ -44,7 +44,7 @@ def validate(spec: dict[str, Any], check: SpecCheck) -> dict[str, Any]:
 
 def check_input(scores: xr.DataArray, spec: Mapping[str, Any], opts: Mapping[str, Any]) -> None:
     """Fail before any store is written when the bootstrap cannot run on this input with these options."""
-    from ...bootstrap import plan_for
+    from engine.labelled.bootstrap import plan_for
 
     plan_for(scores, spec["over"], opts)
 
@@ -80,7 +80,7 @@ def chunks(ds: xr.Dataset) -> dict[str, tuple[int, ...]]:
     return {"replicate_score": (1, int(ds.attrs["block"]), ds.sizes[SYSTEM])}
 
 
-# ------------------------------------------------------------------------------------ summary (engine.summaries)
+# ------------------------------------------------------------------------------------ summary (engine.kernels.summaries)
 def _layout(grp: Any) -> dict[str, tuple[tuple[int, ...], str]]:
     S = int(grp["replicate_score"].shape[-1])
     return {"counts": ((3, S, S), "int32"), "sums": ((4 * S + 4,), "float64")}
@@ -102,7 +102,7 @@ def _unpack(packed: Mapping[str, np.ndarray], _shape: Any) -> dict[str, np.ndarr
             "scalars": sums[-4:]}
 
 
-#: per block: rank histogram, wins, co-presence (int32) and the W / Spearman sums (see :mod:`engine.summaries`)
+#: per block: rank histogram, wins, co-presence (int32) and the W / Spearman sums (see :mod:`engine.kernels.summaries`)
 SUMMARY = SummaryCodec(block=bootstrap_block, layout=_layout, pack=_pack, unpack=_unpack)
 
 
@@ -132,8 +132,8 @@ class BootstrapState(GroupState):
 
     def __init__(self, name: str, grp: Any, *, level: float, pool: int, agree_budget: float | None = None) -> None:
         """``agree_budget``: seconds of tau computations per poll (None: no limit; the rest waits for the next polls)."""
-        from ...kernels.ranking import min_rank
-        from ...summaries import BootstrapSums, SummaryReader
+        from engine.kernels.ranking import min_rank
+        from engine.kernels.summaries import BootstrapSums, SummaryReader
 
         super().__init__(name, grp)
         self.level, self.pool_cap, self.agree_budget = level, pool, agree_budget
@@ -162,7 +162,7 @@ class BootstrapState(GroupState):
         self.stats: list[dict[str, Any] | None] = [None] * self.R
 
     def _full_tau(self) -> list[list[float | None]]:
-        from ...kernels.kemeny import kendall_tau_b
+        from engine.kernels.kemeny import kendall_tau_b
 
         tau: list[list[float | None]] = [[1.0 if i == j else None for j in range(self.R)] for i in range(self.R)]
         if self.point is not None:
@@ -258,8 +258,8 @@ class BootstrapState(GroupState):
         return done > 0
 
     def _pool_rho(self, ri: int) -> float:
-        """Mean Spearman over the pooled replicates (:func:`engine.metrics.concordance`, in replicate order)."""
-        from ... import metrics
+        """Mean Spearman over the pooled replicates (:func:`engine.kernels.metrics.concordance`, in replicate order)."""
+        from engine.kernels import metrics
 
         rho = self.pool_rho[ri]
         if rho is None:
@@ -270,8 +270,8 @@ class BootstrapState(GroupState):
 
     def _ranking(self, ri: int) -> tuple[np.ndarray, np.ndarray, str]:
         """Score, rank and where they come from: the stored full-data ranking, else the mean replicate rank."""
-        from ...kernels.ranking import min_rank
-        from ...summaries import bootstrap_statistics
+        from engine.kernels.ranking import min_rank
+        from engine.kernels.summaries import bootstrap_statistics
 
         if self.point is not None and self.rank is not None:
             return self.point[ri], self.rank[ri], "full data"
@@ -290,8 +290,8 @@ class BootstrapState(GroupState):
         return self._pool_rho(ri), rho_n, note
 
     def _rule(self, ri: int) -> dict[str, Any]:
-        from ... import metrics
-        from ...summaries import bootstrap_statistics
+        from engine.kernels import metrics
+        from engine.kernels.summaries import bootstrap_statistics
 
         cached = self.stats[ri]
         if cached is not None:
@@ -344,12 +344,5 @@ class BootstrapState(GroupState):
         }
 
 
-def report(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
-    """Rank intervals and stability of the stored replicates (the rules of the report, done blocks only)."""
-    from ...app.report import bootstrap_store_section
-
-    return bootstrap_store_section(section, gname, ds)
-
-
 BOOTSTRAP = Kind("bootstrap", frozenset({"over", "replicates", "block"}), validate, plan, run_block=bootstrap_source,
-                 check=check_input, memory=memory, chunks=chunks, summary=SUMMARY, dashboard=BootstrapState, report=report)
+                 check=check_input, memory=memory, chunks=chunks, summary=SUMMARY, dashboard=BootstrapState)

@@ -7,7 +7,6 @@ Store group ``<input>/<name>``: ``score`` and ``rank`` (point, system),
 
 from __future__ import annotations
 
-import html
 import itertools
 import json
 import math
@@ -17,10 +16,10 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ...dims import SYSTEM
-from ...magnitudes import check_option_values, shown
-from ..live import GroupState, labels
-from .base import TASK_BYTES, Block, Kind, PlanContext, SpecCheck
+from engine.dims import SYSTEM
+from engine.magnitudes import check_option_values, shown
+from engine.sweep.kinds.base import TASK_BYTES, Block, Kind, PlanContext, SpecCheck
+from engine.sweep.live import GroupState, labels
 
 __all__ = ["GRID", "MOST_POINTS", "GridState", "grid_block"]
 
@@ -32,7 +31,7 @@ _POINT_BYTES = TASK_BYTES + 512.0
 
 
 def validate(spec: dict[str, Any], check: SpecCheck) -> dict[str, Any]:
-    from ...rules import get_rule
+    from engine.rules import get_rule
 
     if "rule" not in spec or "params" not in spec or not isinstance(spec["params"], dict) or not spec["params"]:
         raise check.fail("needs rule = ... and params = {name = [values]}", kind=True)
@@ -60,7 +59,7 @@ def memory(spec: Mapping[str, Any], n_rules: int, n_systems: int) -> tuple[float
 
 def grid_block(src: Any, opts: Mapping[str, Any]) -> np.ndarray:
     """Full-data ``score`` and ``rank`` ``(2, S)`` of the input ``src`` (read by this process) with ``opts``."""
-    from ...distributed import load_source, rank_scores
+    from engine.distributed import load_source, rank_scores
 
     scores, _ = load_source(src)
     score, rank, _ = rank_scores(scores, opts)
@@ -114,7 +113,7 @@ class GridState(GroupState):
         return {"name": self.name, "input": self.input, "kind": "grid", "rule": self.rule, **self.progress(), "points": points}
 
 
-def _point_labels(ds: xr.Dataset, done: np.ndarray) -> list[str]:
+def point_labels(ds: xr.Dataset, done: np.ndarray) -> list[str]:
     out = []
     for p in np.asarray(ds["point"].values)[done]:
         try:
@@ -124,33 +123,6 @@ def _point_labels(ds: xr.Dataset, done: np.ndarray) -> list[str]:
     return out
 
 
-def report(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
-    """A heat map and a table of the ranks at every done grid point (the top systems in the figure)."""
-    from ...app import plots
-    from ...app.report import select_systems
-
-    ds = ds.compute()
-    done = np.asarray(ds["done"].values, dtype=bool)
-    R = np.asarray(ds["rank"].values, dtype=np.float64)[done]  # (point, system)
-    points = _point_labels(ds, done)
-    systems = [str(s) for s in ds[SYSTEM].values]
-    present = np.isfinite(R).any(axis=0)
-    if R.shape[0] == 0 or present.sum() < 2:
-        return (f"Parameter grid: {gname}", "<p>No finished grid points.</p>")
-    R = R[:, present]
-    systems = [s for s, p in zip(systems, present) if p]
-    idx = select_systems(R, section.top_k)
-    suffix = f" (top {len(idx)} of {len(systems)} systems)" if len(idx) < len(systems) else ""
-    da = xr.DataArray(R[:, idx].T, dims=(SYSTEM, "point"), coords={SYSTEM: [systems[i] for i in idx], "point": points})
-    fig = plots.rank_heatmap_figure(da, title=f"{ds.attrs.get('rule', '')}: ranks across parameter points{suffix}")
-    rows = [[systems[i]] + [float(v) for v in R[:, i]] for i in range(len(systems))]
-    tab = section.table(f"{gname}_ranks", ["system"] + points, rows, [[r[0]] + [f"{v:g}" for v in r[1:]] for r in rows],
-                        caption="Ranks per grid point:", show=False)
-    cap = (f"Ranks of {html.escape(str(ds.attrs.get('rule', '')))} at every parameter point of {html.escape(gname)}, "
-           f"systems clustered on their ranks{html.escape(suffix)}.")
-    return (f"Parameter grid: {gname}", section.figure(f"{gname}_rank_heatmap", fig, cap) + "\n" + tab)
-
-
 #: no summary: the dashboard reads a finished point's ranks (one row)
 GRID = Kind("grid", frozenset({"rule", "params"}), validate, plan, run_block=grid_block, memory=memory, write=write,
-            dashboard=GridState, report=report)
+            dashboard=GridState)

@@ -3,7 +3,7 @@
 Store group ``<input>/<name>``: ``tau`` (rule, subset_size, replicate) and
 ``done`` (rule, subset_size, block); attrs ``repeats``, ``block``, ``seed``.
 One block is one rule, one subset size and ``block`` repeats of
-:func:`engine.robustness.task_subset_curve`.
+:func:`engine.labelled.robustness.task_subset_curve`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ...dims import REPLICATE, RULE
-from ...errors import VotebenchError
-from ...magnitudes import shown
-from ...summaries import MomentSums, SummaryReader, stats_codec, subsets_block
-from ..live import GroupState, block_ids, json_numbers, labels
-from .base import TASK_BYTES, Block, Kind, PlanContext, SpecCheck, replicate_blocks
+from engine.dims import REPLICATE, RULE
+from engine.errors import VotebenchError
+from engine.kernels.summaries import MomentSums, SummaryReader, stats_codec, subsets_block
+from engine.magnitudes import shown
+from engine.sweep.kinds.base import TASK_BYTES, Block, Kind, PlanContext, SpecCheck, replicate_blocks
+from engine.sweep.live import GroupState, block_ids, json_numbers, labels
 
 __all__ = ["SUBSETS", "SubsetsState", "subset_block"]
 
@@ -40,8 +40,8 @@ def validate(spec: dict[str, Any], check: SpecCheck) -> dict[str, Any]:
 
 def subset_block(src: Any, opts: Mapping[str, Any], size: int, ids: np.ndarray, seed: int) -> np.ndarray:
     """Taus ``(len(ids),)`` of the subsets ``ids`` of ``size`` tasks of the input ``src`` (read by this process)."""
-    from ...distributed import load_source
-    from ...robustness import task_subset_curve
+    from engine.distributed import load_source
+    from engine.labelled.robustness import task_subset_curve
 
     scores, _ = load_source(src)
     kw = {k: v for k, v in opts.items() if k in ("level", "missing", "options")}
@@ -117,17 +117,5 @@ class SubsetsState(GroupState):
                 "repeats": self.n, **self.progress(), "rules": rules}
 
 
-def report(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
-    """The subset curves of the report's rules (mean and std tau per subset size)."""
-    from ...app.report import subset_curves
-
-    sub = ds.sel({RULE: section.labels}).compute()
-    title = f"Task-subset robustness ({gname}, {int(ds.attrs.get('repeats', ds.sizes['replicate']))} subsets per size)"
-    return (f"Task-subset robustness: {gname}", subset_curves(
-        section, f"{gname}_subset_curves", sub, title,
-        "Kendall tau-b between the ranking on random task subsets and on all tasks, mean and +-1 std "
-        "over the subsets the store holds (Colombo et al. 2022, Fig. 5)."))
-
-
 SUBSETS = Kind("subsets", frozenset({"sizes", "repeats", "block"}), validate, plan, run_block=subset_block, memory=memory,
-               chunks=chunks, summary=SUMMARY, dashboard=SubsetsState, report=report)
+               chunks=chunks, summary=SUMMARY, dashboard=SubsetsState)

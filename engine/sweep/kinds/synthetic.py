@@ -1,7 +1,7 @@
 """Perturbation kinds ``manipulation`` and ``rescaling``: Colombo et al. (2022) sections 4.2 and 4.3 on synthetic benchmarks.
 
 They read no input: each is stored once, in group ``synthetic/<name>``, as
-:func:`engine.robustness.manipulation_curve` / :func:`~engine.robustness.rescaling_curve`
+:func:`engine.labelled.robustness.manipulation_curve` / :func:`~engine.labelled.robustness.rescaling_curve`
 compute it with the sweep's ``seed``: ``error`` and ``tau`` (rule, phi,
 n_corrupted | factor, replicate), coords ``level`` and ``paper_name`` per rule
 (variant), ``done`` (rule, block).  One block is one variant and ``block``
@@ -10,7 +10,6 @@ replicates.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -18,14 +17,14 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ...dims import REPLICATE, RULE
-from ...summaries import MomentSums, SummaryReader, curve_block, stats_codec
-from ..live import GroupState, block_ids, json_number, json_numbers, labels
-from .base import TASK_BYTES, Block, Kind, PlanContext, SpecCheck, is_number, replicate_blocks
+from engine.dims import REPLICATE, RULE
+from engine.kernels.summaries import MomentSums, SummaryReader, curve_block, stats_codec
+from engine.sweep.kinds.base import TASK_BYTES, Block, Kind, PlanContext, SpecCheck, is_number, replicate_blocks
+from engine.sweep.live import GroupState, block_ids, json_number, json_numbers, labels
 
 __all__ = ["MANIPULATION", "RESCALING", "CurveState", "synthetic_block"]
 
-#: defaults: those of engine.robustness.manipulation_curve / rescaling_curve (paper: N = T = K = 20)
+#: defaults: those of engine.labelled.robustness.manipulation_curve / rescaling_curve (paper: N = T = K = 20)
 DEFAULTS: dict[str, dict[str, Any]] = {
     "manipulation": {"phis": [0.05, 0.1, 0.3], "n_systems": 20, "n_tasks": 20, "n_instances": 20, "repeats": 20, "block": 10,
                      "corrupt_location": 1.0, "scale": 1.0},
@@ -34,14 +33,14 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 _COMMON = {"variants", "options", "phis", "n_systems", "n_tasks", "n_instances", "repeats", "block", "corrupt_location", "scale"}
 #: the axis of the curve of each kind, and the keys of the curve function that are not the common ones
-_AXIS = {"manipulation": ("n_corrupted", ["n_corrupted"]), "rescaling": ("factor", ["factors", "reversed_task"])}
+AXIS = {"manipulation": ("n_corrupted", ["n_corrupted"]), "rescaling": ("factor", ["factors", "reversed_task"])}
 _EXPERIMENT = {"manipulation": "robustness to manipulation (Colombo et al. 2022, section 4.2)",
                "rescaling": "robustness to scaling (Colombo et al. 2022, section 4.3)"}
 
 
 def _check_common(spec: dict[str, Any], check: SpecCheck) -> None:
-    from ...errors import VotebenchError
-    from ...robustness import parse_variant
+    from engine.errors import VotebenchError
+    from engine.labelled.robustness import parse_variant
 
     check.positive(spec, "n_systems", "n_tasks", "n_instances", "repeats", "block")
     if spec["n_systems"] < 2:
@@ -74,7 +73,7 @@ def _validator(kind: str) -> Callable[[dict[str, Any], SpecCheck], dict[str, Any
     """Defaults and checks of a ``manipulation`` or ``rescaling`` perturbation (errors name the key)."""
 
     def validate(spec: dict[str, Any], check: SpecCheck) -> dict[str, Any]:
-        from ...robustness import COLOMBO_VARIANTS
+        from engine.labelled.robustness import COLOMBO_VARIANTS
 
         spec = {**{k: list(v) if isinstance(v, list) else v for k, v in DEFAULTS[kind].items()}, **spec}
         spec.setdefault("name", kind)
@@ -101,13 +100,13 @@ def _validator(kind: str) -> Callable[[dict[str, Any], SpecCheck], dict[str, Any
 
 def curve_params(pert: Mapping[str, Any]) -> dict[str, Any]:
     """Keyword arguments of ``manipulation_curve`` / ``rescaling_curve`` for a synthetic perturbation (not rules, repeats, seed)."""
-    keys = ["phis", "n_systems", "n_tasks", "n_instances", "corrupt_location", "scale", "options", *_AXIS[pert["kind"]][1]]
+    keys = ["phis", "n_systems", "n_tasks", "n_instances", "corrupt_location", "scale", "options", *AXIS[pert["kind"]][1]]
     return {k: pert[k] for k in keys}
 
 
 def synthetic_block(kind: str, params: Mapping[str, Any], variant: str, ids: np.ndarray, seed: int) -> np.ndarray:
     """``error`` and ``tau`` ``(2, phi, n_corrupted | factor, replicate)`` of one variant for replicates ``ids``; no input."""
-    from ...robustness import manipulation_curve, rescaling_curve
+    from engine.labelled.robustness import manipulation_curve, rescaling_curve
 
     curves: dict[str, Callable[..., xr.Dataset]] = {"manipulation": manipulation_curve, "rescaling": rescaling_curve}
     curve = curves[kind]
@@ -129,11 +128,11 @@ def _attrs(pert: Mapping[str, Any], params: Mapping[str, Any], seed: int) -> dic
 
 def plan(ctx: PlanContext) -> tuple[xr.Dataset, list[Block]]:
     """Skeleton and blocks of a ``manipulation`` / ``rescaling`` perturbation: one block per variant and replicate block."""
-    from ...robustness import PAPER_NAMES, parse_variant
+    from engine.labelled.robustness import PAPER_NAMES, parse_variant
 
     pert = ctx.spec
     kind, variants = pert["kind"], list(pert["variants"])
-    axis = _AXIS[kind][0]
+    axis = AXIS[kind][0]
     values = [int(k) for k in pert["n_corrupted"]] if kind == "manipulation" else [float(f) for f in pert["factors"]]
     phis = [float(v) for v in pert["phis"]]
     n = pert["repeats"]
@@ -183,7 +182,7 @@ class CurveState(GroupState):
     def __init__(self, name: str, grp: Any, **_: Any) -> None:
         super().__init__(name, grp)
         self.kind = str(grp.attrs.get("kind"))
-        self.axis = _AXIS[self.kind][0]
+        self.axis = AXIS[self.kind][0]
         self.labels = labels(grp["rule"])
         self.phis = [float(v) for v in np.asarray(grp["phi"][...]).ravel()]
         self.values = [float(v) for v in np.asarray(grp[self.axis][...]).ravel()]
@@ -217,7 +216,7 @@ class CurveState(GroupState):
                 "values": [json_number(v) for v in self.values], "repeats": self.n, **self.progress(), "rows": rows}
 
 
-def _error_stats(ds: xr.Dataset, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def error_stats(ds: xr.Dataset, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Mean and std of the error, mean tau and count of finite errors over the finished replicates ``keep``."""
     mask = keep[:, None, None, :]
     err = np.where(mask, np.asarray(ds["error"].values, dtype=np.float64), np.nan)
@@ -230,37 +229,9 @@ def _error_stats(ds: xr.Dataset, keep: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return mean, np.where(cnt > 1, std, np.nan), tau_mean, cnt
 
 
-def report(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
-    """Mean error of a synthetic ``manipulation``/``rescaling`` group over its done replicates, as a table."""
-    ds = ds.compute()
-    kind = str(ds.attrs["kind"])
-    axis = _AXIS[kind][0]
-    title = f"Synthetic {kind}: {gname}"
-    n, b = ds.sizes["replicate"], int(ds.attrs.get("block", ds.sizes["replicate"]))
-    keep = np.asarray(ds["done"].values, dtype=bool)[:, np.arange(n) // b]  # (rule, replicate)
-    if not keep.any():
-        return title, "<p>No finished replicates.</p>"
-    mean, std, tau_mean, cnt = _error_stats(ds, keep)
-    rules, phis, values = [str(r) for r in ds[RULE].values], [float(v) for v in ds["phi"].values], list(ds[axis].values)
-    csv_rows = [[rules[i], phis[j], values[m].item(), float(mean[i, j, m]), float(std[i, j, m]), float(tau_mean[i, j, m]),
-                 int(cnt[i, j, m])] for i in range(len(rules)) for j in range(len(phis)) for m in range(len(values))]
-    text = [[rules[i], f"{phis[j]:g}"] + [f"{v:.3f}" if np.isfinite(v) else "" for v in mean[i, j]]
-            for i in range(len(rules)) for j in range(len(phis))]
-    tab = section.table(f"{gname}_error", ["rule", "phi"] + [f"{v:g}" for v in values], csv_rows, text,
-                        csv_header=["rule", "phi", axis, "error_mean", "error_std", "tau_mean", "n"],
-                        caption=f"Mean error by {axis}:")
-    what = "corrupted tasks (section 4.2)" if kind == "manipulation" else "the rescaling factor of one task (section 4.3)"
-    cap = (f"<p>Mean normalized Kendall distance between the aggregated ranking and the ground truth of "
-           f"{html.escape(str(ds.attrs.get('n_systems', '')))} synthetic systems, over the {int(keep.sum(axis=1).max())} "
-           f"finished replicates, per rule variant and signal strength phi (rows) and {html.escape(what)} (columns), "
-           f"Colombo et al. 2022. The CSV adds its standard deviation and the mean Kendall tau-b.</p>")
-    return title, cap + tab
-
-
 def _kind(name: str) -> Kind:
-    return Kind(name, frozenset(_COMMON | set(_AXIS[name][1])), _validator(name), plan, run_block=synthetic_block,
-                needs_input=False, memory=memory, chunks=chunks, write=write, summary=SUMMARY, dashboard=CurveState,
-                report=report)
+    return Kind(name, frozenset(_COMMON | set(AXIS[name][1])), _validator(name), plan, run_block=synthetic_block,
+                needs_input=False, memory=memory, chunks=chunks, write=write, summary=SUMMARY, dashboard=CurveState)
 
 
 MANIPULATION = _kind("manipulation")

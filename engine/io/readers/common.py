@@ -1,0 +1,180 @@
+"""Helpers shared by the readers: reading text and JSON with one-line errors, option values, assembling long rows.
+
+Everything here is a building block for a reader's opener; none of it knows a
+particular file format.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import math
+import os
+import re
+import zlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from engine.errors import VotebenchError
+from engine.kernels.ranking import natural_key
+from engine.labelled.canonical import scores_from_array
+
+__all__ = ["assemble", "check_mapping_tasks", "json_lines", "label", "need_two", "parse_task_option", "per_task_option",
+           "read_json", "reading_text", "short_list"]
+
+
+@contextlib.contextmanager
+def reading_text(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Context manager turning the errors of reading a (gzipped) UTF-8 text file into one-line :class:`VotebenchError`.
+
+    Parameters
+    ----------
+    path : path-like
+        The file read inside the block (named in the message).
+    """
+    try:
+        yield
+    except UnicodeDecodeError:
+        raise VotebenchError(f"{path}: not a UTF-8 text file") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise VotebenchError(f"{path}: not a valid gzip file ({exc})") from None
+    except OSError as exc:
+        raise VotebenchError(f"{path}: cannot read file ({exc.strerror or exc})") from None
+
+
+def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, object)`` for every non-blank line of a (gzipped) JSONL file.
+
+    Raises
+    ------
+    VotebenchError
+        For a line that is not JSON or not a JSON object (with its line number), or an unreadable file.
+    """
+    opener: Any = gzip.open if path.name.lower().endswith(".gz") else open
+    with reading_text(path), opener(path, "rt", encoding="utf-8-sig") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.strip():
+                yield lineno, _json_object(line, f"{path}: line {lineno}")
+
+
+def _json_object(line: str, where: str) -> dict[str, Any]:
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise VotebenchError(f"{where}: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:  # an integer of over 4,300 digits
+        raise VotebenchError(f"{where}: not valid JSON ({exc})") from None
+    if isinstance(obj, dict):
+        return obj
+    raise VotebenchError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+
+
+def read_json(path: Path, what: str) -> Any:
+    """The content of a JSON file; an unreadable or invalid one raises :class:`VotebenchError` saying it is not a ``what`` file."""
+    try:
+        with open(path, encoding="utf-8-sig") as fh:
+            return json.load(fh)
+    except ValueError as exc:  # bad JSON, bad UTF-8, an integer of over 4,300 digits
+        raise VotebenchError(f"{path}: not a valid {what} JSON file ({exc})") from None
+    except OSError as exc:
+        raise VotebenchError(f"{path}: cannot read file ({exc.strerror or exc})") from None
+
+
+def label(value: Any) -> str | None:
+    """A system/task/instance label from JSON: a non-empty string or an integer (as text); else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def per_task_option(option: Any, task: str) -> Any:
+    """The value of an option for ``task``: its entry in a mapping (``None`` when absent), else the option itself."""
+    return option.get(task) if isinstance(option, Mapping) else option
+
+
+def check_mapping_tasks(option: Any, tasks: list[str], name: str, source: Path) -> None:
+    """A mapping option (task -> value) names only tasks of the input; else :class:`VotebenchError`."""
+    if isinstance(option, Mapping):
+        unknown = sorted(set(map(str, option)) - set(tasks))
+        if unknown:
+            raise VotebenchError(f"{source}: {name} names unknown task(s): {', '.join(unknown[:5])} (tasks: {short_list(tasks)})")
+
+
+def short_list(items: list[str], n: int = 8) -> str:
+    """The first ``n`` items joined by commas, with the count when there are more; ``"none"`` for no item."""
+    items = list(items)
+    return ", ".join(items[:n]) + (f", ... ({len(items)} in all)" if len(items) > n else "") if items else "none"
+
+
+def need_two(systems: list[str], source: Path, what: str, hint: str) -> None:
+    """At least two systems; else :class:`VotebenchError` saying what was found and ``hint``."""
+    if len(systems) < 2:
+        raise VotebenchError(f"{source}: {what} of only {len(systems)} system ({short_list(systems)}); {hint}")
+
+
+def assemble(
+    rows: list[tuple[str, str, str, float]],
+    *,
+    source: Path,
+    systems: list[str],
+    tasks: list[str],
+    sort_instances: bool = True,
+    higher_is_better: Mapping[str, bool] | None = None,
+    groups: Mapping[str, str] | None = None,
+    attrs: Mapping[str, Any] | None = None,
+) -> xr.DataArray:
+    """Unique long rows (system, task, instance label, score) -> canonical tensor.
+
+    Systems and tasks keep the given order; instances are the union of the labels,
+    in natural order (``2`` before ``10``, ``id2`` before ``id10``) or, with
+    ``sort_instances=False``, in order of first appearance; integer labels become ints.
+    """
+    if not rows:
+        raise VotebenchError(f"{source}: no score rows")
+    labels = list(dict.fromkeys(r[2] for r in rows))
+    if sort_instances:
+        labels.sort(key=natural_key)
+    s_pos = {s: n for n, s in enumerate(systems)}
+    t_pos = {t: n for n, t in enumerate(tasks)}
+    i_pos = {k: n for n, k in enumerate(labels)}
+    buf = np.full((len(tasks), len(labels), len(systems)), np.nan)
+    for system, task, inst, value in rows:
+        if math.isinf(value):
+            raise VotebenchError(f"{source}: score of system {system!r} on task {task!r}, instance {inst!r} is not finite ({value})")
+        buf[t_pos[task], i_pos[inst], s_pos[system]] = value
+    empty = np.isnan(buf).all(axis=(1, 2))
+    if empty.any():
+        raise VotebenchError(f"{source}: task {tasks[int(np.argmax(empty))]!r} has no scores (all missing)")
+    instances: list[Any] = labels
+    if all(re.fullmatch(r"-?\d+", k) for k in labels) and len({int(k) for k in labels}) == len(labels):
+        instances = [int(k) for k in labels]
+    return scores_from_array(
+        buf, systems=systems, tasks=tasks, instances=instances, higher_is_better=dict(higher_is_better or {}),
+        groups=dict(groups or {}), attrs=attrs, layout="system-last",
+    )
+
+
+def parse_task_option(text: str | None) -> str | dict[str, str] | None:
+    """Parse a command-line value of ``--metric`` / ``--filter`` / ``--split``.
+
+    ``"acc"`` -> ``"acc"`` (every task); ``"arc_easy=acc_norm,gsm8k=exact_match"`` ->
+    ``{"arc_easy": "acc_norm", "gsm8k": "exact_match"}`` (other tasks: the default).
+    ``None`` or blank -> None.
+    """
+    if text is None or not text.strip():
+        return None
+    if "=" not in text:
+        return text.strip()
+    out: dict[str, str] = {}
+    for item in text.split(","):
+        task, sep, value = item.partition("=")
+        if not sep or not task.strip() or not value.strip():
+            raise VotebenchError(f"{text!r}: expected NAME or TASK=NAME[,TASK=NAME...]")
+        out[task.strip()] = value.strip()
+    return out
