@@ -60,7 +60,7 @@ def find_root() -> Path:
     env = os.environ.get("VOTEBENCH_ROOT")
     if env:
         return Path(env).resolve()
-    package_parent = Path(__file__).resolve().parent.parent
+    package_parent = Path(__file__).resolve().parents[2]  # engine/app/experiment.py: the folder above engine/
     if (package_parent / "experiments").is_dir():
         return package_parent
     try:
