@@ -5,7 +5,8 @@ Runs one ``votebench`` command in a fresh process of a checkout (``PYTHONPATH`` 
 
 * Python's audit hook counting every ``open`` of the input file (``builtins.open``, ``io.open``, ``os.open``,
   ``gzip.open``; readers that open files in C, such as pyarrow's CSV reader, are not seen: the count is a lower bound);
-* the planning step (``prepare``) and the tensor check (``validate_scores``) wrapped to count their calls, found
+* the planning step (``prepare``) and the tensor check (``validate_scores``) wrapped to count their calls, and
+  the plans made (``Plan`` objects built: a request planned once is one plan however many steps ask for it), found
   in ``engine.labelled`` (this layout) or directly under ``engine`` (the layout before it);
 * ``sys.modules`` read at exit: the ``engine`` modules the command imported.
 
@@ -37,7 +38,7 @@ def hook(event, args):
     if event == "open" and args and isinstance(args[0], (str, bytes)) and str(args[0]).endswith(target):
         opens.append(str(args[0]))
 sys.addaudithook(hook)
-counts = {"prepare": 0, "validate_scores": 0}
+counts = {"prepare": 0, "plans": 0, "validate_scores": 0}
 def wrap(modnames, name):
     for m in modnames:
         try:
@@ -53,6 +54,17 @@ def wrap(modnames, name):
             return
 wrap(["engine.labelled.canonical", "engine.canonical"], "validate_scores")
 wrap(["engine.labelled.core", "engine.core"], "prepare")
+for m in ["engine.labelled.core", "engine.core"]:
+    try:
+        Plan = importlib.import_module(m).Plan
+    except ImportError:
+        continue
+    init = Plan.__init__
+    def made(self, *a, __init=init, **k):
+        counts["plans"] += 1
+        __init(self, *a, **k)
+    Plan.__init__ = made
+    break
 def report():
     mods = sorted(m for m in sys.modules if m == "engine" or m.startswith("engine."))
     sys.stderr.write("TRACE " + json.dumps({"modules": len(mods), "module_names": mods, "opens": len(opens), **counts}) + "\n")
@@ -85,10 +97,11 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "request_trace.json").write_text(json.dumps(out, indent=1) + "\n")
     print(f"`votebench {' '.join(COMMAND)}`\n")
-    print("| checkout | engine modules imported | opens of the input (Python-level) | `prepare` calls | `validate_scores` calls |")
-    print("|---|---:|---:|---:|---:|")
+    print("| checkout | engine modules imported | opens of the input (Python-level) | `prepare` calls | plans made | "
+          "`validate_scores` calls |")
+    print("|---|---:|---:|---:|---:|---:|")
     for label, r in out.items():
-        print(f"| {label} | {r['modules']} | {r['opens']} | {r['prepare']} | {r['validate_scores']} |")
+        print(f"| {label} | {r['modules']} | {r['opens']} | {r['prepare']} | {r['plans']} | {r['validate_scores']} |")
 
 
 if __name__ == "__main__":

@@ -116,13 +116,13 @@ def leaders_command() -> types.ModuleType:
 
 
 def test_a_new_sub_command_is_one_module_and_one_commands_entry(tmp_path, capsys):
-    from engine.app.cli import COMMANDS, build_parser, main, subparsers
+    from engine.app.cli import COMMANDS, build_parser, command_module, main, subparsers
 
     leaders = leaders_command()
     commands = (*COMMANDS, leaders)  # the one line: the module appended to COMMANDS
     help_text = build_parser(commands).format_help()
     assert "leaders" in help_text and "the best systems of every task" in help_text
-    assert list(subparsers(build_parser(commands))) == [m.NAME for m in COMMANDS] + ["leaders"]
+    assert list(subparsers(build_parser(commands))) == [command_module(m).NAME for m in COMMANDS] + ["leaders"]
     assert "leaders" not in subparsers(build_parser())  # the built-in parser does not have it
 
     rows = {"a": [0.9, 3.0, 0.2], "b": [0.9, 1.0, 0.7], "c": [0.5, 2.0, 0.1]}

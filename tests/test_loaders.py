@@ -22,7 +22,10 @@ import pytest
 from conftest import bf_aggregate, one_line_error, run_cli
 
 import engine
-from engine import loaders
+from engine.io.readers import parse_task_option
+from engine.io.readers.helm import read_helm
+from engine.io.readers.jsonl import read_jsonl
+from engine.io.readers.lm_eval import read_lm_eval
 
 NAN = math.nan
 
@@ -183,7 +186,7 @@ def test_lm_eval_folder_exact_values(tmp_path):
     assert s["n_instances"].values.tolist() == [4, 3]
     assert s.attrs["format"] == "lm-eval" and s.attrs["name"] == "out"
     # read_lm_eval directly gives the same tensor
-    np.testing.assert_array_equal(loaders.read_lm_eval(root).values, s.values)
+    np.testing.assert_array_equal(read_lm_eval(root).values, s.values)
 
 
 def test_lm_eval_metric_and_filter_options(tmp_path):
@@ -191,7 +194,7 @@ def test_lm_eval_metric_and_filter_options(tmp_path):
     s = engine.open_scores(root, metric={"arc_easy": "acc_norm"}, filter={"gsm8k": "flexible-extract"})
     np.testing.assert_array_equal(s.values, expected_lm("acc_norm", "flexible-extract"))
     assert json.loads(s.attrs["filter"])["gsm8k"] == "flexible-extract"
-    s = loaders.read_lm_eval(root, filter={"gsm8k": "flexible-extract"})
+    s = read_lm_eval(root, filter={"gsm8k": "flexible-extract"})
     np.testing.assert_array_equal(s.values, expected_lm("acc", "flexible-extract"))
     # a plain string metric applies to every task: gsm8k has no acc_norm
     msg = error_of(engine.open_scores, root, metric="acc_norm")
@@ -542,7 +545,7 @@ def test_helm_exact_values(tmp_path):
     assert json.loads(s.attrs["metric"]) == {"boolq": "exact_match", MMLU: "exact_match"}
     assert json.loads(s.attrs["split"]) == {"boolq": "test", MMLU: "test"}
     # the suite folder and read_helm give the same
-    assert as_dict(loaders.read_helm(root / "runs" / "v1")) == HELM_EXPECTED
+    assert as_dict(read_helm(root / "runs" / "v1")) == HELM_EXPECTED
 
 
 def test_helm_options(tmp_path):
@@ -652,7 +655,7 @@ def test_generic_jsonl(tmp_path, name):
     # the sidecar beside it is read (also for .jsonl.gz)
     (tmp_path / "g.meta.json").write_text(json.dumps({"higher_is_better": {"t2": False}}))
     assert engine.open_scores(path)["higher_is_better"].values.tolist() == [True, False]
-    np.testing.assert_array_equal(loaders.read_jsonl(path).values, s.values)
+    np.testing.assert_array_equal(read_jsonl(path).values, s.values)
 
 
 def test_generic_jsonl_task_level_matches_csv(tmp_path):
@@ -735,8 +738,8 @@ def test_cli_reports_loader_errors(tmp_path, capsys):
 
 
 def test_parse_task_option():
-    assert loaders.parse_task_option(None) is None and loaders.parse_task_option("  ") is None
-    assert loaders.parse_task_option(" acc ") == "acc"
-    assert loaders.parse_task_option("arc_easy=acc_norm, gsm8k=exact_match") == {"arc_easy": "acc_norm", "gsm8k": "exact_match"}
+    assert parse_task_option(None) is None and parse_task_option("  ") is None
+    assert parse_task_option(" acc ") == "acc"
+    assert parse_task_option("arc_easy=acc_norm, gsm8k=exact_match") == {"arc_easy": "acc_norm", "gsm8k": "exact_match"}
     for bad in ("acc,gsm8k=exact_match", "=acc", "arc_easy="):
-        assert "expected NAME or TASK=NAME" in error_of(loaders.parse_task_option, bad)
+        assert "expected NAME or TASK=NAME" in error_of(parse_task_option, bad)

@@ -14,20 +14,33 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 from types import ModuleType
 from typing import Any, NoReturn
 
 from engine.app import output
-from engine.app.commands import agreement, bootstrap, compare, condorcet, convert, experiment, rank, report, rules, serve, sweep
 from engine.app.config import config_defaults, read_config
 from engine.app.options import add_progress_option, progress_shown
 from engine.errors import VotebenchError
 
-__all__ = ["COMMANDS", "build_parser", "main", "one_line", "subparsers"]
+__all__ = ["COMMANDS", "build_parser", "command_module", "main", "one_line", "subparsers"]
 
-#: the sub-command modules, in the order of ``votebench --help``
-COMMANDS: tuple[ModuleType, ...] = (rank, condorcet, bootstrap, compare, agreement, sweep, convert, rules, report, serve,
-                                     experiment)
+#: the sub-commands, in the order of ``votebench --help``: a module, or the name of one in :mod:`engine.app.commands`
+#: (imported only when its command runs, or for ``--help``)
+COMMANDS: tuple[ModuleType | str, ...] = ("rank", "condorcet", "bootstrap", "compare", "agreement", "sweep", "convert", "rules",
+                                          "report", "serve", "experiment")
+
+
+def command_module(command: ModuleType | str) -> ModuleType:
+    """A sub-command's module: ``command`` itself, or the module of :mod:`engine.app.commands` it names."""
+    return command if isinstance(command, ModuleType) else import_module(f"engine.app.commands.{command}")
+
+
+def _needed(commands: Sequence[ModuleType | str], argv: Sequence[str]) -> list[ModuleType | str]:
+    """The commands a parse of ``argv`` needs: the one it names (the others are not imported), else all (for ``--help``)."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    named = [c for c in commands if (c.NAME if isinstance(c, ModuleType) else c) == first]
+    return named or list(commands)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,14 +84,15 @@ every command takes --config FILE (defaults < file < flags); --scheduler ADDRESS
 runs on a dask cluster (default: in-process)."""
 
 
-def build_parser(commands: Sequence[ModuleType] = COMMANDS) -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[ModuleType | str] = COMMANDS) -> argparse.ArgumentParser:
     """The ``votebench`` argument parser, one sub-parser per module of ``commands``.
 
     Parameters
     ----------
-    commands : sequence of modules
+    commands : sequence of modules or names
         Sub-command modules (``NAME``, ``HELP``, ``add_arguments``, ``run``; optional
-        ``DESCRIPTION``, ``EPILOG``), in the order of ``--help`` (default :data:`COMMANDS`).
+        ``DESCRIPTION``, ``EPILOG``), or names of modules of :mod:`engine.app.commands`, in the order of
+        ``--help`` (default :data:`COMMANDS`).
 
     Returns
     -------
@@ -95,7 +109,7 @@ def build_parser(commands: Sequence[ModuleType] = COMMANDS) -> argparse.Argument
     p.add_argument("--version", action=_VersionAction)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for module in commands:
+    for module in map(command_module, commands):
         sp = sub.add_parser(module.NAME, help=module.HELP, description=getattr(module, "DESCRIPTION", None),
                             epilog=getattr(module, "EPILOG", None))
         module.add_arguments(sp)
@@ -137,13 +151,13 @@ def one_line(message: str) -> str:
     return "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in message)
 
 
-def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType] = COMMANDS) -> int:
+def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType | str] = COMMANDS) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 bad input or usage, 75 cluster lost: re-run to resume, 130 interrupted).
 
-    ``commands``: the sub-command modules (default :data:`COMMANDS`).
+    ``commands``: the sub-commands (default :data:`COMMANDS`); only the one ``argv`` names is imported.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(commands)
+    parser = build_parser(_needed(commands, argv))
     args = parser.parse_args(argv)
     engine_log = logging.getLogger("engine")
     to_notes = output.NoteHandler()  # the engine's warnings are printed as notes when the command succeeds

@@ -19,7 +19,16 @@ only when a client is made.
 """
 
 from engine.distributed.cache import IN_MEMORY_BYTES, cached_sources, clear_cache, load_source
-from engine.distributed.client import TaskFailed, check_address, connect, embedded_client, run_task, single_threaded, task_result
+from engine.distributed.client import (
+    LocalPool,
+    TaskFailed,
+    check_address,
+    connect,
+    embedded_client,
+    run_task,
+    single_threaded,
+    task_result,
+)
 from engine.distributed.runs import (
     bootstrap_source,
     cluster_bootstrap,
@@ -42,7 +51,7 @@ from engine.distributed.source import (
 )
 
 __all__ = [
-    "IN_MEMORY_BYTES", "LOADER_KEYS", "Source", "loader_keys", "TaskFailed", "bootstrap_source", "cached_sources",
+    "IN_MEMORY_BYTES", "LOADER_KEYS", "LocalPool", "Source", "loader_keys", "TaskFailed", "bootstrap_source", "cached_sources",
     "check_address", "clear_cache", "cluster_bootstrap", "cluster_rank", "compute", "connect", "embedded_client",
     "input_checksum", "is_store", "load_source", "make_source", "open_input", "open_source", "rank_input", "rank_scores",
     "rank_source", "run_task", "sidecar_of", "single_threaded", "task_result",

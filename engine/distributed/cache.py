@@ -48,9 +48,8 @@ class _Cache:
 _CACHE = _Cache(_CACHE_ENTRIES)
 
 
-def _verified(src: Source) -> tuple[xr.DataArray, Source]:
-    """Open ``src`` and compute its checksums; refuse an input or sidecar that differs from the planned one."""
-    scores = open_source(src)
+def _verified(src: Source) -> Source:
+    """``src`` with its checksums; refuse an input or sidecar that differs from the planned one."""
     actual = input_checksum(src.path)
     meta = sidecar_of(src)
     actual_meta = None if meta is None else input_checksum(meta)
@@ -60,7 +59,7 @@ def _verified(src: Source) -> tuple[xr.DataArray, Source]:
     if src.checksum is not None and actual_meta != src.meta_checksum:
         raise VotebenchError(f"{src.path}: its sidecar ({meta or 'now absent'}) differs from the one the sweep was "
                              "planned on; every worker must read the same files")
-    return scores, replace(src, checksum=actual, meta_checksum=actual_meta)
+    return replace(src, checksum=actual, meta_checksum=actual_meta)
 
 
 def load_source(src: Source) -> tuple[xr.DataArray, Source]:
@@ -81,10 +80,15 @@ def load_source(src: Source) -> tuple[xr.DataArray, Source]:
         hit = _CACHE.get(src) if src.checksum is not None else None
         if hit is not None:
             return hit, src
-        scores, key = _verified(src)
+        try:
+            key = _verified(src)  # the checksum first: an input read before (by its bytes) is not parsed again
+        except OSError:
+            open_source(src)  # says what is wrong with the input in one line (a missing or unreadable file)
+            raise
         hit = _CACHE.get(key)
         if hit is not None:
             return hit, key
+        scores = open_source(key)
         if not isinstance(scores.data, np.ndarray) and scores.nbytes <= IN_MEMORY_BYTES:
             scores = scores.compute(scheduler="synchronous")
         _CACHE.put(key, scores)

@@ -18,7 +18,8 @@ from typing import Any
 
 from engine.errors import VotebenchError
 
-__all__ = ["MATCHED_PACKAGES", "TaskFailed", "check_address", "check_handshake", "check_versions", "connect", "embedded_client",
+__all__ = ["MATCHED_PACKAGES", "LocalPool", "TaskFailed", "check_address", "check_handshake", "check_versions", "connect",
+           "embedded_client",
            "run_task", "single_threaded", "task_result", "version_mismatches"]
 
 #: packages whose versions must be the same on the client, the scheduler and every worker: the ones that serialise
@@ -205,6 +206,30 @@ def check_address(address: str) -> None:
             socket.getaddrinfo(host, port)
         except (socket.gaierror, UnicodeError) as exc:
             raise bad(f"host {host!r} not found: {exc.strerror if isinstance(exc, OSError) else exc}") from None
+
+
+class LocalPool:
+    """The lightest scheduler of a local run: this process's threads, no cluster (what a sweep uses without a
+    scheduler or a dashboard).  It takes the engine's tasks as a dask client does (``submit``, ``close``)."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.pool = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1, thread_name_prefix="votebench")
+
+    def submit(self, fn: Any, *args: Any, pure: bool = False, **kwargs: Any) -> Any:
+        """Run ``fn(*args, **kwargs)`` in a thread; a :class:`concurrent.futures.Future`."""
+        return self.pool.submit(fn, *args, **kwargs)
+
+    def as_completed(self, futures: Any) -> Any:
+        """The futures as they finish."""
+        from concurrent.futures import as_completed
+
+        return as_completed(futures)
+
+    def close(self) -> None:
+        """Stop: the blocks not started are dropped, the running ones finish."""
+        self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 def embedded_client() -> Any:

@@ -121,6 +121,11 @@ def input_checksum(path: str | os.PathLike[str]) -> str:
                 if f.is_file():
                     yield str(f.relative_to(p)), f.read_bytes
 
+        from engine.io.readers.common import input_bytes
+
+        held = None if p.is_dir() else input_bytes(p)  # the bytes the reader parses: the file is read once
+        if held is not None:
+            return hashlib.sha256(held).hexdigest()
         return _digest(p.is_dir(), local_files, lambda: p.open("rb"))
     import fsspec
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import pickle
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -669,6 +671,62 @@ class Plan:
         return kw
 
 
+class _Plans:
+    """The last few requests planned in this process: one score tensor (by identity) and its options -> its :class:`Plan`.
+
+    A request that several steps plan alike (the inspection of a sweep's input, the check of a
+    bootstrap, each block of replicates) is planned once: a plan is only read after it is made.
+    Only top-level requests are held (``validate`` and ``canonical``), never derived tensors such as replicates.
+    """
+
+    def __init__(self, entries: int = 4) -> None:
+        self.entries = entries
+        self.items: list[tuple[xr.DataArray, bytes, Plan]] = []
+        self.lock = threading.Lock()
+        self.planning = threading.RLock()
+
+    @staticmethod
+    def key(kwargs: Mapping[str, Any]) -> bytes | None:
+        try:
+            return pickle.dumps(sorted(kwargs.items()), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - an option that cannot be pickled (a lambda): plan it afresh
+            return None
+
+    def get(self, scores: xr.DataArray, key: bytes) -> Plan | None:
+        with self.lock:
+            return next((plan for s, k, plan in self.items if s is scores and k == key), None)
+
+    def put(self, scores: xr.DataArray, key: bytes, plan: Plan) -> None:
+        with self.lock:
+            self.items = [(scores, key, plan)] + self.items[: self.entries - 1]
+
+
+_PLANS = _Plans()
+
+
+def _planned_once(make: Any) -> Any:
+    signature = inspect.signature(make)
+
+    @functools.wraps(make)
+    def prepare(scores: xr.DataArray, **kwargs: Any) -> Plan:
+        if not kwargs.get("validate", True) or not kwargs.get("canonical", True):
+            return make(scores, **kwargs)
+        bound = signature.bind(scores, **kwargs)
+        bound.apply_defaults()  # a default given or left out is the same request
+        key = _Plans.key({k: v for k, v in bound.arguments.items() if k != "scores"})
+        if key is None:
+            return make(scores, **kwargs)
+        with _PLANS.planning:  # concurrent blocks of one request wait for its one plan
+            plan = _PLANS.get(scores, key)
+            if plan is None:
+                plan = make(scores, **kwargs)
+                _PLANS.put(scores, key, plan)
+        return plan
+
+    return prepare
+
+
+@_planned_once
 def prepare(
     scores: xr.DataArray,
     *,

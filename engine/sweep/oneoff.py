@@ -22,11 +22,11 @@ from typing import Any
 
 import xarray as xr
 
-from engine.distributed import cluster_bootstrap, compute, is_store, make_source, open_input
+from engine.distributed import cluster_bootstrap, compute, is_store, load_source, make_source, open_input
 from engine.labelled.canonical import is_url
 from engine.sweep.config import parse_config
 from engine.sweep.results import open_results, readable_results
-from engine.sweep.runner import check_memory, run_sweep
+from engine.sweep.runner import check_memory, input_source, run_sweep
 
 __all__ = ["bootstrap_input", "check_bootstrap_memory"]
 
@@ -88,11 +88,9 @@ def bootstrap_input(path: str | os.PathLike[str], *, over: str = "tasks", replic
         The scores when this process read them (for the notes on what was assumed or left out), else ``None``.
     """
     if store is not None:  # the workers read the input by path; this process only writes the finished blocks
-        ds = _into_store(path, store, over=over, replicates=replicates, seed=seed, block=block, overwrite=overwrite,
-                         client=client, progress=progress, options=options, meta=meta, lower_is_better=lower_is_better,
-                         loader=loader, on_store=on_store)
-        here = None if is_url(path) else open_input(path, meta=meta, lower_is_better=lower_is_better, loader=loader)
-        return ds, here
+        return _into_store(path, store, over=over, replicates=replicates, seed=seed, block=block, overwrite=overwrite,
+                           client=client, progress=progress, options=options, meta=meta, lower_is_better=lower_is_better,
+                           loader=loader, on_store=on_store)
     if client is not None and not is_store(path):  # a table: the workers read it by path
         src = make_source(path, meta=meta, lower_is_better=lower_is_better, loader=loader)
         return cluster_bootstrap(client, src, over=over, replicates=replicates, seed=seed, block=block, **options), None
@@ -121,8 +119,9 @@ def _input_spec(path: str | os.PathLike[str], meta: str | os.PathLike[str] | Non
 def _into_store(path: str | os.PathLike[str], store: str | os.PathLike[str], *, over: str, replicates: int, seed: int,
                 block: int, overwrite: bool, client: Any | None, progress: bool, options: Mapping[str, Any],
                 meta: str | os.PathLike[str] | None, lower_is_better: Sequence[str],
-                loader: Mapping[str, Any] | None, on_store: Callable[[Path, bool, int, int], None] | None = None) -> xr.Dataset:
-    """Run the bootstrap as a one-perturbation sweep into ``store``; the Dataset of its group."""
+                loader: Mapping[str, Any] | None, on_store: Callable[[Path, bool, int, int], None] | None = None
+                ) -> tuple[xr.Dataset, xr.DataArray | None]:
+    """Run the bootstrap as a one-perturbation sweep into ``store``; the Dataset of its group and the scores read here."""
     from engine.kernels.ranking import min_rank
     from engine.labelled.core import rule_label
 
@@ -130,8 +129,8 @@ def _into_store(path: str | os.PathLike[str], store: str | os.PathLike[str], *, 
     raw = {"input": inp, "rules": [{"name": options.get("rule", "borda"), "options": dict(options.get("options") or {})}],
            "seed": seed, "store": str(Path(store).resolve()),
            "perturbations": [{"kind": "bootstrap", "over": over, "replicates": replicates, "block": block}]}
-    written = run_sweep(parse_config(raw, where="bootstrap"), client=client, progress=progress, overwrite=overwrite,
-                        on_open=on_store)
+    cfg = parse_config(raw, where="bootstrap")
+    written = run_sweep(cfg, client=client, progress=progress, overwrite=overwrite, on_open=on_store)
     with readable_results(written):
         stored = open_results(written, f"{inp['name']}/bootstrap-{over}").isel(rule=0).compute()
     rep = stored["replicate_score"]
@@ -139,4 +138,10 @@ def _into_store(path: str | os.PathLike[str], store: str | os.PathLike[str], *, 
                      "replicate_rank": (rep.dims, min_rank(rep.values))})
     label = rule_label(options.get("rule", "borda"), within=options.get("within"), across=options.get("across"))
     ds.attrs = {"rule": label, "over": over, "replicates": replicates, "seed": seed}
-    return ds
+    if is_url(path):  # read by the workers only
+        return ds, None
+    if client is not None:  # the workers inspected it: read here for the notes
+        return ds, open_input(path, meta=meta, lower_is_better=lower_is_better, loader=loader)
+    scores = load_source(input_source(cfg, cfg.inputs[0]))[0].copy(deep=False)  # as inspected: not read again
+    scores.attrs["source_file"] = str(path)  # named as the user wrote it, in the notes
+    return ds, scores

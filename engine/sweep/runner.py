@@ -13,9 +13,9 @@ import xarray as xr
 
 from engine.budget import check_memory
 from engine.distributed import (
+    LocalPool,
     Source,
     connect,
-    embedded_client,
     load_source,
     loader_keys,
     make_source,
@@ -28,7 +28,7 @@ from engine.sweep.config import SYNTHETIC_GROUP, SweepConfig
 from engine.sweep.kinds import Block, Kind, PlanContext, aggregate_options, get_kind
 from engine.sweep.results import open_for_writing, pending_blocks, resolve_store, write_block
 
-__all__ = ["check_memory", "plan_sweep", "run_sweep"]
+__all__ = ["check_memory", "input_source", "plan_sweep", "run_sweep"]
 
 log = logging.getLogger("engine")
 
@@ -52,12 +52,17 @@ def inspect_input(src: Source, rules: Sequence[tuple[str, Mapping[str, Any]]],
             "points": points}
 
 
+def input_source(cfg: SweepConfig, inp: Mapping[str, Any]) -> Source:
+    """What a task reads for the input ``inp`` of ``cfg`` (the key of the scores a process has read, :func:`load_source`)."""
+    return make_source(inp["path"], base=cfg.base, meta=inp.get("meta"), loader={k: inp.get(k) for k in loader_keys()},
+                       lower_is_better=inp.get("lower_is_better", ()))
+
+
 def _inspect_all(cfg: SweepConfig, client: Any | None) -> list[dict[str, Any]]:
     """Inspect every input: on the cluster's workers when a client is given, else in this process."""
     calls = []
     for inp in cfg.inputs:
-        src = make_source(inp["path"], base=cfg.base, meta=inp.get("meta"), loader={k: inp.get(k) for k in loader_keys()},
-                          lower_is_better=inp.get("lower_is_better", ()))
+        src = input_source(cfg, inp)
         rules = [(r["label"], aggregate_options(inp, r)) for r in cfg.rules]
         kinds = [(_kind(p["kind"]), p) for p in cfg.perturbations]
         checks = [(kind.check, p, aggregate_options(inp, r)) for kind, p in kinds if kind.needs_input and kind.check is not None
@@ -198,8 +203,8 @@ def run_sweep(
             log.info("sweep: %d of %d blocks to compute", len(todo), len(blocks))
             if not todo:
                 return path
-            if client is None:
-                client = embedded_client()
+            if client is None:  # no scheduler, no dashboard: this process's threads (no in-process cluster to start)
+                client = LocalPool()
             kinds = {g: _kind(ds.attrs["kind"]) for g, ds in skeletons.items()}
             _compute(client, root, todo, kinds, _progress(len(blocks), already, enabled=progress), on_block)
     finally:
@@ -233,10 +238,13 @@ def finished(client: Any, futures: Mapping[Any, Any], written: Callable[[], int]
     :class:`~engine.errors.VotebenchError` comes back as a value, see :func:`~engine.distributed.run_task`) and of the
     writes pass through unchanged.
     """
-    from distributed import as_completed
-
     total = len(futures)
-    it = as_completed(list(futures), loop=client.loop)
+    if isinstance(client, LocalPool):
+        it = iter(client.as_completed(list(futures)))
+    else:
+        from distributed import as_completed
+
+        it = as_completed(list(futures), loop=client.loop)
     while True:
         try:
             fut = next(it)
@@ -244,7 +252,7 @@ def finished(client: Any, futures: Mapping[Any, Any], written: Callable[[], int]
         except StopIteration:
             return
         except BaseException as exc:  # noqa: BLE001 - a lost cluster shows as cancelled futures (a BaseException)
-            why = lost_cluster(client, exc)
+            why = None if isinstance(client, LocalPool) else lost_cluster(client, exc)
             if why is None:
                 raise
             raise ClusterLost(f"{why} after {written()} of {total} blocks of this run were written; the store keeps them: "

@@ -16,7 +16,6 @@ records themselves, chunk by chunk in file order (online Elo uses them).
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from engine.errors import VotebenchError
+from engine.io.readers.common import open_text
 from engine.io.readers.registry import Reader
 from engine.kernels.battles import WINNERS, BattleCounts, battle_counts, outcome_code
 
@@ -61,8 +61,7 @@ def _header(path: Path, fmt: str) -> list[str]:
             import pyarrow.parquet as pq
 
             return list(pq.read_schema(path).names)
-        opener: Any = gzip.open if path.name.lower().endswith(".gz") else open
-        with opener(path, "rt", encoding="utf-8-sig") as fh:
+        with open_text(path) as fh:
             if fmt == "csv":
                 line = fh.readline()
                 return [c.strip().strip('"') for c in line.rstrip("\r\n").split("\t" if ".tsv" in path.name.lower() else ",")]

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import json
 import math
 import os
 import re
+import stat
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -24,8 +28,74 @@ from engine.errors import VotebenchError
 from engine.kernels.ranking import natural_key
 from engine.labelled.canonical import scores_from_array
 
-__all__ = ["assemble", "check_mapping_tasks", "json_lines", "label", "need_two", "parse_task_option", "per_task_option",
-           "read_json", "reading_text", "short_list"]
+__all__ = ["BYTES_HELD", "assemble", "check_mapping_tasks", "input_bytes", "json_lines", "label", "need_two", "open_text",
+           "parse_task_option", "per_task_option", "read_json", "reading_text", "short_list"]
+
+#: the files of at most this many bytes in all are held in memory once read (:func:`input_bytes`)
+BYTES_HELD = 1 << 28
+
+
+class _Held:
+    """The bytes of the files read last, keyed by (path, device, inode, size, modification time); a few, bounded in bytes."""
+
+    def __init__(self) -> None:
+        self.items: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> bytes | None:
+        with self.lock:
+            data = self.items.get(key)
+            if data is not None:
+                self.items.move_to_end(key)
+            return data
+
+    def put(self, key: tuple[Any, ...], data: bytes) -> None:
+        with self.lock:
+            self.items[key] = data
+            while sum(map(len, self.items.values())) > BYTES_HELD or len(self.items) > 4:
+                self.items.popitem(last=False)
+
+
+_HELD = _Held()
+
+
+def input_bytes(path: str | os.PathLike[str]) -> bytes | None:
+    """The bytes of a local file, read from disk once however many steps look at them (format guess, parse, checksum).
+
+    A file is read again only when its size, modification time or inode changed; ``None`` for anything but a
+    regular file of at most :data:`BYTES_HELD` bytes (a folder, a pipe, a larger file: the caller reads it itself).
+
+    Raises
+    ------
+    OSError
+        When the file cannot be read.
+    """
+    p = Path(path)
+    st = p.stat()
+    if not stat.S_ISREG(st.st_mode) or st.st_size > BYTES_HELD:
+        return None
+    key = (str(p.resolve()), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    data = _HELD.get(key)
+    if data is None:
+        data = p.read_bytes()
+        if len(data) == st.st_size:  # not changed while being read; otherwise used once, not kept
+            _HELD.put(key, data)
+    return data
+
+
+def open_text(path: str | os.PathLike[str], *, newline: str | None = None) -> io.TextIOBase:
+    """A (gzipped, by the ``.gz`` suffix) UTF-8 text file opened for reading, from the bytes of :func:`input_bytes`."""
+    p = Path(path)
+    gz = p.name.lower().endswith(".gz")
+    data = input_bytes(p)
+    if data is None:
+        if gz:
+            return gzip.open(p, "rt", encoding="utf-8-sig", newline=newline)
+        return open(p, encoding="utf-8-sig", newline=newline)  # noqa: SIM115 - the caller closes it
+    raw: Any = io.BytesIO(data)
+    if gz:
+        raw = gzip.GzipFile(fileobj=raw)
+    return io.TextIOWrapper(raw, encoding="utf-8-sig", newline=newline)
 
 
 @contextlib.contextmanager
@@ -55,8 +125,7 @@ def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     VotebenchError
         For a line that is not JSON or not a JSON object (with its line number), or an unreadable file.
     """
-    opener: Any = gzip.open if path.name.lower().endswith(".gz") else open
-    with reading_text(path), opener(path, "rt", encoding="utf-8-sig") as fh:
+    with reading_text(path), open_text(path) as fh:
         for lineno, line in enumerate(fh, 1):
             if line.strip():
                 yield lineno, _json_object(line, f"{path}: line {lineno}")

@@ -22,7 +22,7 @@ import pandas as pd
 import xarray as xr
 
 from engine.errors import VotebenchError
-from engine.io.readers.common import reading_text, short_list
+from engine.io.readers.common import open_text, reading_text, short_list
 from engine.io.readers.registry import Reader, by_suffix
 from engine.labelled.canonical import first_duplicate, scores_from_array
 
@@ -42,12 +42,8 @@ def _delimiter(path: Path) -> str:
 
 
 def _read_text(path: Path) -> str:
-    with reading_text(path):
-        if path.name.lower().endswith(".gz"):
-            with gzip.open(path, "rt", encoding="utf-8-sig", newline="") as fh:
-                return fh.read()
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            return fh.read()
+    with reading_text(path), open_text(path, newline="") as fh:
+        return fh.read()
 
 
 def _to_float(col: pd.Series, *, source: str, column: str, line_offset: int = 2) -> np.ndarray:
