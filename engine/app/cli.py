@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from ..errors import VotebenchError
 from . import output
-from .commands import agreement, bootstrap, compare, condorcet, convert, experiment, rank, report, rules, serve, sweep
+from .commands import agreement, bootstrap, compare, condorcet, convert, experiment, rank, report, rules, serve, sweep, watch
 from .config import config_defaults, read_config
 from .options import add_progress_option, progress_shown
 
@@ -27,7 +27,7 @@ __all__ = ["COMMANDS", "build_parser", "main", "one_line", "subparsers"]
 
 #: the sub-command modules, in the order of ``votebench --help``
 COMMANDS: tuple[ModuleType, ...] = (rank, condorcet, bootstrap, compare, agreement, sweep, convert, rules, report, serve,
-                                     experiment)
+                                     experiment, watch)
 
 
 class _Parser(argparse.ArgumentParser):

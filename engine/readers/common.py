@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..canonical import scores_from_array
+from ..canonical import least_systems, scores_from_array
 from ..errors import VotebenchError
 
 __all__ = ["assemble", "check_mapping_tasks", "json_lines", "label", "need_two", "parse_task_option", "per_task_option",
@@ -116,8 +116,9 @@ def _natural_key(text: str) -> tuple[Any, ...]:
 
 
 def need_two(systems: list[str], source: Path, what: str, hint: str) -> None:
-    """At least two systems; else :class:`VotebenchError` saying what was found and ``hint``."""
-    if len(systems) < 2:
+    """At least two systems (one inside :func:`engine.canonical.one_system_parts`); else :class:`VotebenchError` saying
+    what was found and ``hint``."""
+    if len(systems) < least_systems():
         raise VotebenchError(f"{source}: {what} of only {len(systems)} system ({short_list(systems)}); {hint}")
 
 
