@@ -115,6 +115,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _loop(watcher: Any, args: argparse.Namespace) -> None:
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)  # a service manager's stop: the same clean end as Ctrl-C
     while True:
         if watcher.poll():
             _published(watcher, args)
