@@ -159,7 +159,8 @@ class Watcher:
             check_fits(current, new, key=unit.key, owner=owner)
             merged = merge(current, new, key=unit.key, missing=str(self.options.rank.get("missing") or "error"))
         except VotebenchError as exc:
-            text = str(exc) if str(exc).startswith(unit.key) else f"{unit.key}: {exc}"
+            text = str(exc).replace(str(unit.path), unit.key)  # the unit's path relative to the watched folder
+            text = text if text.startswith(unit.key) else f"{unit.key}: {text}"
             if before is not None:
                 text += " (the version ingested before stays)"
             self.ledger["rejected"][unit.key] = {"files": files, "error": text, "time": now}
@@ -189,17 +190,11 @@ class Watcher:
             Whether a new snapshot was published.
         """
         began = time.perf_counter()
-        units = find_units(self.root, settle=self.options.settle)
-        todo = self._todo(units)
-        if not todo:
-            if self.snapshot is None and self.scores is not None and self.store.exists():
-                self._publish([], time.time())  # a restarted watch: show what the store holds
-                return True
-            return False
+        waiting_before = self.waiting
+        todo = self._todo(find_units(self.root, settle=self.options.settle))
         now = time.time()
         ingested = [unit.key for unit, files in todo if self._ingest_one(unit, files, now)]
-        enough = self.scores is not None and self.scores.sizes[SYSTEM] >= 2
-        if ingested and enough:
+        if ingested and self.scores is not None and self.scores.sizes[SYSTEM] >= 2:
             t0 = time.perf_counter()
             ledgers.save(self.store, self.scores, self.ledger)
             self.last_timing = {"ingest_s": t0 - began, "write_s": time.perf_counter() - t0}
@@ -207,9 +202,12 @@ class Watcher:
             return True
         if ingested:
             self.say("note", "waiting for a second system before the store is written and ranked")
-        elif self.store.exists():
+        elif todo and self.store.exists():  # only refusals: the ledger (and the page's log) learn them
             ledgers.save_ledger(self.store, self.ledger)
-        if self.snapshot is not None:  # the log and the waiting list changed
+        if self.snapshot is None and self.store.exists() and self.scores is not None:
+            self._publish([], now)  # a restarted watch: show what the store holds
+            return True
+        if self.snapshot is not None and (todo or self.waiting != waiting_before):
             self.snapshot = self._build(self.snapshot["ranking"], self.snapshot["changes"])
             self.version += 1
             return True
