@@ -40,8 +40,8 @@ from .xrcompat import defer_dask_import
 
 defer_dask_import()  # an in-memory table never needs dask: do not let xarray import it (see engine.xrcompat)
 
-__all__ = ["least_systems", "one_system_parts", "apply_sidecar", "check_sidecar", "defaulted_directions", "directions_note", "first_duplicate", "is_url",
-           "left_out_judges", "read_sidecar", "scores_from_array", "sidecar_path",
+__all__ = ["apply_sidecar", "check_sidecar", "defaulted_directions", "directions_note", "first_duplicate", "is_url",
+           "least_systems", "left_out_judges", "one_system_parts", "read_sidecar", "scores_from_array", "sidecar_path",
            "task_group_labels", "validate_scores", "with_lower_is_better"]
 
 #: data-file suffixes that ``<name>.meta.json`` replaces (others are kept: ``x.tsv`` -> ``x.tsv.meta.json``)

@@ -8,6 +8,6 @@ reads one with the registered readers and merges it into the store's score tenso
 
 from __future__ import annotations
 
-from engine.watch.watcher import WatchOptions, Watcher
+from engine.watch.watcher import Watcher, WatchOptions
 
 __all__ = ["WatchOptions", "Watcher"]

@@ -80,7 +80,7 @@ def _stats(root: Path, paths: list[Path]) -> dict[str, FileStat]:
 
 
 def _files_under(folder: Path) -> list[Path]:
-    out = []
+    out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if not _hidden(d))
         out.extend(Path(dirpath) / f for f in filenames if not _hidden(f))
