@@ -218,7 +218,9 @@ class Watcher:
         from engine.distributed import rank_input
 
         opts = self.options
+        t0 = time.perf_counter()
         ds, _ = rank_input(self.store, client=self.client, **opts.rank)
+        self.last_timing["rank_s"] = time.perf_counter() - t0
         boot = None
         if opts.over:
             from engine.comparison import bootstrap_intervals
@@ -227,12 +229,11 @@ class Watcher:
             bds, _ = bootstrap_input(self.store, over=opts.over, replicates=opts.replicates, seed=opts.seed,
                                      block=opts.block, client=self.client, **opts.rank)
             boot = bootstrap_intervals(bds, level=opts.interval, over=opts.over)
+            self.last_timing["bootstrap_s"] = time.perf_counter() - t0 - self.last_timing["rank_s"]
         return ranking_rows(ds, boot), {"rule": ds.attrs.get("rule"), "level": ds.attrs.get("level")}
 
     def _publish(self, ingested: Sequence[str], now: float) -> None:
-        t0 = time.perf_counter()
         rows, header = self._rank()
-        self.last_timing["rank_s"] = time.perf_counter() - t0
         said = changes(self.ledger.get("published", {}), rows)
         for text in said:
             ledgers.log_entry(self.ledger, "change", text, now)
