@@ -14,8 +14,9 @@ Run from the repository root::
 
     python benchmarks/bench_watch.py --size small     # 20 models x 10 tasks x 200 instances, 200 replicates
     python benchmarks/bench_watch.py --size issue     # 100 models x 50 tasks x 1,000 instances (5e6 scores)
+    python benchmarks/bench_watch.py --size small --cluster   # rank and bootstrap on a local 2-worker dask cluster
 
-Writes ``benchmarks/results/watch_<size>.json``; ``benchmarks/results/watch.md`` is written by hand from them.
+Writes ``benchmarks/results/watch_<size>[_cluster].json``; ``benchmarks/results/watch.md`` is written by hand from them.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def prebuilt_store(store: Path, n: int, T: int, K: int) -> None:
     ledgers.save(store, scores, ledger)
 
 
-def run(size: str, land: int, replicates: int, interval: float, over: str) -> dict:
+def run(size: str, land: int, replicates: int, interval: float, over: str, client: object | None = None) -> dict:
     S, T, K = SIZES[size]
     work = Path(tempfile.mkdtemp(prefix="bench-watch-"))
     root, store, staging = work / "runs", work / "lb.zarr", work / "staging"
@@ -81,7 +82,7 @@ def run(size: str, land: int, replicates: int, interval: float, over: str) -> di
         setup = time.perf_counter() - t0
         opts = WatchOptions(settle=1.0, rank={"rule": "borda", "level": "two", "missing": "error"},
                             over=over or None, replicates=replicates, seed=0)
-        w = Watcher(root, store, opts)
+        w = Watcher(root, store, opts, client=client)
         w.poll()  # the restart: publishes what the store holds
         rows = []
         for m in range(S - land, S):
@@ -104,7 +105,7 @@ def run(size: str, land: int, replicates: int, interval: float, over: str) -> di
             time.sleep(interval * 0.37)  # the next landing falls somewhere inside a polling interval
         w.close()
         return {"size": size, "systems": S, "tasks": T, "instances": K, "scores": S * T * K, "replicates": replicates,
-                "over": over, "interval_s": interval, "setup_s": setup, "landings": rows,
+                "over": over, "interval_s": interval, "cluster": client is not None, "setup_s": setup, "landings": rows,
                 "store_mb": sum(p.stat().st_size for p in store.rglob("*") if p.is_file()) / 2**20}
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -117,10 +118,20 @@ def main() -> None:
     ap.add_argument("--replicates", type=int, default=200)
     ap.add_argument("--over", default="instances", help="bootstrap axis ('' for none)")
     ap.add_argument("--interval", type=float, default=0.5)
-    ap.add_argument("--out", default=None, help="JSON file (default: benchmarks/results/watch_<size>.json)")
+    ap.add_argument("--cluster", action="store_true", help="rank and bootstrap on a local 2-worker dask cluster")
+    ap.add_argument("--out", default=None, help="JSON file (default: benchmarks/results/watch_<size>[_cluster].json)")
     a = ap.parse_args()
-    res = {"machine": machine_info(), **run(a.size, a.land, a.replicates, a.interval, a.over)}
-    out = Path(a.out) if a.out else RESULTS / f"watch_{a.size}.json"
+    client = None
+    if a.cluster:
+        from distributed import Client, LocalCluster
+
+        client = Client(LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None))
+    try:
+        res = {"machine": machine_info(), **run(a.size, a.land, a.replicates, a.interval, a.over, client)}
+    finally:
+        if client is not None:
+            client.close()
+    out = Path(a.out) if a.out else RESULTS / f"watch_{a.size}{'_cluster' if a.cluster else ''}.json"
     out.write_text(json.dumps(res, indent=1) + "\n")
     print(f"wrote {out}", file=sys.stderr)
 
