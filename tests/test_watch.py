@@ -211,6 +211,16 @@ def test_bad_outputs_get_one_line_each_never_stop_the_watch_and_never_touch_the_
     assert "bad output" not in err and counting == [] and published(snap) == published(good)
 
 
+def test_the_store_and_the_snapshot_inside_the_watched_folder_are_no_outputs(tmp_path, capsys):
+    root = tmp_path / "runs"
+    for n in range(2):
+        write_model(root, f"m{n}", 0.3 + 0.4 * n, seed=n)
+    for _ in range(2):  # the second time the store and the snapshot file exist, settled
+        snap, err = watch_once(capsys, root, root / "lb.zarr", "--settle", "0", "--snapshot", root / "snap.json")
+        assert "bad output" not in err and sorted(published(snap)) == ["m0", "m1"]
+    assert json.loads((root / "snap.json").read_text())["ranking"] == snap["ranking"]
+
+
 def test_bare_scores_take_their_directions_from_the_sidecar(tmp_path, capsys):
     root, store = tmp_path / "runs", tmp_path / "lb.zarr"
     root.mkdir()

@@ -102,7 +102,8 @@ def _lm_eval_unit(root: Path, folder: Path, names: list[str]) -> Unit:
     return unit
 
 
-def find_units(root: str | os.PathLike[str], *, settle: float, now_ns: int | None = None) -> list[Unit]:
+def find_units(root: str | os.PathLike[str], *, settle: float, now_ns: int | None = None,
+               skip: frozenset[Path] = frozenset()) -> list[Unit]:
     """The units under ``root``, in path order, each with its files' stats and whether it is complete.
 
     Parameters
@@ -113,6 +114,9 @@ def find_units(root: str | os.PathLike[str], *, settle: float, now_ns: int | Non
         Seconds a HELM folder or a file must stay unchanged before it counts as complete.
     now_ns : int, optional
         The time to compare modification times with (default: now).
+    skip : set of pathlib.Path
+        Resolved paths that are no units and are not looked into (the watch's own store and snapshot file).
+        Zarr stores (folders with ``zarr.json``) are not looked into either.
     """
     import time
 
@@ -121,7 +125,8 @@ def find_units(root: str | os.PathLike[str], *, settle: float, now_ns: int | Non
     units: list[Unit] = []
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not _hidden(d))
+        dirnames[:] = sorted(d for d in dirnames if not _hidden(d) and (here / d).resolve() not in skip
+                             and not (here / d / "zarr.json").is_file())
         if any(_is_samples(n) for n in filenames):
             units.append(_lm_eval_unit(root, here, sorted(filenames)))
             dirnames[:] = []
@@ -134,7 +139,7 @@ def find_units(root: str | os.PathLike[str], *, settle: float, now_ns: int | Non
                     units.append(unit)
                     dirnames.remove(d)
         for name in sorted(filenames):
-            if _hidden(name) or name.lower().endswith(".meta.json"):
+            if _hidden(name) or name.lower().endswith(".meta.json") or (here / name).resolve() in skip:
                 continue
             unit = Unit((here / name).relative_to(root).as_posix(), here / name, "file", _stats(root, [here / name]))
             _settled(unit, settle, now_ns)

@@ -50,6 +50,8 @@ class WatchOptions:
         Of the bootstrap.
     interval : float
         Coverage of the rank intervals.
+    own_files : tuple of str
+        Files the watch writes itself (``--snapshot``), never read as outputs.
     """
 
     settle: float = 5.0
@@ -62,6 +64,7 @@ class WatchOptions:
     seed: int = 0
     block: int = 50
     interval: float = 0.95
+    own_files: tuple[str, ...] = ()
 
 
 class Watcher:
@@ -101,6 +104,8 @@ class Watcher:
         self.version = 0
         self.last_timing: dict[str, float] = {}
         self.header: dict[str, Any] = {}
+        #: paths under the watched folder that are the watch's own (its store, its snapshot file): never units
+        self.skip = frozenset(Path(p).resolve() for p in (self.store, *options.own_files))
 
     def close(self) -> None:
         """Release the store's writer lock."""
@@ -191,7 +196,7 @@ class Watcher:
         """
         began = time.perf_counter()
         waiting_before = self.waiting
-        todo = self._todo(find_units(self.root, settle=self.options.settle))
+        todo = self._todo(find_units(self.root, settle=self.options.settle, skip=self.skip))
         now = time.time()
         ingested = [unit.key for unit, files in todo if self._ingest_one(unit, files, now)]
         if ingested and self.scores is not None and self.scores.sizes[SYSTEM] >= 2:

@@ -62,7 +62,7 @@ def _options(args: argparse.Namespace) -> Any:
     return WatchOptions(settle=args.settle, rank=rank_options(args), loader=loader_options(args),
                         meta=read_sidecar(args.meta) if args.meta else None, lower_is_better=lower_list(args.lower_is_better),
                         over=args.over, replicates=args.replicates, seed=args.seed, block=args.block,
-                        interval=args.coverage)
+                        interval=args.coverage, own_files=(args.snapshot,) if args.snapshot else ())
 
 
 def _say(level: str, text: str) -> None:
