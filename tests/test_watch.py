@@ -237,6 +237,30 @@ def test_bare_scores_take_their_directions_from_the_sidecar(tmp_path, capsys):
     assert not same(published(snap), flipped)
 
 
+def write_helm_model(root: Path, model: str, seed: int) -> None:
+    """One model's HELM runs (``<scenario>:model=<model>/per_instance_stats.json`` + ``run_spec.json``) in its folder."""
+    rng = np.random.default_rng(seed)
+    for scenario in ("boolq", "mmlu"):
+        name = f"{scenario}:model={model.replace('/', '_')}"
+        d = root / model.replace("/", "_") / name
+        d.mkdir(parents=True)
+        entries = [{"instance_id": f"id{i}", "train_trial_index": 0,
+                    "stats": [{"name": {"name": "exact_match", "split": "test"}, "count": 1, "sum": v, "mean": v}]}
+                   for i, v in enumerate(float(x) for x in rng.random(N_DOCS) < 0.3 + 0.2 * seed)]
+        (d / "per_instance_stats.json").write_text(json.dumps(entries))
+        (d / "run_spec.json").write_text(json.dumps({"name": name, "adapter_spec": {"model": model}, "groups": [scenario]}))
+
+
+def test_helm_model_folders_are_units(tmp_path, capsys):
+    root, store = tmp_path / "runs", tmp_path / "lb.zarr"
+    for n in range(3):
+        write_helm_model(root, f"org/h{n}", seed=n)
+    snap, err = watch_once(capsys, root, store, "--settle", "0")
+    assert "bad output" not in err and snap["sizes"] == {"system": 3, "task": 2, "instance": N_DOCS}
+    assert same(published(snap), rank_of(capsys, root, "--level", "two"))  # the HELM reader over the whole folder
+    assert {p["kind"] for p in snap["provenance"].values()} == {"helm"}
+
+
 def test_bootstrap_intervals_are_those_of_votebench_bootstrap_on_the_store(tmp_path, capsys):
     root, store = tmp_path / "runs", tmp_path / "lb.zarr"
     for n in range(4):
