@@ -105,7 +105,7 @@ class Watcher:
         self.last_timing: dict[str, float] = {}
         self.header: dict[str, Any] = {}
         #: paths under the watched folder that are the watch's own (its store, its snapshot file): never units
-        self.skip = frozenset(Path(p).resolve() for p in (self.store, *options.own_files))
+        self.skip = frozenset([self.store.resolve(), *(Path(p).resolve() for p in options.own_files)])
 
     def close(self) -> None:
         """Release the store's writer lock."""
