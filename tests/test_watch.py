@@ -288,6 +288,11 @@ def test_bad_options_and_store_are_one_line_errors(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1 and "not a zarr store" in err
     code, out, err = run_cli(capsys, "watch", root, "--store", tmp_path / "s.zarr", "--interval", "0")
     assert code == 2 and err.count("\n") == 1 and "--interval" in err
+    for n in range(2):
+        write_model(root, f"m{n}", 0.5, seed=n)
+    watch_once(capsys, root, tmp_path / "s.zarr")
+    code, out, err = run_cli(capsys, "watch", root, "--store", tmp_path / "s.zarr", "--once", "--metric", "acc_norm")
+    assert code == 2 and err.count("\n") == 1 and "built with other reading options (loader" in err
 
 
 # ------------------------------------------------------------------------------------ end to end, with the page

@@ -10,6 +10,7 @@ published ranking is ``votebench rank STORE``'s.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -95,6 +96,7 @@ class Watcher:
         self.lock = WriterLock(self.store, "watch store").acquire()
         try:
             self.scores, self.ledger = ledgers.load(self.store)
+            self._same_reading()
         except BaseException:
             self.lock.release()
             raise
@@ -106,6 +108,23 @@ class Watcher:
         self.header: dict[str, Any] = {}
         #: paths under the watched folder that are the watch's own (its store, its snapshot file): never units
         self.skip = frozenset([self.store.resolve(), *(Path(p).resolve() for p in options.own_files)])
+
+    def _reading(self) -> dict[str, Any]:
+        """How outputs are read (reader options, sidecar directions, ``--lower-is-better``), as JSON."""
+        o = self.options
+        return json.loads(json.dumps({"loader": {k: v for k, v in o.loader.items() if v is not None},
+                                      "higher_is_better": dict((o.meta or {}).get("higher_is_better", {})),
+                                      "lower_is_better": sorted(o.lower_is_better)}, sort_keys=True))
+
+    def _same_reading(self) -> None:
+        """A store is resumed only with the reading options it was built with: its scores would mix two readings."""
+        now, then = self._reading(), self.ledger.get("reading")
+        if self.ledger["units"] and then is not None and then != now:
+            differ = sorted(k for k in now if now[k] != then.get(k))
+            raise VotebenchError(f"{self.store}: built with other reading options ({', '.join(differ)}: {then}); give "
+                                 "the same --input-format/--metric/--filter/--split/--meta/--lower-is-better, or a new "
+                                 "--store")
+        self.ledger["reading"] = now
 
     def close(self) -> None:
         """Release the store's writer lock."""
