@@ -191,17 +191,19 @@ def test_bad_outputs_get_one_line_each_never_stop_the_watch_and_never_touch_the_
     write_model(root, "m1", 0.9, seed=11, folder="copy_of_m1")  # a duplicate model name
     jsonl_scores(root / "cut.jsonl", ["j1", "j2"], truncate=True)  # a truncated JSONL file
     jsonl_scores(root / "nodir.jsonl", ["j3"], tasks=(*TASKS, "gsm"))  # bare scores: a new task, its direction unknown
+    (root / "arena.csv").write_text("model_a,model_b,winner\nm0,m1,model_a\nm1,m2,model_b\n")  # battles, not scores
     snap, err = watch_once(capsys, root, store, "--settle", "0")
     bad = [line for line in err.splitlines() if "bad output" in line]
-    assert len(bad) == 4, err
+    assert len(bad) == 5, err
     said = " ".join(bad)
     assert "m9: different task set (lacks mmlu)" in said
     assert "copy_of_m1: duplicate model name 'm1' (already ingested from m1)" in said
     assert "cut.jsonl: line " in said and "not valid JSON" in said
     assert "nodir.jsonl: unknown direction of task(s) gsm" in said
+    assert "arena.csv: " in said and "not scores" in said
     assert published(snap) == published(good)
-    assert sorted(r["unit"] for r in snap["rejected"]) == ["copy_of_m1", "cut.jsonl", "m9", "nodir.jsonl"]
-    assert len([e for e in snap["log"] if e["level"] == "error"]) == 4
+    assert sorted(r["unit"] for r in snap["rejected"]) == ["arena.csv", "copy_of_m1", "cut.jsonl", "m9", "nodir.jsonl"]
+    assert len([e for e in snap["log"] if e["level"] == "error"]) == 5
     after = {p.relative_to(store): p.read_bytes() for p in store.rglob("*") if p.is_file() and p.name != "zarr.json"}
     assert after == before  # only the ledger (in zarr.json) changed
     assert same(rank_of(capsys, store, "--level", "two"), published(good))
