@@ -38,7 +38,8 @@
       const tr = el("tr"); tr.dataset.system = r.system;
       tr.appendChild(el("td", String(r.rank), "num")); tr.appendChild(el("td", r.system));
       tr.appendChild(el("td", fmt(r.score), "num"));
-      tr.appendChild(el("td", r.rank_low === undefined ? "–" : `[${bound(r.rank_low)}-${bound(r.rank_high)}]`, "num"));
+      const lo = bound(r.rank_low), hi = bound(r.rank_high);
+      tr.appendChild(el("td", r.rank_low === undefined ? "–" : (lo === hi ? `[${lo}]` : `[${lo}-${hi}]`), "num"));
       const td = el("td"); td.appendChild(provenance((s.provenance || {})[r.system])); tr.appendChild(td);
       body.appendChild(tr);
     });
