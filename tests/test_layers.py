@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "engine"
 
 #: layer name -> its rank; a module may import modules of a rank <= its own
-LAYERS = {"base": 0, "kernels": 1, "rules": 2, "labelled": 3, "io": 4, "api": 5, "distributed": 6, "sweep": 7, "app": 8,
-          "top": 9}
+LAYERS = {"base": 0, "kernels": 1, "rules": 2, "labelled": 3, "io": 4, "api": 5, "distributed": 6, "sweep": 7, "watch": 7,
+          "app": 8, "top": 9}
 BASE = {"engine.errors", "engine.dims", "engine.magnitudes", "engine.progress", "engine.budget"}
 #: libraries the kernel layer must not import: file and network I/O, labelled arrays, schedulers, rendering
 KERNEL_FORBIDDEN = {"pyarrow", "zarr", "fsspec", "pandas", "xarray", "dask", "distributed", "tornado", "matplotlib",

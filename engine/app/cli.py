@@ -28,7 +28,7 @@ __all__ = ["COMMANDS", "build_parser", "command_module", "main", "one_line", "su
 #: the sub-commands, in the order of ``votebench --help``: a module, or the name of one in :mod:`engine.app.commands`
 #: (imported only when its command runs, or for ``--help``)
 COMMANDS: tuple[ModuleType | str, ...] = ("rank", "condorcet", "bootstrap", "compare", "agreement", "sweep", "convert", "rules",
-                                          "report", "serve", "experiment")
+                                          "report", "serve", "experiment", "watch")
 
 
 def command_module(command: ModuleType | str) -> ModuleType:

@@ -989,7 +989,8 @@ def _input_handlers(Base: Any) -> dict[str, type]:
 
 def make_app(store: str | Path, *, dask_dashboard: str | None = None, poll: float = 0.25, heartbeat: float = 15.0,
              level: float = 0.95, allowed_hosts: Sequence[str] | None = None, token: str | None = None,
-             limits: Limits | None = None, cookie: str = "votebench_token", run: Mapping[str, bool] | None = None) -> Any:
+             limits: Limits | None = None, cookie: str = "votebench_token", run: Mapping[str, bool] | None = None,
+             live: Any | None = None, web: Mapping[str, bytes] | None = None) -> Any:
     """The dashboard's tornado ``Application`` for ``store`` (see the module docstring for the routes).
 
     Parameters
@@ -1017,6 +1018,9 @@ def make_app(store: str | Path, *, dask_dashboard: str | None = None, poll: floa
     run : mapping, optional
         ``{"run": True}`` when served by the run that writes the store (its elapsed time), ``{"replaces": True}``
         when that run replaces the store there (``--overwrite``: the previous store is never shown).
+    live, web : optional
+        Another view served the same way (``votebench watch``, :mod:`engine.app.watch_page`): ``live`` replaces the
+        :class:`LiveStore` (``update(force)``, ``snapshot()``, ``message``, ``busy``), ``web`` the page's files by name.
 
     The app's ``settings["hub"]`` must be started (``hub.start()``) on the
     event loop that serves it; :func:`serve` and :func:`start_in_background` do.
@@ -1027,8 +1031,8 @@ def make_app(store: str | Path, *, dask_dashboard: str | None = None, poll: floa
         raise VotebenchError(f"poll and heartbeat must be positive, got {poll} and {heartbeat}")
     limits = limits or Limits()
     h = _handlers()
-    hub = _Hub(LiveStore(store, level=level, dask_dashboard=dask_dashboard, **(run or {})), poll=poll)
-    web = {name: _read_web(name) for name in ("index.html", *_STATIC)}
+    hub = _Hub(live or LiveStore(store, level=level, dask_dashboard=dask_dashboard, **(run or {})), poll=poll)
+    web = {**{name: _read_web(name) for name in ("index.html", *_STATIC)}, **(web or {})}
     return Application(
         [(r"/", h["page"]), (r"/(dashboard\.(?:js|css))", h["static"]), (r"/api/snapshot", h["snapshot"]),
          (r"/api/stream", h["stream"]), (r"/api/scores", h["scores"]), (r"/api/letters", h["letters"]),
@@ -1092,7 +1096,7 @@ def _check_token(token: str | None) -> str | None:
 
 async def _run(store: str | Path, *, host: str, port: int, dask_dashboard: str | None, poll: float, heartbeat: float,
                level: float, ready: Callable[[str, _Hub], None], stop: asyncio.Event, token: str | None,
-               limits: Limits, run: Mapping[str, bool] | None = None) -> None:
+               limits: Limits, run: Mapping[str, bool] | None = None, view: Mapping[str, Any] | None = None) -> None:
     from tornado.netutil import bind_sockets
 
     loopback = is_loopback(host)
@@ -1106,7 +1110,7 @@ async def _run(store: str | Path, *, host: str, port: int, dask_dashboard: str |
     bound = sockets[0].getsockname()[1]
     app = make_app(store, dask_dashboard=dask_dashboard, poll=poll, heartbeat=heartbeat, level=level,
                    allowed_hosts=sorted(_LOOPBACK | {host}) if loopback else None, token=token, limits=limits,
-                   cookie=f"votebench_token_{bound}", run=run)
+                   cookie=f"votebench_token_{bound}", run=run, **(view or {}))
     server = _capped_server(app, limits)
     server.add_sockets(sockets)
     hub: _Hub = app.settings["hub"]
@@ -1208,14 +1212,15 @@ class BackgroundDashboard:
 def start_in_background(store: str | Path, *, host: str = "127.0.0.1", port: int = 8050, dask_dashboard: str | None = None,
                         poll: float = 0.25, heartbeat: float = 15.0, level: float = 0.95, token: str | None = None,
                         limits: Limits | None = None, timeout: float = 30.0,
-                        replaces: bool = False, run: bool = False) -> BackgroundDashboard:
+                        replaces: bool = False, run: bool = False, live: Any | None = None,
+                        web: Mapping[str, bytes] | None = None) -> BackgroundDashboard:
     """Serve the dashboard of ``store`` from a daemon thread (for ``votebench sweep --dashboard``).
 
     Parameters are as :func:`serve`; ``timeout`` bounds the wait for the
     server to listen.  ``run``: served by the run that writes the store (the
     page times the run from the server's start); ``replaces``: that run
     replaces the store there (``--overwrite``), whose previous content the
-    page never shows.
+    page never shows; ``live`` and ``web``: another view (:func:`make_app`).
 
     Returns
     -------
@@ -1235,7 +1240,7 @@ def start_in_background(store: str | Path, *, host: str = "127.0.0.1", port: int
         state["loop"], state["stop"] = asyncio.get_running_loop(), stop_event
         await _run(store, host=host, port=port, dask_dashboard=dask_dashboard, poll=poll, heartbeat=heartbeat,
                    level=level, ready=ready, stop=stop_event, token=token, limits=limits or Limits(),
-                   run={"run": run, "replaces": replaces})
+                   run={"run": run, "replaces": replaces}, view={"live": live, "web": web})
 
     def target() -> None:
         try:

@@ -23,9 +23,11 @@ applies a ``<name>.meta.json`` sidecar with :func:`apply_sidecar`.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,7 @@ from engine.labelled.xrcompat import defer_dask_import
 defer_dask_import()  # an in-memory table never needs dask: do not let xarray import it (see engine.labelled.xrcompat)
 
 __all__ = ["apply_sidecar", "check_sidecar", "defaulted_directions", "directions_note", "first_duplicate", "is_url",
-           "left_out_judges", "read_sidecar", "scores_from_array", "sidecar_path",
+           "least_systems", "left_out_judges", "one_system_parts", "read_sidecar", "scores_from_array", "sidecar_path",
            "task_group_labels", "validate_scores", "with_lower_is_better"]
 
 #: data-file suffixes that ``<name>.meta.json`` replaces (others are kept: ``x.tsv`` -> ``x.tsv.meta.json``)
@@ -206,6 +208,26 @@ def first_duplicate(labels: Sequence[Any]) -> Any | None:
     return None
 
 
+#: the fewest systems a score tensor may have (1 inside :func:`one_system_parts`)
+_LEAST_SYSTEMS: contextvars.ContextVar[int] = contextvars.ContextVar("votebench_least_systems", default=2)
+
+
+@contextlib.contextmanager
+def one_system_parts() -> Iterator[None]:
+    """Within the block, readers and :func:`validate_scores` accept the scores of a single system: a part that the
+    caller merges with others (``votebench watch`` reads one model's folder at a time).  Ranking needs two."""
+    token = _LEAST_SYSTEMS.set(1)
+    try:
+        yield
+    finally:
+        _LEAST_SYSTEMS.reset(token)
+
+
+def least_systems() -> int:
+    """The fewest systems a score tensor may have here: 2, or 1 inside :func:`one_system_parts`."""
+    return _LEAST_SYSTEMS.get()
+
+
 def validate_scores(scores: xr.DataArray, *, source: str = "scores") -> None:
     """Check the canonical form; raise :class:`VotebenchError` naming the problem.
 
@@ -247,7 +269,7 @@ def validate_scores(scores: xr.DataArray, *, source: str = "scores") -> None:
         if dup is not None:
             raise VotebenchError(f"{source}: duplicate {dim} label {dup!r}")
     n_sys = scores.sizes[SYSTEM]
-    if n_sys < 2:
+    if n_sys < least_systems():
         names = ", ".join(map(str, scores[SYSTEM].values.tolist())) or "none"
         raise VotebenchError(f"{source}: ranking needs at least two systems, found {n_sys} ({names})")
     if scores.sizes[TASK] < 1:

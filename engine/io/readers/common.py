@@ -26,7 +26,7 @@ import xarray as xr
 
 from engine.errors import VotebenchError
 from engine.kernels.ranking import natural_key
-from engine.labelled.canonical import scores_from_array
+from engine.labelled.canonical import least_systems, scores_from_array
 
 __all__ = ["BYTES_HELD", "assemble", "check_mapping_tasks", "input_bytes", "json_lines", "label", "need_two", "open_text",
            "parse_task_option", "per_task_option", "read_json", "reading_text", "short_list"]
@@ -182,8 +182,9 @@ def short_list(items: list[str], n: int = 8) -> str:
 
 
 def need_two(systems: list[str], source: Path, what: str, hint: str) -> None:
-    """At least two systems; else :class:`VotebenchError` saying what was found and ``hint``."""
-    if len(systems) < 2:
+    """At least two systems (one inside :func:`engine.canonical.one_system_parts`); else :class:`VotebenchError` saying
+    what was found and ``hint``."""
+    if len(systems) < least_systems():
         raise VotebenchError(f"{source}: {what} of only {len(systems)} system ({short_list(systems)}); {hint}")
 
 

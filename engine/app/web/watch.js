@@ -1,0 +1,69 @@
+// votebench watch: shows /api/snapshot, refetched whenever /api/stream says a new version is out (no reload).
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; };
+  const when = (t) => (typeof t === "number" ? new Date(t * 1000).toLocaleString() : "");
+  const fmt = (x) => (typeof x === "number" ? (Number.isInteger(x) ? String(x) : x.toPrecision(4)) : "–");
+  const bound = (x) => (typeof x === "number" ? String(Number(x.toPrecision(3))) : "");
+  let shown = -1;
+
+  function list(id, items, render, empty) {
+    const ul = $(id); ul.replaceChildren();
+    if (!items.length) { ul.appendChild(el("li", empty, "sub")); return; }
+    items.forEach((it) => ul.appendChild(render(it)));
+  }
+
+  function provenance(p) {
+    if (!p) return el("span", "–", "sub");
+    const d = el("details"); d.appendChild(el("summary", `${p.unit} (${p.kind}), ingested ${when(p.ingested)}`));
+    const ul = el("ul");
+    p.files.forEach((f) => { const li = el("li"); li.appendChild(el("span", `${f.path} (${f.size} bytes) sha256 `));
+      li.appendChild(el("code", f.sha256)); ul.appendChild(li); });
+    d.appendChild(ul); return d;
+  }
+
+  function render(s) {
+    $("status").textContent = s.status || "waiting";
+    $("status").className = "pill " + (s.ranking && s.ranking.length ? "partial" : "waiting");
+    $("updated").textContent = s.published ? `published ${when(s.published)} · version ${s.version}` : "";
+    $("where").textContent = `watching ${s.dir || ""} into ${s.store || ""}`;
+    const sz = s.sizes || {};
+    $("meta").textContent = s.rule ? `rule ${s.rule}, level ${s.level}; ${sz.system || 0} systems x ${sz.task || 0} tasks x ` +
+      `${sz.instance || 0} instances` + (s.over ? `; ${Math.round((s.interval || 0) * 100)}% rank intervals over ${s.over}, ` +
+      `${s.replicates} replicates, seed ${s.seed}` : "") : "no ranking yet";
+    list("changes", s.changes || [], (t) => el("li", t, t.startsWith("new:") ? "new" : ""), "nothing changed");
+    const body = $("ranking").tBodies[0]; body.replaceChildren();
+    (s.ranking || []).forEach((r) => {
+      const tr = el("tr"); tr.dataset.system = r.system;
+      tr.appendChild(el("td", String(r.rank), "num")); tr.appendChild(el("td", r.system));
+      tr.appendChild(el("td", fmt(r.score), "num"));
+      const lo = bound(r.rank_low), hi = bound(r.rank_high);
+      tr.appendChild(el("td", r.rank_low === undefined ? "–" : (lo === hi ? `[${lo}]` : `[${lo}-${hi}]`), "num"));
+      const td = el("td"); td.appendChild(provenance((s.provenance || {})[r.system])); tr.appendChild(td);
+      body.appendChild(tr);
+    });
+    list("rejected", s.rejected || [], (r) => el("li", r.error), "none");
+    list("waiting", s.waiting || [], (w) => el("li", `${w.unit}: ${w.why}`), "none");
+    const log = $("log"); log.replaceChildren();
+    (s.log || []).slice().reverse().forEach((e) => log.appendChild(el("li", `${when(e.time)} ${e.level}: ${e.text}`)));
+    document.body.dataset.version = String(s.version);
+  }
+
+  async function refresh() {
+    try {
+      const r = await fetch("api/snapshot", {cache: "no-store"});
+      if (r.status === 401) { $("conn").textContent = "token required: open the URL votebench printed"; return; }
+      const s = await r.json();
+      if (s.version !== shown) { shown = s.version; render(s); }
+    } catch (e) { $("conn").textContent = "cannot reach the server"; }
+  }
+
+  function listen() {
+    const es = new EventSource("api/stream");
+    es.onopen = () => { $("conn").textContent = "live"; };
+    es.onmessage = () => refresh();
+    es.onerror = () => { $("conn").textContent = "reconnecting"; if (es.readyState === EventSource.CLOSED) setTimeout(listen, 3000); };
+  }
+  refresh(); listen();
+})();
