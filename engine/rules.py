@@ -22,8 +22,10 @@ For task-level data (one instance per task) the three levels coincide.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +39,11 @@ from engine.kernels.exact import snap_ties
 from engine.kernels.ranking import borda_points
 
 __all__ = [
+    "Names",
+    "PLUGIN_GROUPS",
+    "load_plugins",
+    "load_rule_plugins",
+    "rule_choices",
     "Within",
     "Rule",
     "WITHIN",
@@ -283,10 +290,100 @@ def get_rule(name: str) -> Rule:
     >>> engine.get_rule("copeland").summary
     'majority wins minus majority losses, u = |L| - |U|'
     """
+    if name not in RULES and isinstance(name, str):
+        load_rule_plugins()  # a rule an installed package adds (entry points), looked for only when asked
     try:
         return RULES[name]
     except KeyError:
         raise VotebenchError(f"unknown rule {name!r}; known rules: {', '.join(rule_names())}") from None
+
+
+#: entry-point groups (``pyproject.toml`` of another package: ``[project.entry-points."votebench.rules"]``,
+#: ``my_rule = "my_package.rules:MY_RULE"``): each entry names one record, a :class:`Rule`, an input reader
+#: (:class:`engine.io.readers.Reader`) or a perturbation kind (:class:`engine.sweep.kinds.Kind`)
+PLUGIN_GROUPS = ("votebench.rules", "votebench.readers", "votebench.kinds")
+_LOADED: set[str] = set()
+log = logging.getLogger("engine")
+
+
+def load_plugins(group: str, kind: type | tuple[type, ...]) -> list[Any]:
+    """The records that installed packages declare in the entry-point ``group``, each loaded once per process.
+
+    Scanning the installed packages takes a noticeable fraction of a second, so the registries call this
+    only when a name they do not know is asked for, or when they are listed in full (``votebench rules``,
+    an unknown ``--rule``); a built-in name never pays for it.  An entry that fails to load, or names
+    something other than a ``kind`` record, is reported as a note (logger ``engine``) and skipped.
+
+    Parameters
+    ----------
+    group : str
+        One of :data:`PLUGIN_GROUPS`.
+    kind : type or tuple of types
+        What the records must be.
+
+    Returns
+    -------
+    list
+        The records loaded by this call (empty when ``group`` was loaded before).
+    """
+    if group in _LOADED:
+        return []
+    _LOADED.add(group)
+    from importlib.metadata import entry_points
+
+    out = []
+    for ep in entry_points(group=group):
+        try:
+            obj = ep.load()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not stop the engine: it is named and skipped
+            log.warning("plugin %s = %s (%s) could not be loaded: %s", ep.name, ep.value, group, str(exc).splitlines()[0:1])
+            continue
+        if not isinstance(obj, kind):
+            log.warning("plugin %s = %s (%s) is a %s, not a %s record; skipped", ep.name, ep.value, group,
+                        type(obj).__name__, kind.__name__ if isinstance(kind, type) else kind[0].__name__)
+            continue
+        out.append(obj)
+    return out
+
+
+def load_rule_plugins() -> None:
+    """Register the rules of the ``votebench.rules`` entry points (once; a name already taken is skipped with a note)."""
+    for rule in load_plugins("votebench.rules", Rule):
+        if rule.name in RULES:
+            log.warning("plugin rule %r: a rule of that name is registered already; skipped", rule.name)
+            continue
+        try:
+            register_rule(rule)
+        except (ValueError, VotebenchError) as exc:
+            log.warning("plugin rule %r refused: %s", rule.name, exc)
+
+
+class Names(Sequence[str]):
+    """The names of a registry as argparse ``choices``: a name not registered yet triggers ``load`` (the plugins) once,
+    so a plugin's name is accepted while a built-in one costs no scan of the installed packages."""
+
+    def __init__(self, names: Callable[[], Sequence[str]], load: Callable[[], object]) -> None:
+        self.names, self.load = names, load
+
+    def __contains__(self, name: object) -> bool:
+        if name not in self.names():
+            self.load()
+        return name in self.names()
+
+    def __iter__(self) -> Iterator[str]:  # the full list (help, an error message): with the plugins
+        self.load()
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.names()[i]
+
+
+def rule_choices() -> Names:
+    """``--rule`` choices: every registered rule, and the plugins' once a name is not built in."""
+    return Names(rule_names, load_rule_plugins)
 
 
 def get_within(name: str) -> Within:

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from engine.errors import VotebenchError
-from engine.io.readers import parse_task_option, reader_names
+from engine.io.readers import parse_task_option, reader_choices, reader_names
 from engine.labelled.core import MISSING_POLICIES
-from engine.rules import LEVELS, rule_names
+from engine.rules import LEVELS, rule_choices
 
 __all__ = ["FORMATS", "SCHEDULER_HELP", "add_direction_options", "add_input_options", "add_inputs", "add_output_options",
            "add_progress_option", "add_rank_options", "progress_shown", "connect", "each_input",
@@ -37,8 +37,9 @@ SCHEDULER_HELP = ("address of a running dask scheduler, e.g. tcp://10.0.0.5:8786
 
 def add_input_options(r: argparse.ArgumentParser) -> None:
     """How INPUT is read: evaluation outputs (lm-evaluation-harness, HELM, JSONL) and their metric."""
-    r.add_argument("--input-format", default=None, choices=reader_names(),
-                   help="the reader of INPUT (default: guessed from its suffix or folder content)")
+    r.add_argument("--input-format", default=None, choices=reader_choices(), metavar="FORMAT",
+                   help=f"the reader of INPUT: {', '.join(reader_names())} or an installed plugin's (default: guessed from "
+                   "its suffix or folder content)")
     r.add_argument("--metric", default=None, metavar="NAME|TASK=NAME,...",
                    help="lm-eval / HELM per-instance metric, for every task or per task (default: lm-eval the first "
                    "metric listed, HELM exact_match)")
@@ -56,7 +57,8 @@ def loader_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def add_rank_options(r: argparse.ArgumentParser) -> None:
     """The aggregation options shared by ``rank``, ``bootstrap``."""
-    r.add_argument("--rule", default="borda", choices=rule_names(), help="aggregation rule (default: borda)")
+    r.add_argument("--rule", default="borda", choices=rule_choices(), metavar="RULE",
+                   help="aggregation rule (default: borda; `votebench rules` lists them, with installed plugins' rules)")
     r.add_argument(
         "--level",
         default=None,
@@ -70,9 +72,9 @@ def add_rank_options(r: argparse.ArgumentParser) -> None:
         choices=MISSING_POLICIES,
         help="missing scores: error (default), listwise (drop systems with any), drop-judges (drop judges with any)",
     )
-    r.add_argument("--within", default=None, choices=rule_names(), metavar="RULE",
+    r.add_argument("--within", default=None, choices=rule_choices(), metavar="RULE",
                    help="two-step: rule within each task (over instances, --level two) or within each group (--groups)")
-    r.add_argument("--across", default=None, choices=rule_names(), metavar="RULE",
+    r.add_argument("--across", default=None, choices=rule_choices(), metavar="RULE",
                    help="two-step: rule across tasks or groups (default: --rule)")
     r.add_argument("--groups", action="store_true",
                    help="two-step over the task groups of the sidecar: --within per group, then --across over groups")

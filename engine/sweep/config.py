@@ -14,7 +14,7 @@ import numpy as np
 from engine.distributed import loader_keys
 from engine.errors import VotebenchError
 from engine.magnitudes import check_option_values, scaled_weights, shown
-from engine.sweep.kinds import KINDS, SpecCheck
+from engine.sweep.kinds import KINDS, SpecCheck, get_kind
 
 __all__ = ["SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "SweepConfig", "check_name", "check_weights", "direction_notes", "load_config",
            "load_yaml", "parse_config"]
@@ -160,7 +160,7 @@ def direction_notes(cfg: SweepConfig, limit: int = 50 << 20) -> list[str]:
 def _kind_of(item: Any) -> Any:
     """The registered kind of a perturbation entry, or None."""
     name = item.get("kind") if isinstance(item, Mapping) else None
-    return KINDS.get(name) if isinstance(name, str) else None
+    return get_kind(name) if isinstance(name, str) else None
 
 
 def _without_input(item: Any) -> bool:

@@ -16,11 +16,12 @@ DESCRIPTION = ("Rank each benchmark with --rule (default borda; a system with a 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """A, B, the rule, the output."""
     from engine.labelled.core import MISSING_POLICIES
-    from engine.rules import rule_names
+    from engine.rules import rule_choices
 
     parser.add_argument("a", metavar="A", help="first benchmark: score file or store")
     parser.add_argument("b", metavar="B", help="second benchmark: score file or store")
-    parser.add_argument("--rule", default="borda", choices=rule_names(), help="rule ranking each benchmark (default: borda)")
+    parser.add_argument("--rule", default="borda", choices=rule_choices(), metavar="RULE",
+                        help="rule ranking each benchmark (default: borda; `votebench rules` lists them)")
     parser.add_argument("--missing", default="listwise", choices=MISSING_POLICIES,
                         help="missing scores (default: listwise, the system is not ranked by that benchmark)")
     parser.add_argument("--format", default="table", choices=("table", "json"), help="output format (default: table)")

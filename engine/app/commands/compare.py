@@ -17,7 +17,7 @@ DESCRIPTION = ("For every pair of systems (or every system against --baseline), 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """INPUT, the test and correction, the systems, the output."""
-    from engine.io.readers import reader_names
+    from engine.io.readers import reader_choices
 
     parser.add_argument("input", metavar="INPUT", help="score file or store, best instance-level (a <name>.meta.json "
                         "sidecar is read when present)")
@@ -35,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "memory is out of reach")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default: 0)")
     parser.add_argument("--meta", default=None, metavar="FILE", help="sidecar JSON (default: <name>.meta.json beside INPUT)")
-    parser.add_argument("--input-format", default=None, choices=reader_names(), help="the reader of INPUT (default: guessed)")
+    parser.add_argument("--input-format", default=None, choices=reader_choices(), metavar="FORMAT",
+                        help="the reader of INPUT (default: guessed; see `votebench rank --help`)")
     parser.add_argument("--format", default="table", choices=("table", "json"), help="output format (default: table)")
     parser.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
 

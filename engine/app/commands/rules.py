@@ -13,9 +13,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """One line per rule: name, one-pass or in-memory, how it treats missing scores, summary."""
-    from engine.rules import RULES, rule_names
+    """One line per rule (those of installed plugins too): name, one-pass or in-memory, how it treats missing scores, summary."""
+    from engine.rules import RULES, load_rule_plugins, rule_names
 
+    load_rule_plugins()
     width = max(len(n) for n in RULES)
     for name in rule_names():
         r = RULES[name]

@@ -50,6 +50,7 @@ from engine.io.readers.registry import (
     get_reader,
     guess_reader,
     loader_keys,
+    reader_choices,
     reader_names,
     reader_options,
     register_reader,
@@ -59,7 +60,7 @@ from engine.io.readers.zarr_store import ZARR
 
 __all__ = ["READERS", "BattleInput", "Reader", "is_battles_file", "iter_battle_chunks", "open_battles",
            "by_suffix", "check_options", "default_sidecar", "get_reader", "guess_reader", "loader_keys",
-           "open_scores", "parse_task_option", "reader_names", "reader_options", "register_reader"]
+           "open_scores", "parse_task_option", "reader_choices", "reader_names", "reader_options", "register_reader"]
 
 # the built-in readers, in the order open_scores tries them (a new one: its module here, and one line)
 register_reader(ZARR)

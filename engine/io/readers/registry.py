@@ -8,17 +8,23 @@ all read :data:`READERS`; adding a reader is one :func:`register_reader` call.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import xarray as xr
 
 from engine.errors import VotebenchError
 
-__all__ = ["READERS", "Reader", "by_suffix", "check_options", "get_reader", "guess_reader", "loader_keys", "reader_names",
-           "reader_options", "register_reader"]
+if TYPE_CHECKING:  # pragma: no cover
+    from engine.rules import Names
+
+log = logging.getLogger("engine")
+
+__all__ = ["READERS", "Reader", "by_suffix", "check_options", "get_reader", "guess_reader", "load_reader_plugins", "loader_keys",
+           "reader_choices", "reader_names", "reader_options", "register_reader"]
 
 
 @dataclass(frozen=True)
@@ -202,10 +208,37 @@ def get_reader(name: str) -> Reader:
     >>> engine.get_reader("csv").name
     'csv'
     """
+    if isinstance(name, str) and name not in READERS:
+        load_reader_plugins()
     try:
         return READERS[name]
     except (KeyError, TypeError):
         raise VotebenchError(f"unknown format {name!r}; use one of {', '.join(READERS)}") from None
+
+
+def load_reader_plugins() -> bool:
+    """Register the readers of the ``votebench.readers`` entry points (once, after the built-in ones); whether any was."""
+    from engine.rules import load_plugins
+
+    added = False
+    for reader in load_plugins("votebench.readers", Reader):
+        if reader.name in READERS:
+            log.warning("plugin reader %r: a reader of that name is registered already; skipped", reader.name)
+            continue
+        try:
+            register_reader(reader)
+        except (ValueError, VotebenchError) as exc:
+            log.warning("plugin reader %r refused: %s", reader.name, exc)
+            continue
+        added = True
+    return added
+
+
+def reader_choices() -> Names:
+    """``--input-format`` choices: every registered reader, and the plugins' once a name is not built in."""
+    from engine.rules import Names
+
+    return Names(reader_names, load_reader_plugins)
 
 
 def guess_reader(path: Path) -> Reader:
@@ -217,9 +250,12 @@ def guess_reader(path: Path) -> Reader:
         When none does (the message lists what each reader recognises), or when a
         reader recognises the path but refuses it.
     """
-    for reader in READERS.values():
-        if reader.guess_can_open is not None and reader.guess_can_open(path):
-            return reader
+    for _ in range(2):  # the registered readers; then, once, those of installed packages (plugins), tried after them
+        for reader in READERS.values():
+            if reader.guess_can_open is not None and reader.guess_can_open(path):
+                return reader
+        if not load_reader_plugins():
+            break
     expected = "; ".join(r.description or r.name for r in READERS.values() if r.guess_can_open is not None)
     what = "unknown kind of directory" if path.is_dir() else "unknown file type"
     raise VotebenchError(f"{path}: {what}; expected {expected}; or name the reader (format= / --input-format: {', '.join(READERS)})")

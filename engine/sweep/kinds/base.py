@@ -10,6 +10,7 @@ for a worked example.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from engine.kernels.summaries import SummaryCodec
 from engine.magnitudes import shown
 
 __all__ = ["KINDS", "MOST_BLOCKS", "TASK_BYTES", "Block", "Kind", "PlanContext", "SpecCheck", "aggregate_options", "get_kind",
-           "is_number", "register_kind", "replicate_blocks"]
+           "is_number", "load_kind_plugins", "register_kind", "replicate_blocks"]
 
 
 #: the most blocks of one perturbation: each is one task of the cluster, planned up front (a million tasks are
@@ -243,5 +244,24 @@ def register_kind(kind: Kind, *, replace: bool = False) -> Kind:
 
 
 def get_kind(name: str) -> Kind | None:
-    """The registered kind ``name``, or None (e.g. a store group written with a kind this process does not know)."""
+    """The registered kind ``name``, or None (e.g. a store group written with a kind this process does not know).
+
+    A name not registered yet is looked for, once, among the ``votebench.kinds`` entry points of installed packages.
+    """
+    if name not in KINDS:
+        load_kind_plugins()
     return KINDS.get(name)
+
+
+def load_kind_plugins() -> None:
+    """Register the kinds of the ``votebench.kinds`` entry points (once; a name already taken is skipped with a note)."""
+    from engine.rules import load_plugins
+
+    for kind in load_plugins("votebench.kinds", Kind):
+        if kind.name in KINDS:
+            logging.getLogger("engine").warning("plugin kind %r: a kind of that name is registered already; skipped", kind.name)
+            continue
+        try:
+            register_kind(kind)
+        except (ValueError, VotebenchError) as exc:
+            logging.getLogger("engine").warning("plugin kind %r refused: %s", kind.name, exc)
