@@ -55,7 +55,6 @@ def main() -> int:
     import numpy as np
     import pandas as pd
     import scipy
-
     from votenrank import Leaderboard
     from votenrank.data_processing import preprocess_glue, preprocess_sglue
     from votenrank.utils import agreement_rate, kendall_tau

@@ -491,7 +491,7 @@ def _task_level(cfg: Mapping[str, Any], seed: int, log: _Log, figs: Path) -> dic
                 tau_why = (f"verified: the authors' notebook (cell 28, analyse_agreements_benchmark) orders the rows "
                            f"by the mean without the leaderboard's Score column, then re-reads the full file and "
                            f"scores Score as one more task in both the Borda count and the mean; their code re-run "
-                           f"(numpy 1.24.4) gives {o2['tau']:.6f} with the Score column (printed "
+                           f"(numpy 1.24.4) gives {o2['tau']:.6f} with the Score column, the published value (printed "
                            f"{PAPER['table2_notebook_tau'].get(name, paper2['tau'])} in their notebook), "
                            f"{o2n.get('tau', float('nan')):.3f} without it; ours is tau-b of Borda points (ties 0.5) "
                            f"and means over the tasks, {ours2['tau']:.3f}")
@@ -773,11 +773,10 @@ def _instance_level(cfg: Mapping[str, Any], seed: int, log: _Log, figs: Path) ->
 # ------------------------------------------------------------------------------------------------
 def _readme(results: Mapping[str, Any], log: _Log, cfg: Mapping[str, Any]) -> str:
     smoke = results["smoke"]
-    timing = cfg.get("timing", {})
     L = [f"# {TITLE}", "",
          f"Run: **{'smoke (reduced sizes)' if smoke else 'full size'}**, {results['seconds']:.1f} s on this machine "
-         f"(seed {results['seed']}). A full-size run took {timing.get('full_run_seconds', '?')} s when measured "
-         f"({timing.get('machine', '')}).", "",
+         f"(seed {results['seed']}); measured full-size run times: `experiments/README.md` (generated from the runs).",
+         "",
          "Paper: Colombo, Noiry, Irurozki, Clemencon, *What are the best systems? New perspectives on NLP "
          "benchmarking*, NeurIPS 2022. Conventions here: Borda points give tied systems 0.5 each (the paper's code "
          "broke ties by numpy `argsort` order, so published Borda counts can differ by a point or two); ranks in "

@@ -807,6 +807,7 @@ def run(out: Path, *, smoke: bool = False, scheduler: str | None = None) -> dict
     oracle = json.loads(oracle_path.read_text(encoding="utf-8")) if oracle_path.is_file() else {}
     for key in ("glue", "sglue"):
         t = _table1(values[("rerank", key)], rules, cfg)
+        extra = {r: {"variant": t[r].pop("variant", {}), "score_by_system": t[r].pop("score_by_system", {})} for r in t}
         rows = []
         cells: list[dict[str, Any]] = []
         metrics = [f"top-{k}" for k in cfg["top_k"]] + [f"least-{k}" for k in cfg["least_k"]] + ["tau", "tau_authors_method"]
@@ -814,13 +815,14 @@ def run(out: Path, *, smoke: bool = False, scheduler: str | None = None) -> dict
             paper_key = "tau" if metric == "tau_authors_method" else metric
             paper = pt1[key].get(paper_key, [None] * len(pt1["rules"]))
             ours = [t[r][metric] for r in pt1["rules"]]
-            row_cells = [_table1_cell(key, metric, r, p, t[r], oracle.get(key), bench_labels[key], labels)
+            row_cells = [_table1_cell(key, metric, r, p, {**t[r], **extra[r]}, oracle.get(key), bench_labels[key], labels)
                          for r, p in zip(pt1["rules"], paper) if p is not None]
             cells += row_cells
             ok = sum(c["status"] == "matches" for c in row_cells)
             rows.append({"metric": metric if metric != "tau_authors_method" else "tau (authors' method)",
                          "paper": paper, "ours": ours, "status": f"{ok}/{len(row_cells)} match"})
-        table1[key] = {"rules": pt1["rules"], "rows": rows, "values": t, "cells": cells}
+        table1[key] = {"rules": pt1["rules"], "rows": rows, "values": t, "cells": cells,
+                       "authors_variant": {r: e["variant"] for r, e in extra.items() if e["variant"]}}
     table1_note = ("Differences: every differing cell is listed below with its cause. The authors' code (their "
                    "`Leaderboard.rank_all` and notebook `CS1 - Reranking Leaderboards.ipynb`) was re-run on their tables "
                    "under numpy 1.24.4 and pandas 1.5.3 by `benchmarks/authors/votenrank_oracle.py` (outputs in "
@@ -829,6 +831,11 @@ def run(out: Path, *, smoke: bool = False, scheduler: str | None = None) -> dict
                    "them (ours: by name, descending); their Plurality, Borda and Dowdall use other tie conventions, "
                    "their σ_og is rounded to 3 decimals, and their σ_gm is NaN, placed last, for any system with a score "
                    "<= 0 in any column (scipy `gmean` with weights, zero-weight diagnostics included).")
+    og_tau = table1["sglue"]["values"].get("optimality_gap", {}).get("tau_authors_method")
+    if og_tau is not None:
+        table1_note += (f" σ_og rounded to 3 decimals (0-1 scale), as the authors publish it, gives the SGLUE τ "
+                        f"(authors' method) {og_tau:.3f}, the paper's 0.36; unrounded it is 0.195, the output of an "
+                        "earlier version of the authors' notebook.")
     for key in ("glue", "sglue"):
         rr = values[("rerank", key)]
         ties = _tie_groups(rr["rules"]["mean"]["score"], rr["systems"])
