@@ -4,6 +4,7 @@ list of every compared number that does not match (status and cause, as the runs
     python experiments/make_readme.py            # run every experiment at full size, then rewrite the README
     python experiments/make_readme.py --no-run   # rewrite it from the results already in results/experiments/
     python experiments/make_readme.py --check    # exit 1 when the README is not what the results give
+    python experiments/make_readme.py --only colombo2022   # re-run one experiment, reuse the others' results
 
 Nothing between the two ``GENERATED`` markers of the README is written by hand.  A run is timed here: wall time and
 CPU time (user + system of this process, dask's threads included), written to ``results/experiments/NAME/timing.json``
@@ -129,13 +130,15 @@ def main() -> int:
     ap.add_argument("--results", type=Path, default=None, help="folder of the runs (default results/experiments)")
     ap.add_argument("--no-run", action="store_true", help="use the results already there")
     ap.add_argument("--check", action="store_true", help="only check that the README is up to date")
+    ap.add_argument("--only", nargs="*", default=None, help="run only these experiments (the others: results already "
+                                                             "there)")
     args = ap.parse_args()
     from engine.experiment import default_out, experiment_names
 
     names = experiment_names()
     results_dir = args.results or default_out(names[0]).parent
     if not (args.no_run or args.check):
-        run_all(names, results_dir)
+        run_all([n for n in names if args.only is None or n in args.only], results_dir)
     text = README.read_text(encoding="utf-8")
     if BEGIN not in text or END not in text:
         raise SystemExit(f"{README}: the GENERATED markers are missing")
