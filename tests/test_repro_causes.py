@@ -240,3 +240,11 @@ def test_readme_generated_section_is_from_the_results(tmp_path):
     (tmp_path / "a" / "results.json").write_text(json.dumps({"smoke": True, "rows": []}))
     with pytest.raises(SystemExit):
         mk.generated(["a"], tmp_path)
+
+
+def test_colombo_fig6_label_match(colombo):
+    keys = colombo.FIG6_ORACLE_KEYS
+    oracle = {"SUM_EVAL.csv": dict(zip(keys, (0.044, 0.0703, 0.004))), "TAC_08.csv": dict(zip(keys, (0.14, 0.528, 0.101)))}
+    assert colombo._fig6_label_match((0.04, 0.07, 0.0), oracle) == "SEVAL"  # printed 2 decimals, truncated
+    assert colombo._fig6_label_match((0.14, 0.52, 0.10), oracle) == "TAC08"
+    assert colombo._fig6_label_match((0.14, 0.50, 0.10), oracle) is None  # one value off: no match
