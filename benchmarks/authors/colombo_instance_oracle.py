@@ -3,7 +3,7 @@
 Not part of the package and not run by the tests (slow: the authors' ``scores_by_utterances`` reads every row with
 ``DataFrame.loc``). Run in the separate old-numpy environment of ``colombo_oracle.py``::
 
-    /tmp/oldnp/bin/python benchmarks/authors/colombo_instance_oracle.py --authors PATH/RankingNLPSystems \\
+    "$OLDNP"/bin/python benchmarks/authors/colombo_instance_oracle.py --authors PATH/RankingNLPSystems \\
         --out experiments/colombo2022/authors_instance_outputs.json
 
 It repeats cell 28 (``analyse_agreements``) of ``reproducing_paper_results/Instance Level Information

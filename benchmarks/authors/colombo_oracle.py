@@ -4,9 +4,9 @@ experiments/colombo2022.
 Not part of the package and not run by the tests: it needs a checkout of the authors' repository and a separate
 environment with numpy < 1.25 (whose quicksort put tied values in another order than numpy >= 1.25) and pandas < 2::
 
-    python3.11 -m venv /tmp/oldnp
-    /tmp/oldnp/bin/pip install 'numpy==1.24.4' 'pandas==1.5.3' 'scipy==1.10.1'
-    /tmp/oldnp/bin/python benchmarks/authors/colombo_oracle.py --authors PATH/RankingNLPSystems \\
+    python3.11 -m venv "$OLDNP"   # any folder outside the repository
+    "$OLDNP"/bin/pip install 'numpy==1.24.4' 'pandas==1.5.3' 'scipy==1.10.1'
+    "$OLDNP"/bin/python benchmarks/authors/colombo_oracle.py --authors PATH/RankingNLPSystems \\
         --out experiments/colombo2022/authors_code_outputs.json
 
 It repeats, on the authors' data files (``data/{xtrem,glue,superglue}.data``) with their ``utils.py`` of commit

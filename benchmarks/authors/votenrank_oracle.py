@@ -3,9 +3,9 @@
 Not part of the package and not run by the tests: it needs a checkout of the authors' repository and a separate
 environment with the library versions of their time (numpy < 1.25, pandas < 2, scipy < 1.12), e.g.::
 
-    python3.11 -m venv /tmp/oldnp
-    /tmp/oldnp/bin/pip install 'numpy==1.24.4' 'pandas==1.5.3' 'scipy==1.10.1' 'scikit-learn==1.2.2' tqdm
-    /tmp/oldnp/bin/python benchmarks/authors/votenrank_oracle.py --authors PATH/vote_and_rank \\
+    python3.11 -m venv "$OLDNP"   # any folder outside the repository
+    "$OLDNP"/bin/pip install 'numpy==1.24.4' 'pandas==1.5.3' 'scipy==1.10.1' 'scikit-learn==1.2.2' tqdm
+    "$OLDNP"/bin/python benchmarks/authors/votenrank_oracle.py --authors PATH/vote_and_rank \\
         --out experiments/votenrank2023/authors_code_outputs.json
 
 It repeats the cells of the authors' notebook ``case studies/CS1 - Reranking Leaderboards.ipynb`` that produce
