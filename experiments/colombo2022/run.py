@@ -539,9 +539,15 @@ def _task_level(cfg: Mapping[str, Any], seed: int, log: _Log, figs: Path) -> dic
                 why = (f"tie convention: equal mean scores share the better rank here (min rank); the authors' strict "
                        f"argsort ranks (ties by row order) give {their_rank}, the published rank")
             elif abs(row["mean"] - pmean) > 0.06:
-                other = [systems[i] for i in np.flatnonzero(np.abs(entry[pv]["mean_score"] - pmean) <= 0.05)]
-                why = (f"cause unknown: the paper's mean {pmean} is not this system's ({row['mean']:.3f})"
-                       + (f" but that of {', '.join(_short(o, 30) for o in other)}" if other else ""))
+                other = [i for i in np.flatnonzero(np.abs(entry[pv]["mean_score"] - pmean) <= 0.05)]
+                pos = orc.get("mean_position_by_row", {})
+                if other and pos.get(str(s_idx)) == row["mean_rank"] and all(pos.get(str(i)) == prank for i in other):
+                    why = (f"transcription error in the paper (checked with the authors' code): the row's mean rank "
+                           f"{prank} and mean {pmean} are those of {', '.join(_short(systems[i], 30) for i in other)}; "
+                           f"{ORACLE_NOTE} puts this system at {pos.get(str(s_idx))}, as ours")
+                else:
+                    why = (f"cause unknown: the paper's mean {pmean} is not this system's ({row['mean']:.3f})"
+                           + (f" but that of {', '.join(_short(systems[i], 30) for i in other)}" if other else ""))
             else:
                 why = _oracle_why("the order of equal means in the authors' ranks",
                                   orc.get("mean_position_by_row", {}).get(str(s_idx)), prank, 0,
