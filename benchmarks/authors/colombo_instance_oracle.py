@@ -48,7 +48,12 @@ def main() -> int:
         out["datasets"][ds] = {"mean2direct": float(stats.kendalltau(mean, direct)[0]),
                                "direct22l": float(stats.kendalltau(direct, two)[0]),
                                "mean22l": float(stats.kendalltau(mean, two)[0]),
-                               "n_ranked": len(mean), "seconds": time.perf_counter() - t0}
+                               "n_ranked": len(mean),
+                               # best last in these orders (the notebook's a[-k:]): the top 3 of each procedure
+                               "top3": {"mean": [int(v) for v in mean[-3:][::-1]],
+                                        "direct": [int(v) for v in direct[-3:][::-1]],
+                                        "two": [int(v) for v in two[-3:][::-1]]},
+                               "seconds": time.perf_counter() - t0}
         print(ds, out["datasets"][ds], file=sys.stderr, flush=True)
         Path(args.out).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     return 0
