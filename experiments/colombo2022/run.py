@@ -626,7 +626,7 @@ def _task_level(cfg: Mapping[str, Any], seed: int, log: _Log, figs: Path) -> dic
 # section 5.3: instance level
 # ------------------------------------------------------------------------------------------------
 AUTHORS_READING = ("their code ranks the entries of the source column 'System', the instances, and compares orders; "
-                   "benchmarks/authors/colombo_instance_oracle.py")
+                   "checked with benchmarks/authors/colombo_instance_oracle.py")
 
 
 def _authors_instance_claims(oracle: Mapping[str, Any]) -> dict[str, int] | None:
