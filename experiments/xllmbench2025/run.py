@@ -722,11 +722,9 @@ def _helm(cfg: Mapping[str, Any], log: _Log, figs: Path) -> dict[str, Any]:
 # report
 # ------------------------------------------------------------------------------------------------
 def _readme(results: Mapping[str, Any], log: _Log, cfg: Mapping[str, Any]) -> str:
-    timing = cfg.get("timing", {})
     L = [f"# {TITLE}", "",
          f"Run: **{'smoke (reduced sizes)' if results['smoke'] else 'full size'}**, {results['seconds']:.1f} s on this "
-         f"machine. A full-size run took {timing.get('full_run_seconds', '?')} s when measured "
-         f"({timing.get('machine', '')}).", "",
+         "machine; measured full-size run times: `experiments/README.md` (generated from the runs).", "",
          "Paper: Gjorgjevikj, Nikolikj, Korousic Seljak, Eftimov, *User-defined trade-offs in LLM benchmarking: "
          "balancing accuracy, scale, and sustainability*, Knowledge-Based Systems 330 (2025) 114405. The paper "
          "publishes most results as figures only; the numbers and claims stated in its text are checked below, and "
