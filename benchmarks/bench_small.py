@@ -26,6 +26,7 @@ import numpy as np
 from _machine import machine_info  # the script's own folder is on sys.path
 
 import engine
+import engine.labelled.core
 
 RULES = ["plurality", "borda", "dowdall", "threshold", "baldwin", "condorcet", "copeland", "minimax"]
 DATA = Path(__file__).resolve().parents[1] / "data" / "vnr_glue.csv"

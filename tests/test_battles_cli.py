@@ -20,6 +20,7 @@ from conftest import DATA, one_line_error, run_cli
 from test_loaders import error_of
 
 import engine
+import engine.io.battles
 from engine.io.readers import READERS, guess_reader, open_battles
 
 SHIPPED = DATA / "battles_tac08.csv.gz"

@@ -19,6 +19,7 @@ import xarray as xr
 from conftest import bf_borda_across, bf_borda_points, bf_mean_across, run_cli
 
 import engine
+import engine.kernels.ranking
 from engine.labelled.bootstrap import summarize
 
 

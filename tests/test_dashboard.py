@@ -35,6 +35,7 @@ import zarr
 from conftest import REPO, bf_average_ranks, bf_kendall_w, bf_min_rank, bf_tau_b
 
 import engine
+import engine.kernels.metrics
 from engine.app.cli import build_parser
 from engine.app.commands import serve
 from engine.app.dashboard import Limits, LiveStore, dask_dashboard_link, snapshot, start_in_background

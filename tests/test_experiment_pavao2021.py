@@ -9,6 +9,7 @@ import pytest
 from conftest import DATA, bf_kendall_w
 
 import engine
+import engine.labelled.core
 
 #: Pavao et al. (2021), Table 1
 PAPER_W = {"AutoDL-AUC": 0.38, "AutoDL-ALC": 0.60, "AutoML": 0.27, "Artificial": 0.00, "Statlog": 0.27}

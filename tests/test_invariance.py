@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
+import engine.labelled.core
 from engine.errors import VotebenchError
 
 #: values with many exact ties and with equal sums of different terms (1/3 + 2/3 = 1/4 + 3/4 ...)

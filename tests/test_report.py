@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import engine
+import engine.kernels.metrics
+import engine.kernels.ranking
 from engine.app import plots
 from engine.app.cli import build_parser
 from engine.app.commands import report

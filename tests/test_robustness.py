@@ -12,6 +12,7 @@ from conftest import continuous_case, tie_case
 from scipy import stats
 
 import engine
+import engine.labelled.core
 from engine.kernels.mcdm import promethee2_net
 from engine.kernels.resample import replicate_generator, subset_indices
 from engine.labelled.robustness import (

@@ -17,6 +17,7 @@ import dask
 import numpy as np
 
 import engine
+import engine.labelled.core
 from engine.app.experiment import dask_compute, load_config, markdown_table, write_json
 from engine.kernels import metrics
 from engine.labelled.bootstrap import pavao_criteria, pavao_stability

@@ -17,6 +17,8 @@ import dask
 import numpy as np
 
 import engine
+import engine.labelled.canonical
+import engine.labelled.core
 from engine.app.experiment import dask_compute, load_config, markdown_table, write_json
 from engine.kernels.condorcet_lp import prospective_systems
 from engine.kernels.kemeny import kendall_tau_b
