@@ -9,6 +9,9 @@
   (:func:`embedded_client`), and the wrapper every engine task runs in
   (:func:`run_task`: single-threaded dask inside, a
   :class:`~engine.errors.VotebenchError` carried back as a value);
+- :mod:`engine.distributed.cluster` -- one command's work spread over a cluster: the current client
+  (:func:`on_cluster`), block sizes from the cluster's threads and memory (:func:`choose_block`), blocks as
+  tasks (:func:`map_blocks`);
 - :mod:`engine.distributed.runs` -- rankings and bootstraps of an input read
   by path: the task functions, :func:`cluster_rank` /
   :func:`cluster_bootstrap` for ``votebench rank``/``bootstrap --scheduler``, and
@@ -18,12 +21,23 @@ Used by :mod:`engine.sweep` and by the CLI; ``distributed`` itself is imported
 only when a client is made.
 """
 
+from engine.distributed.cluster import (
+    ClusterShape,
+    choose_block,
+    cluster_block,
+    cluster_shape,
+    current_client,
+    map_blocks,
+    on_cluster,
+)
+
 from .cache import IN_MEMORY_BYTES, cached_sources, clear_cache, load_source
 from .client import TaskFailed, check_address, connect, embedded_client, run_task, single_threaded, task_result
 from .runs import bootstrap_source, cluster_bootstrap, cluster_rank, compute, is_store, rank_input, rank_scores, rank_source
 from .source import LOADER_KEYS, Source, input_checksum, loader_keys, make_source, open_input, open_source, sidecar_of
 
 __all__ = [
+    "ClusterShape", "choose_block", "cluster_block", "cluster_shape", "current_client", "map_blocks", "on_cluster",
     "IN_MEMORY_BYTES", "LOADER_KEYS", "Source", "loader_keys", "TaskFailed", "bootstrap_source", "cached_sources",
     "check_address", "clear_cache", "cluster_bootstrap", "cluster_rank", "compute", "connect", "embedded_client",
     "input_checksum", "is_store", "load_source", "make_source", "open_input", "open_source", "rank_input", "rank_scores",
