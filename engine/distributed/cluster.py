@@ -79,9 +79,10 @@ def choose_block(items: int, threads: int, memory_per_thread: float | None, byte
                  tasks_per_thread: int = TASKS_PER_THREAD, memory_share: float = MEMORY_SHARE) -> int:
     """The block size (items per task) for ``items`` items on a cluster of ``threads`` worker threads.
 
-    The rule: aim at ``tasks_per_thread`` tasks per thread, i.e. ``ceil(items / (tasks_per_thread * threads))``
-    items per block, but never more than a block whose ``bytes_per_item`` arrays fit in ``memory_share`` of one
-    thread's memory (``memory_per_thread``; no bound when ``None``); at least 1 and at most ``items``.  So a small
+    The rule: the smallest block that makes at most ``tasks_per_thread`` tasks per thread, i.e.
+    ``ceil(items / (tasks_per_thread * threads))`` items per block, but never more than a block whose
+    ``bytes_per_item`` arrays fit in ``memory_share`` of one thread's memory (``memory_per_thread``; no bound when
+    ``None``); at least 1 and at most ``items``.  So a small
     cluster gets few large blocks (little overhead), a large one enough blocks to keep every thread busy, and a
     worker with little memory smaller blocks.
 
