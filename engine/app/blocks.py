@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -55,26 +54,37 @@ def replicate_bytes(path: str) -> float | None:
         return None
 
 
-def replicate_block(args: Any, client: Any | None, prefix: str = "") -> int:
+def replicate_block(args: Any, client: Any | None, prefix: str = "") -> tuple[int, str | None]:
     """``args.block`` when given; else the block of the store a run resumes; else, with a ``client``, the block
-    :func:`engine.distributed.choose_block` picks for its cluster (said on stderr); else :data:`DEFAULT_BLOCK`."""
+    :func:`engine.distributed.choose_block` picks for its cluster; else :data:`DEFAULT_BLOCK`.
+
+    Returns the block and, when it was chosen from the cluster, the line that says so (for stderr, once the run
+    has worked: an input refused by the workers then gets its one line alone).
+    """
     if args.block is not None:
-        return int(args.block)
+        return int(args.block), None
     if args.store and not args.overwrite:
         kept = stored_block(args.store)
         if kept is not None:
-            return kept
+            return kept, None
     if client is None:
-        return DEFAULT_BLOCK
+        return DEFAULT_BLOCK, None
     from engine.distributed.cluster import MEMORY_SHARE, TASKS_PER_THREAD, cluster_block
 
     per = replicate_bytes(args.input)
     block, shape = cluster_block(client, args.replicates, per or 0.0)
     tasks = -(-args.replicates // block)
     memory = ("no worker memory limit" if shape.memory_per_thread is None else
-              f"{shape.memory_per_thread / 2**20:,.0f} MiB per thread, a block at most {MEMORY_SHARE:.0%} of it"
-              + (f" at {per / 2**20:,.2f} MiB per replicate" if per else " (replicate size unknown)"))
-    print(f"votebench: {prefix}--block not given: {block} replicates per task, {tasks} tasks for {shape.threads} worker "
-          f"thread(s) on {shape.workers} worker(s) (aiming at {TASKS_PER_THREAD} per thread; {memory})",
-          file=sys.stderr, flush=True)
-    return block
+              f"{_size(shape.memory_per_thread)} per thread, a block at most {MEMORY_SHARE:.0%} of it"
+              + (f" at {_size(per)} per replicate" if per else " (replicate size unknown)"))
+    return block, (f"votebench: {prefix}--block not given: {block} replicates per task, {tasks} tasks for {shape.threads} "
+                   f"worker thread(s) on {shape.workers} worker(s) (aiming at {TASKS_PER_THREAD} per thread; {memory})")
+
+
+def _size(nbytes: float) -> str:
+    """``nbytes`` in B, kB, MB, GB or TB (powers of 1024), three significant figures."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if nbytes < 1024:
+            return f"{nbytes:.3g} {unit}"
+        nbytes /= 1024
+    return f"{nbytes:.3g} TB"

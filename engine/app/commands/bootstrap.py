@@ -96,13 +96,15 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
         return _result(args, ds, None, opts, prefix)
     from ..blocks import replicate_block
 
-    block = replicate_block(args, client, prefix)
+    block, chosen = replicate_block(args, client, prefix)
     with storage_errors(args.store, "results store", "re-run to resume") if args.store else nullcontext():
         ds, scores = bootstrap_input(args.input, over=args.over, replicates=args.replicates, seed=args.seed,
                                      block=block, store=args.store, overwrite=args.overwrite, client=client,
                                      progress=not getattr(args, "no_progress", False) and sys.stderr.isatty(),
                                      meta=args.meta, lower_is_better=lower_list(args.lower_is_better),
                                      loader=loader_options(args), on_store=store_line, **opts)
+    if chosen:
+        print(chosen, file=sys.stderr, flush=True)
     return _result(args, ds, scores, opts, prefix)
 
 
