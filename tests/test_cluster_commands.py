@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 import pytest
-
 from conftest import one_line_error, run_cli
+
 from engine.distributed.cluster import MEMORY_SHARE, TASKS_PER_THREAD, choose_block, cluster_shape
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::DeprecationWarning")
@@ -46,9 +46,10 @@ def scores_csv(tmp_path_factory):
 
 
 def _tasks_run(cluster) -> int:
-    """Tasks the scheduler has seen through the engine's task wrapper (``run_task``), in any state."""
+    """Tasks of the engine's task wrapper (``run_task``) that finished on the cluster so far (a prefix's
+    ``state_counts`` counts the transitions into each state: one into ``memory`` per finished task)."""
     prefix = cluster.scheduler.task_prefixes.get("run_task")
-    return 0 if prefix is None else sum(prefix.state_counts.values())
+    return 0 if prefix is None else int(prefix.state_counts.get("memory", 0))
 
 
 def _both(capsys, cluster, *argv):
@@ -177,3 +178,25 @@ def test_convert_says_it_does_not_use_the_scheduler(capsys, scores_csv, tmp_path
     assert code == 0
     assert "convert runs in this process; the dask scheduler tcp://10.0.0.5:8786 is not used" in err
     assert (tmp_path / "s.zarr").is_dir()
+
+
+def _block_sum(shared, block):
+    from engine.errors import VotebenchError
+
+    if block == [13]:
+        raise VotebenchError("block 13 is refused")
+    return [float(shared[i]) for i in block]
+
+
+def test_map_blocks_returns_the_blocks_in_order_and_a_task_error_as_one_message(cluster):
+    from distributed import Client
+
+    from engine.distributed.cluster import map_blocks
+    from engine.errors import VotebenchError
+
+    shared = np.arange(20.0) ** 2
+    blocks = [[i, i + 1] for i in range(0, 12, 2)][::-1]  # out of order on purpose
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        assert map_blocks(client, _block_sum, shared, blocks) == [_block_sum(shared, b) for b in blocks]
+        with pytest.raises(VotebenchError, match="^block 13 is refused$"):
+            map_blocks(client, _block_sum, shared, [[1], [13]])

@@ -149,5 +149,6 @@ def _result(client: Any, future: Any, done: int, total: int) -> Any:
         why = lost_cluster(client, exc)
         if why is None:
             raise
+        why = why.replace("lower `block` in the sweep file", "a smaller --block, or workers with more memory")
         raise ClusterLost(f"{why} after {done} of {total} tasks; nothing was written: run the same command again") \
             from None
