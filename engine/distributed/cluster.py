@@ -120,7 +120,7 @@ def map_blocks(client: Any, fn: Callable[[Any, Any], Any], shared: Any, blocks: 
 
     data = client.scatter(shared, broadcast=False, hash=False)
     futures = [client.submit(run_task, fn, data, b, pure=False) for b in blocks]
-    out = []
+    out: list[Any] = []
     try:
         for fut in futures:
             out.append(task_result(_result(client, fut, len(out), len(futures))))
