@@ -200,3 +200,15 @@ def test_map_blocks_returns_the_blocks_in_order_and_a_task_error_as_one_message(
         assert map_blocks(client, _block_sum, shared, blocks) == [_block_sum(shared, b) for b in blocks]
         with pytest.raises(VotebenchError, match="^block 13 is refused$"):
             map_blocks(client, _block_sum, shared, [[1], [13]])
+
+
+def test_a_store_made_on_the_cluster_is_resumed_with_its_block_anywhere(capsys, cluster, scores_csv, tmp_path):
+    store = tmp_path / "boot.zarr"
+    argv = ("bootstrap", scores_csv, "--replicates", "40", "--format", "json", "--store", store, "--no-progress")
+    code, first, err = run_cli(capsys, *argv, "--scheduler", cluster.scheduler_address)
+    assert code == 0 and "--block not given: 5 replicates per task" in err, err  # 40 / (4 x 2 threads)
+    config = json.loads(json.loads((store / "zarr.json").read_text())["attributes"]["config"])
+    assert config["perturbations"][0]["block"] == 5
+    code, again, err = run_cli(capsys, *argv)  # in this process, no --block: the store's 5, not the default 50
+    assert code == 0, err
+    assert "resumed results store" in err and again == first
