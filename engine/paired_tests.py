@@ -53,7 +53,7 @@ def _num(v: float) -> float | None:
 
 def _comparison(Y: np.ndarray, test: str, baseline: int | None, correction: str, alpha: float, resamples: int,
                 seed: int) -> PT.Comparison:
-    from engine.distributed.cluster import spread
+    from engine.budget import spread
 
     S, T, K = Y.shape
     n_pairs = S - 1 if baseline is not None else S * (S - 1) // 2

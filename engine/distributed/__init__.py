@@ -22,11 +22,13 @@ only when a client is made.
 """
 
 from engine.distributed.cluster import (
+    ClusterRunner,
     ClusterShape,
     choose_block,
     cluster_block,
     cluster_shape,
     current_client,
+    lost_cluster,
     map_blocks,
     on_cluster,
 )
@@ -37,7 +39,8 @@ from .runs import bootstrap_source, cluster_bootstrap, cluster_rank, compute, is
 from .source import LOADER_KEYS, Source, input_checksum, loader_keys, make_source, open_input, open_source, sidecar_of
 
 __all__ = [
-    "ClusterShape", "choose_block", "cluster_block", "cluster_shape", "current_client", "map_blocks", "on_cluster",
+    "ClusterRunner", "ClusterShape", "choose_block", "cluster_block", "cluster_shape", "current_client", "lost_cluster",
+    "map_blocks", "on_cluster",
     "IN_MEMORY_BYTES", "LOADER_KEYS", "Source", "loader_keys", "TaskFailed", "bootstrap_source", "cached_sources",
     "check_address", "clear_cache", "cluster_bootstrap", "cluster_rank", "compute", "connect", "embedded_client",
     "input_checksum", "is_store", "load_source", "make_source", "open_input", "open_source", "rank_input", "rank_scores",

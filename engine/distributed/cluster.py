@@ -1,9 +1,9 @@
 """Work of one command spread over a dask cluster: the current client, block sizes from the cluster, blocks as tasks.
 
 - :func:`on_cluster` / :func:`current_client` -- the client a command connected to (``--scheduler`` or
-  ``DASK_SCHEDULER_ADDRESS``), current inside the command's run; engine functions that can spread their blocks
-  (:func:`engine.distributed.compute`, the pair blocks of :func:`engine.compare_scores`) look it up, so a command
-  does not thread a client through every call;
+  ``DASK_SCHEDULER_ADDRESS``), current inside the command's run, and its cluster the runner of the engine's
+  blocks (:func:`engine.budget.spread`: bootstrap replicates, the pairs of :func:`engine.compare_scores`), so a
+  command does not thread a client through every call;
 - :func:`choose_block` -- the block size rule (a pure function of the cluster's worker threads and memory);
   :func:`cluster_shape` reads those from the scheduler, :func:`cluster_block` does both;
 - :func:`map_blocks` -- ``fn(shared, block)`` for every block as tasks on the cluster (``shared`` sent once),
@@ -20,13 +20,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
+from engine.budget import running_blocks
 from engine.errors import ClusterLost
 
-__all__ = ["TASKS_PER_THREAD", "MEMORY_SHARE", "ClusterShape", "choose_block", "cluster_block", "cluster_shape",
-           "current_client", "map_blocks", "on_cluster", "spread"]
+__all__ = ["TASKS_PER_THREAD", "MEMORY_SHARE", "ClusterRunner", "ClusterShape", "choose_block", "cluster_block",
+           "cluster_shape", "current_client", "lost_cluster", "map_blocks", "on_cluster"]
 
 #: tasks per worker thread the block rule aims at: a few per thread keep every thread busy while the slowest
 #: tasks finish (the tail) and let a restarted worker's share be spread, without the scheduler's cost per task
@@ -40,10 +40,12 @@ _CLIENT: ContextVar[Any | None] = ContextVar("votebench_dask_client", default=No
 
 @contextmanager
 def on_cluster(client: Any | None) -> Iterator[Any | None]:
-    """Make ``client`` the one :func:`current_client` returns inside the block (``None``: stay in this process)."""
+    """Make ``client`` the one :func:`current_client` returns inside the block, and its cluster the runner of the
+    engine's blocks (:func:`engine.budget.running_blocks`); ``None``: stay in this process."""
     token = _CLIENT.set(client)
     try:
-        yield client
+        with running_blocks(None if client is None else ClusterRunner(client)):
+            yield client
     finally:
         _CLIENT.reset(token)
 
@@ -51,6 +53,21 @@ def on_cluster(client: Any | None) -> Iterator[Any | None]:
 def current_client() -> Any | None:
     """The client of :func:`on_cluster`, else ``None`` (work runs in this process)."""
     return _CLIENT.get()
+
+
+class ClusterRunner:
+    """The engine's blocks as tasks of ``client``'s cluster (an :class:`engine.budget.BlockRunner`)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def block(self, items: int, bytes_per_item: float) -> int:
+        """:func:`cluster_block` for the cluster as it is now."""
+        return cluster_block(self.client, items, bytes_per_item)[0]
+
+    def map(self, fn: Callable[[Any, Any], Any], shared: Any, blocks: list[Any]) -> list[Any]:
+        """:func:`map_blocks` on the cluster."""
+        return map_blocks(self.client, fn, shared, blocks)
 
 
 @dataclass(frozen=True)
@@ -129,26 +146,37 @@ def map_blocks(client: Any, fn: Callable[[Any, Any], Any], shared: Any, blocks: 
     return out
 
 
-def spread(items: int, bytes_per_item: float) -> tuple[int | None, Callable[..., list[Any]] | None]:
-    """How to cut ``items`` items for the current cluster (:func:`on_cluster`): the block size of
-    :func:`cluster_block` and ``map_blocks(fn, shared, blocks)`` running them there; ``(None, None)`` without one."""
-    client = current_client()
-    if client is None:
-        return None, None
-    block, _ = cluster_block(client, items, bytes_per_item)
-    return block, partial(map_blocks, client)
-
-
 def _result(client: Any, future: Any, done: int, total: int) -> Any:
     """``future.result()``; a lost cluster is :class:`ClusterLost` (nothing was written: re-run the command)."""
-    from engine.sweep.runner import lost_cluster  # the sweep's diagnosis of a lost cluster, shared
-
     try:
         return future.result()
     except BaseException as exc:  # noqa: BLE001 - a lost cluster shows as cancelled futures (a BaseException)
-        why = lost_cluster(client, exc)
+        why = lost_cluster(client, exc, fix="a smaller --block, or workers with more memory")
         if why is None:
             raise
-        why = why.replace("lower `block` in the sweep file", "a smaller --block, or workers with more memory")
         raise ClusterLost(f"{why} after {done} of {total} tasks; nothing was written: run the same command again") \
             from None
+
+
+def lost_cluster(client: Any, exc: BaseException, fix: str = "lower `block` in the sweep file") -> str | None:
+    """What was lost when ``exc`` ended a task's wait, or ``None`` when ``exc`` is no loss of the cluster.
+
+    ``fix``: what to try when every worker that ran a task died (out of memory, most likely).
+    """
+    from asyncio import CancelledError as AsyncCancelled
+    from concurrent.futures import CancelledError
+
+    from distributed import KilledWorker
+    from distributed.comm import CommClosedError
+
+    if isinstance(exc, KeyboardInterrupt):
+        return None
+    if isinstance(exc, KilledWorker):
+        worker = getattr(getattr(exc, "last_worker", None), "address", "?")
+        return f"every worker that ran a block died ({exc.allowed_failures + 1} workers, the last {worker}; out of memory? {fix})"
+    status = str(getattr(client, "status", ""))
+    if isinstance(exc, CancelledError | AsyncCancelled | CommClosedError | OSError | TimeoutError) and (
+            status != "running" or "connection" in str(exc).lower()):
+        address = getattr(getattr(client, "scheduler", None), "address", None) or "the scheduler"
+        return f"lost the dask scheduler {address}"
+    return None

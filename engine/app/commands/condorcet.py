@@ -62,10 +62,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _prospective(M: np.ndarray, *, strict: bool) -> list[tuple[bool, np.ndarray | None]]:
     """:func:`~engine.kernels.condorcet_lp.prospective_systems` of the (T, S) matrix ``M``: here, or on the command's
-    cluster in blocks of systems (:func:`engine.distributed.spread`; every LP is the same wherever it is solved)."""
+    cluster in blocks of systems (:func:`engine.budget.spread`; every LP is the same wherever it is solved)."""
     from functools import partial
 
-    from engine.distributed.cluster import spread
+    from engine.budget import spread
     from engine.kernels.condorcet_lp import prospective_systems
 
     S = M.shape[1]
