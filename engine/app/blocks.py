@@ -34,9 +34,7 @@ def stored_block(store: str | os.PathLike[str] | None, kind: str = "bootstrap") 
 def replicate_bytes(path: str) -> float | None:
     """Bytes one replicate of the input at ``path`` holds at least: its score tensor (a store: systems x tasks x
     instances float64), else its size on disk (an over-estimate for text formats); ``None`` when unknown (a URL)."""
-    from engine.canonical import is_url
-
-    if is_url(path):
+    if "://" in str(path):  # a URL: its size is not looked up
         return None
     p = Path(path)
     if p.is_dir():

@@ -94,7 +94,7 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
         ds = bootstrap_battles(args.input, replicates=args.replicates, seed=args.seed, level=args.interval,
                                **battle_request(opts, args.input))
         return _result(args, ds, None, opts, prefix)
-    from ..blocks import replicate_block
+    from engine.app.blocks import replicate_block
 
     block, chosen = replicate_block(args, client, prefix)
     with storage_errors(args.store, "results store", "re-run to resume") if args.store else nullcontext():
