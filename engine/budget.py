@@ -4,11 +4,18 @@
 :data:`MOST` (an absurd size: no run of it would finish on one machine), or one whose estimated memory exceeds the
 memory this machine has available; each in one line naming the size.  :func:`check_memory` is the memory part alone
 (a perturbation kind's store estimate).
+
+Also how the engine's blocks of work are cut and where they run: :func:`spread` answers from the block runner a
+command set (:func:`running_blocks`; :func:`engine.distributed.on_cluster` sets one for a dask cluster), so that the
+labelled layer's blocks (bootstrap replicates, pairs of the paired tests) go to a cluster without importing it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Protocol
 
 from engine.errors import VotebenchError
 from engine.magnitudes import shown
@@ -82,3 +89,35 @@ def check_size(name: str, value: Any, *, nbytes: float = 0.0, what: str = "", fi
     if nbytes > 0:
         check_memory(nbytes, f"{name} {value}" + (f": {what}" if what else ""), fix or f"give a smaller {name}")
     return value
+
+
+class BlockRunner(Protocol):
+    """Where a command's blocks of work run (e.g. :class:`engine.distributed.cluster.ClusterRunner`)."""
+
+    def block(self, items: int, bytes_per_item: float) -> int:
+        """Items per block for ``items`` items of ``bytes_per_item`` bytes each."""
+
+    def map(self, fn: Callable[[Any, Any], Any], shared: Any, blocks: list[Any]) -> list[Any]:
+        """``[fn(shared, b) for b in blocks]``, computed by the runner, in order."""
+
+
+_RUNNER: ContextVar[BlockRunner | None] = ContextVar("votebench_block_runner", default=None)
+
+
+@contextmanager
+def running_blocks(runner: BlockRunner | None) -> Iterator[BlockRunner | None]:
+    """Make ``runner`` the one :func:`spread` uses inside the block (``None``: blocks run here, one after the other)."""
+    token = _RUNNER.set(runner)
+    try:
+        yield runner
+    finally:
+        _RUNNER.reset(token)
+
+
+def spread(items: int, bytes_per_item: float) -> tuple[int | None, Callable[..., list[Any]] | None]:
+    """How to cut ``items`` items for the current :func:`running_blocks` runner: its block size and its ``map``;
+    ``(None, None)`` without one (the caller runs its blocks here)."""
+    runner = _RUNNER.get()
+    if runner is None:
+        return None, None
+    return runner.block(items, bytes_per_item), runner.map

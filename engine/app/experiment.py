@@ -411,7 +411,9 @@ def scheduler_context(scheduler: str | None) -> Iterator[Any]:
     client = connect(scheduler)
     if client is None:  # pragma: no cover - connect returns a client for a non-empty address
         raise VotebenchError(f"cannot connect to dask scheduler {scheduler!r}")
-    with client, client.as_current():
+    from engine.distributed.cluster import on_cluster
+
+    with client, client.as_current(), on_cluster(client):  # on_cluster: the engine's blocks go there too
         yield client
 
 

@@ -22,7 +22,8 @@ from engine.io.readers import parse_task_option, reader_choices, reader_names
 from engine.labelled.core import MISSING_POLICIES
 from engine.rules import LEVELS, rule_choices
 
-__all__ = ["FORMATS", "SCHEDULER_HELP", "add_direction_options", "add_input_options", "add_inputs", "add_output_options",
+__all__ = ["FORMATS", "SCHEDULER_HELP", "add_direction_options", "add_scheduler_option", "cluster",
+           "add_input_options", "add_inputs", "add_output_options",
            "add_progress_option", "add_rank_options", "progress_shown", "connect", "each_input",
            "load_scores", "loader_options", "lower_list", "naming", "parse_value", "per_input", "rank_options",
            "read_weights"]
@@ -33,6 +34,32 @@ T = TypeVar("T")
 FORMATS = ("table", "json", "csv")
 SCHEDULER_HELP = ("address of a running dask scheduler, e.g. tcp://10.0.0.5:8786 (default: DASK_SCHEDULER_ADDRESS, "
                   "else an in-process scheduler); the workers read INPUT by its path or URL")
+
+
+def add_scheduler_option(r: argparse.ArgumentParser, runs: str) -> None:
+    """``--scheduler ADDRESS``; ``runs`` says what of the command runs on the cluster (the rest runs here)."""
+    r.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="address of a running dask scheduler, e.g. tcp://10.0.0.5:8786 (default: DASK_SCHEDULER_ADDRESS, "
+                   f"else everything runs in this process); on the cluster: {runs}. The results are the same either way")
+
+
+@contextlib.contextmanager
+def cluster(args: argparse.Namespace) -> Iterator[Any | None]:
+    """The client of ``--scheduler`` / ``DASK_SCHEDULER_ADDRESS`` (``None``: none given), current for the engine
+    inside the block (:func:`engine.distributed.on_cluster`) and closed afterwards."""
+    client = connect(getattr(args, "scheduler", None))
+    if client is None:
+        yield None
+        return
+    import dask
+
+    from engine.distributed.cluster import on_cluster
+
+    try:  # blocks of the engine (on_cluster) and dask collections (a store's chunks) computed on the cluster
+        with on_cluster(client), dask.config.set(scheduler=client):
+            yield client
+    finally:
+        client.close()
 
 
 def add_input_options(r: argparse.ArgumentParser) -> None:

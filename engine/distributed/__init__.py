@@ -9,6 +9,9 @@
   (:func:`embedded_client`), and the wrapper every engine task runs in
   (:func:`run_task`: single-threaded dask inside, a
   :class:`~engine.errors.VotebenchError` carried back as a value);
+- :mod:`engine.distributed.cluster` -- one command's work spread over a cluster: the current client
+  (:func:`on_cluster`), block sizes from the cluster's threads and memory (:func:`choose_block`), blocks as
+  tasks (:func:`map_blocks`);
 - :mod:`engine.distributed.runs` -- rankings and bootstraps of an input read
   by path: the task functions, :func:`cluster_rank` /
   :func:`cluster_bootstrap` for ``votebench rank``/``bootstrap --scheduler``, and
@@ -28,6 +31,17 @@ from engine.distributed.client import (
     run_task,
     single_threaded,
     task_result,
+)
+from engine.distributed.cluster import (
+    ClusterRunner,
+    ClusterShape,
+    choose_block,
+    cluster_block,
+    cluster_shape,
+    current_client,
+    lost_cluster,
+    map_blocks,
+    on_cluster,
 )
 from engine.distributed.runs import (
     bootstrap_source,
@@ -51,6 +65,8 @@ from engine.distributed.source import (
 )
 
 __all__ = [
+    "ClusterRunner", "ClusterShape", "choose_block", "cluster_block", "cluster_shape", "current_client", "lost_cluster",
+    "map_blocks", "on_cluster",
     "IN_MEMORY_BYTES", "LOADER_KEYS", "LocalPool", "Source", "loader_keys", "TaskFailed", "bootstrap_source", "cached_sources",
     "check_address", "clear_cache", "cluster_bootstrap", "cluster_rank", "compute", "connect", "embedded_client",
     "input_checksum", "is_store", "load_source", "make_source", "open_input", "open_source", "rank_input", "rank_scores",

@@ -100,9 +100,14 @@ def is_store(path: str | os.PathLike[str]) -> bool:
 
 
 def compute(ds: xr.Dataset, client: Any | None = None) -> xr.Dataset:
-    """``ds`` computed: on ``client``'s cluster (its workers read the store's chunks), else with local threads."""
+    """``ds`` computed: on ``client``'s cluster (default: the command's, :func:`~engine.distributed.cluster.on_cluster`;
+    its workers read the store's chunks), else with local threads."""
     if all(isinstance(v.data, np.ndarray) for v in ds.data_vars.values()):
         return ds
+    if client is None:
+        from engine.distributed.cluster import current_client
+
+        client = current_client()
     if client is not None:
         return ds.compute(scheduler=client)
     import dask

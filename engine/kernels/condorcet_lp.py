@@ -26,6 +26,8 @@ Conventions
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from engine.kernels.aggregate import task_weights
@@ -184,7 +186,7 @@ def max_condorcet_margin(X: np.ndarray, system: int) -> tuple[float, np.ndarray 
 
 
 def prospective_systems(
-    X: np.ndarray, *, tol: float = 1e-6, strict: bool = True
+    X: np.ndarray, *, tol: float = 1e-6, strict: bool = True, systems: Sequence[int] | None = None
 ) -> list[tuple[bool, np.ndarray | None]]:
     """For every system: can some task-weight vector make it the Condorcet winner?
 
@@ -209,10 +211,12 @@ def prospective_systems(
     strict : bool, optional
         True (default): strict majority against every opponent (eq. 3).
         False: the weak inequality ``G_m w >= 0`` of eq. (2).
+    systems : sequence of int, optional
+        Solve for these systems only (column indices), in this order; default all.
 
     Returns
     -------
-    list of (bool, ndarray or None), one per system
+    list of (bool, ndarray or None), one per system (of ``systems``)
         ``(True, w)`` with a maximum-margin weight vector ``w`` (shape
         ``(T,)``, non-negative, sum 1) that has been re-checked on the
         weighted majority relation; ``(False, None)`` otherwise (including
@@ -243,7 +247,7 @@ def prospective_systems(
         raise ValueError(f"expected one profile of shape (T, S), got {X.shape}")
     S = X.shape[1]
     out: list[tuple[bool, np.ndarray | None]] = []
-    for m in range(S):
+    for m in range(S) if systems is None else [int(k) for k in systems]:
         margin, w = max_condorcet_margin(X, m)
         ok = bool(margin > tol) if strict else bool(margin >= -tol)
         if not ok or w is None:

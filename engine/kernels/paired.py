@@ -42,8 +42,9 @@ References
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -664,8 +665,15 @@ def letter_display(different, order: Sequence[int] | np.ndarray | None = None) -
 PAIR_BLOCK_CELLS = 1 << 22
 
 
-def _by_pair_blocks(run, Y: np.ndarray, pairs: np.ndarray) -> PairedTest:
-    """``run(pairs)`` on blocks of at most :data:`PAIR_BLOCK_CELLS` / (tasks x instances) pairs, the results joined.
+#: ``map_blocks(run, Y, blocks)``: ``[run(Y, b) for b in blocks]`` computed somewhere (e.g. as tasks on a dask
+#: cluster, :func:`engine.distributed.map_blocks`), the results in order
+BlockMap = Callable[[Callable[[np.ndarray, np.ndarray], "PairedTest"], np.ndarray, list[np.ndarray]], list["PairedTest"]]
+
+
+def _by_pair_blocks(run, Y: np.ndarray, pairs: np.ndarray, *, step: int | None = None,
+                    map_blocks: BlockMap | None = None) -> PairedTest:
+    """``run(Y, pairs)`` on blocks of at most :data:`PAIR_BLOCK_CELLS` / (tasks x instances) pairs (and at most
+    ``step``), the results joined; ``map_blocks`` computes the blocks (default: one after the other, here).
 
     The paired differences and the work arrays of a test take pairs x tasks x instances floats each; a block of
     pairs bounds them.  Every pair's result is the same in any block: the random draws (sign patterns, bootstrap
@@ -673,10 +681,12 @@ def _by_pair_blocks(run, Y: np.ndarray, pairs: np.ndarray) -> PairedTest:
     are drawn again for every block, the price of the bound.
     """
     _, T, K = Y.shape
-    step = max(1, PAIR_BLOCK_CELLS // max(1, T * K))
-    if len(pairs) <= step:
-        return run(pairs)
-    parts = [run(pairs[i:i + step]) for i in range(0, len(pairs), step)]
+    most = max(1, PAIR_BLOCK_CELLS // max(1, T * K))
+    step = most if step is None else max(1, min(int(step), most))
+    if len(pairs) <= step and map_blocks is None:
+        return run(Y, pairs)
+    blocks = [pairs[i:i + step] for i in range(0, len(pairs), step)]
+    parts = [run(Y, b) for b in blocks] if map_blocks is None else map_blocks(run, Y, blocks)
 
     def cat(name: str) -> Any:
         got = [getattr(p, name) for p in parts]
@@ -685,6 +695,11 @@ def _by_pair_blocks(run, Y: np.ndarray, pairs: np.ndarray) -> PairedTest:
     return replace(parts[0], **{name: cat(name) for name in ("pairs", "diff", "overall", "n", "p_task", "p_overall",
                                                              "low_task", "high_task", "low", "high", "exact_task",
                                                              "exact_overall")})
+
+
+def _block_of(test: Callable[..., PairedTest], Y: np.ndarray, pairs: np.ndarray, **options: Any) -> PairedTest:
+    """``test(Y, pairs=pairs, **options)``: one block of pairs (a picklable task of :func:`_by_pair_blocks`)."""
+    return test(Y, pairs=pairs, **options)
 
 
 @dataclass(frozen=True)
@@ -728,12 +743,15 @@ class Comparison:
 
 def compare_systems(Y, *, test: str = "permutation", baseline: int | None = None, correction: str = "holm",
                     alpha: float = 0.05, resamples: int = 10_000, seed: int = 0, level: float = 0.95,
-                    statistic: str = "mean") -> Comparison:
+                    statistic: str = "mean", pairs_per_block: int | None = None,
+                    map_blocks: BlockMap | None = None) -> Comparison:
     """Run a paired test on every pair (or against ``baseline``), correct for multiplicity, group the systems.
 
     ``test``: ``"permutation"`` (default; ``resamples`` sign patterns, ``statistic``), ``"bootstrap"``
     (``resamples`` replicates, ``level``) or ``"mcnemar"`` (0/1 scores).  ``correction``: ``"holm"`` (default),
-    ``"bh"`` or ``"none"``, over the pairs (and, per task, over the pairs of that task).
+    ``"bh"`` or ``"none"``, over the pairs (and, per task, over the pairs of that task).  The pairs are tested in
+    blocks (at most ``pairs_per_block``; :func:`_by_pair_blocks`) computed by ``map_blocks`` (default: here); the
+    results do not depend on either.
     """
     if test not in TESTS:
         raise ValueError(f"unknown test {test!r}; choose {', '.join(TESTS)}")
@@ -744,12 +762,12 @@ def compare_systems(Y, *, test: str = "permutation", baseline: int | None = None
     Y = _as_scores(Y)
     pr = _pairs(Y, None, baseline)
     if test == "permutation":
-        res = _by_pair_blocks(lambda p: paired_permutation(Y, pairs=p, resamples=resamples, seed=seed,
-                                                           statistic=statistic), Y, pr)
+        run = partial(_block_of, paired_permutation, resamples=resamples, seed=seed, statistic=statistic)
     elif test == "bootstrap":
-        res = _by_pair_blocks(lambda p: paired_bootstrap(Y, pairs=p, replicates=resamples, seed=seed, level=level), Y, pr)
+        run = partial(_block_of, paired_bootstrap, replicates=resamples, seed=seed, level=level)
     else:
-        res = _by_pair_blocks(lambda p: mcnemar_exact(Y, pairs=p), Y, pr)
+        run = partial(_block_of, mcnemar_exact)
+    res = _by_pair_blocks(run, Y, pr, step=pairs_per_block, map_blocks=map_blocks)
     adj = adjust(res.p_overall, correction)
     adj_t = np.stack([adjust(res.p_task[:, t], correction) for t in range(res.p_task.shape[1])], axis=1) \
         if res.p_task.shape[1] else res.p_task.copy()

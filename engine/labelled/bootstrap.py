@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 import dask.array as da
@@ -401,6 +402,11 @@ def _meta() -> np.ndarray:
     return np.empty((0, 0), dtype=np.float64)
 
 
+def _block_task(fn: Any, kwargs: dict[str, Any], values: list[np.ndarray], ids: np.ndarray) -> np.ndarray:
+    """``fn(ids, *values, **kwargs)``: one block of replicates as a task of a cluster (:func:`_map_blocks`)."""
+    return fn(ids, *values, **kwargs)
+
+
 def _map_blocks(fn: Any, ids: np.ndarray, block: int, lazy: bool, S: int, *args: Any, **kwargs: Any) -> Any:
     """Apply ``fn(ids_block, *args, **kwargs) -> (B, S)`` to every block of replicates.
 
@@ -409,6 +415,16 @@ def _map_blocks(fn: Any, ids: np.ndarray, block: int, lazy: bool, S: int, *args:
     """
     values = [a.data if isinstance(a, xr.DataArray) else a for a in args]
     if not lazy:
+        from engine.budget import spread
+
+        step, mapper = spread(ids.size, 0.0)  # on a command's cluster (--scheduler): the blocks are its tasks
+        if mapper is not None and step is not None:
+            step = min(block, step)
+            with stage("replicates", total=ids.size) as advance:
+                parts = mapper(partial(_block_task, fn, kwargs), [np.asarray(v) for v in values],
+                               [ids[i : i + step] for i in range(0, ids.size, step)])
+                advance(ids.size)
+            return np.concatenate(parts, axis=0) if parts else np.empty((0, S))
         parts = []
         with stage("replicates", total=ids.size) as advance:
             for i in range(0, ids.size, block):

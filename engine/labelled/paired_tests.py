@@ -53,9 +53,15 @@ def _num(v: float) -> float | None:
 
 def _comparison(Y: np.ndarray, test: str, baseline: int | None, correction: str, alpha: float, resamples: int,
                 seed: int) -> PT.Comparison:
+    from engine.budget import spread
+
+    S, T, K = Y.shape
+    n_pairs = S - 1 if baseline is not None else S * (S - 1) // 2
+    # on a command's cluster the pairs go out in blocks (a block's arrays: a few pair x task x instance floats)
+    step, mapper = spread(n_pairs, 32.0 * T * K)
     try:
         return PT.compare_systems(Y, test=test, baseline=baseline, correction=correction, alpha=alpha,
-                                  resamples=resamples, seed=seed)
+                                  resamples=resamples, seed=seed, pairs_per_block=step, map_blocks=mapper)
     except ValueError as exc:
         raise VotebenchError(str(exc)) from None
 

@@ -18,6 +18,7 @@ from engine.distributed import (
     connect,
     load_source,
     loader_keys,
+    lost_cluster,
     make_source,
     rank_scores,
     run_task,
@@ -258,28 +259,6 @@ def finished(client: Any, futures: Mapping[Any, Any], written: Callable[[], int]
             raise ClusterLost(f"{why} after {written()} of {total} blocks of this run were written; the store keeps them: "
                               "run the same command again to resume") from None
         yield fut, value
-
-
-def lost_cluster(client: Any, exc: BaseException) -> str | None:
-    """What was lost when ``exc`` ended a task's wait, or ``None`` when ``exc`` is no loss of the cluster."""
-    from asyncio import CancelledError as AsyncCancelled
-    from concurrent.futures import CancelledError
-
-    from distributed import KilledWorker
-    from distributed.comm import CommClosedError
-
-    if isinstance(exc, KeyboardInterrupt):
-        return None
-    if isinstance(exc, KilledWorker):
-        worker = getattr(getattr(exc, "last_worker", None), "address", "?")
-        return (f"every worker that ran a block died ({exc.allowed_failures + 1} workers, the last {worker}; out of memory? "
-                "lower `block` in the sweep file)")
-    status = str(getattr(client, "status", ""))
-    if isinstance(exc, CancelledError | AsyncCancelled | CommClosedError | OSError | TimeoutError) and (
-            status != "running" or "connection" in str(exc).lower()):
-        address = getattr(getattr(client, "scheduler", None), "address", None) or "the scheduler"
-        return f"lost the dask scheduler {address}"
-    return None
 
 
 class _NoBar:

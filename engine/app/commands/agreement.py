@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from engine.app.options import add_scheduler_option, cluster
+
 NAME = "agreement"
 HELP = "agreement of two benchmarks (Kendall tau over their common systems) and the diversity 1 - W of each"
 DESCRIPTION = ("Rank each benchmark with --rule (default borda; a system with a missing score is not ranked: --missing "
@@ -24,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="rule ranking each benchmark (default: borda; `votebench rules` lists them)")
     parser.add_argument("--missing", default="listwise", choices=MISSING_POLICIES,
                         help="missing scores (default: listwise, the system is not ranked by that benchmark)")
+    add_scheduler_option(parser, "the chunks of a score store (A or B) are read and reduced by the workers; a score "
+                         "file is read and ranked here (one ranking and one tasks x systems matrix per benchmark: "
+                         "nothing worth sending)")
     parser.add_argument("--format", default="table", choices=("table", "json"), help="output format (default: table)")
     parser.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
 
@@ -33,8 +38,9 @@ def run(args: argparse.Namespace) -> int:
     from engine import agreement, open_scores
     from engine.app.output import json_text, note, write_output
 
-    a, b = open_scores(args.a), open_scores(args.b)
-    res = {"a": args.a, "b": args.b, **agreement(a, b, rule=args.rule, missing=args.missing)}
+    with cluster(args):
+        a, b = open_scores(args.a), open_scores(args.b)
+        res = {"a": args.a, "b": args.b, **agreement(a, b, rule=args.rule, missing=args.missing)}
     if res.get("note"):
         note(res["note"])
     write_output(json_text(res) if args.format == "json" else render(res), args.output)

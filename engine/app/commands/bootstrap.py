@@ -40,8 +40,9 @@ def _check(args: argparse.Namespace) -> None:
     if args.seed < 0:
         raise VotebenchError(f"--seed must be a non-negative integer, got {args.seed}")
     # one block's replicates are drawn and scored at once: its resampled tensors (at least 2 systems x 1 task)
-    check_size("--block", args.block, nbytes=64.0 * min(args.block, args.replicates),
-               what="the replicates of one block at once", fix="use a smaller --block")
+    if args.block is not None:
+        check_size("--block", args.block, nbytes=64.0 * min(args.block, args.replicates),
+                   what="the replicates of one block at once", fix="use a smaller --block")
     if not 0 < args.interval < 1:
         raise VotebenchError(f"--interval must be between 0 and 1, got {args.interval}")
     if args.over == "systems" and args.interval <= 0.5:
@@ -93,12 +94,17 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
         ds = bootstrap_battles(args.input, replicates=args.replicates, seed=args.seed, level=args.interval,
                                **battle_request(opts, args.input))
         return _result(args, ds, None, opts, prefix)
+    from engine.app.blocks import replicate_block
+
+    block, chosen = replicate_block(args, client, prefix)
     with storage_errors(args.store, "results store", "re-run to resume") if args.store else nullcontext():
         ds, scores = bootstrap_input(args.input, over=args.over, replicates=args.replicates, seed=args.seed,
-                                     block=args.block, store=args.store, overwrite=args.overwrite, client=client,
+                                     block=block, store=args.store, overwrite=args.overwrite, client=client,
                                      progress=not getattr(args, "no_progress", False) and sys.stderr.isatty(),
                                      meta=args.meta, lower_is_better=lower_list(args.lower_is_better),
                                      loader=loader_options(args), on_store=store_line, **opts)
+    if chosen:
+        print(chosen, file=sys.stderr, flush=True)
     return _result(args, ds, scores, opts, prefix)
 
 
@@ -202,8 +208,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interval", type=float, default=0.95, metavar="LEVEL",
                         help="rank interval level (default: 0.95, i.e. 2.5%% and 97.5%% percentiles; over systems: the "
                         "share of replicates that makes a pairwise order sure) and level of the ties with the leader")
-    parser.add_argument("--block", type=int, default=50, metavar="N",
-                        help="replicates per task and store chunk (default: 50)")
+    parser.add_argument("--block", type=int, default=None, metavar="N",
+                        help="replicates per task and store chunk (default: the block of the store a run resumes; with "
+                        "--scheduler, chosen from the cluster: about 4 tasks per worker thread, a block at most a quarter "
+                        "of a thread's memory, said on stderr; else 50); the numbers do not depend on it")
     parser.add_argument("--store", default=None, metavar="PATH",
                         help="also write the replicates to a results store (zarr, same format as `votebench sweep`); "
                         "a re-run with the same inputs and options resumes it")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from engine.app.options import add_scheduler_option, cluster
+
 NAME = "compare"
 HELP = "paired tests between systems (permutation, bootstrap, McNemar), corrected, with letter groups"
 DESCRIPTION = ("For every pair of systems (or every system against --baseline), on the instance-level scores: the "
@@ -37,6 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--meta", default=None, metavar="FILE", help="sidecar JSON (default: <name>.meta.json beside INPUT)")
     parser.add_argument("--input-format", default=None, choices=reader_choices(), metavar="FORMAT",
                         help="the reader of INPUT (default: guessed; see `votebench rank --help`)")
+    add_scheduler_option(parser, "the paired tests, as blocks of pairs (about 4 per worker thread; the data is sent to "
+                         "the workers once); INPUT is read and the task-level comparison made here")
     parser.add_argument("--format", default="table", choices=("table", "json"), help="output format (default: table)")
     parser.add_argument("--output", "-o", default=None, metavar="FILE", help="write to FILE instead of stdout")
 
@@ -47,10 +51,11 @@ def run(args: argparse.Namespace) -> int:
     from engine.app.output import json_text, note, write_output
     from engine.labelled.canonical import directions_note
 
-    scores = open_scores(args.input, meta=args.meta, format=args.input_format)
-    systems = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None
-    res = compare_scores(scores, baseline=args.baseline, test=args.test, correction=args.correction, alpha=args.alpha,
-                         resamples=args.resamples, seed=args.seed, systems=systems)
+    with cluster(args):
+        scores = open_scores(args.input, meta=args.meta, format=args.input_format)
+        systems = [s.strip() for s in args.systems.split(",") if s.strip()] if args.systems else None
+        res = compare_scores(scores, baseline=args.baseline, test=args.test, correction=args.correction,
+                             alpha=args.alpha, resamples=args.resamples, seed=args.seed, systems=systems)
     text = directions_note(args.input, res["tasks"], meta=args.meta)
     if text:
         note(text)

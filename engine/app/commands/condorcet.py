@@ -7,7 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from engine.app.options import add_direction_options, add_input_options, add_output_options, load_scores
+from engine.app.options import (
+    add_direction_options,
+    add_input_options,
+    add_output_options,
+    add_scheduler_option,
+    cluster,
+    load_scores,
+)
 from engine.app.output import direction_note, json_text, policy_note, write_output
 from engine.labelled.core import MISSING_POLICIES
 
@@ -25,6 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weak", action="store_true",
                         help="the paper's definition (Vote'n'Rank eq. 2, G w >= 0: beat or tie every other system), as in "
                         "the authors' code and the votenrank2023 experiment; default: the strict Condorcet winner (G w > 0)")
+    add_scheduler_option(parser, "the linear programs, one per system, in blocks of systems (about 4 per worker "
+                         "thread), and the chunks of a score store; INPUT's task means are made here")
     add_direction_options(parser)
     add_input_options(parser)
     add_output_options(parser, ("table", "json"))
@@ -33,20 +42,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Solve one linear program per system (:func:`engine.kernels.condorcet_lp.prospective_systems`) and print."""
     from engine.distributed import compute
-    from engine.kernels.condorcet_lp import condorcet_winner, prospective_systems
+    from engine.kernels.condorcet_lp import condorcet_winner
     from engine.labelled.core import task_scores
 
-    scores = load_scores(args)
-    direction_note(args, scores)
-    X = compute(task_scores(scores, missing=args.missing).to_dataset(name="score"))["score"]
+    with cluster(args):
+        scores = load_scores(args)
+        direction_note(args, scores)
+        X = compute(task_scores(scores, missing=args.missing).to_dataset(name="score"))["score"]
+        M = np.asarray(X.values, dtype=float)
+        found = _prospective(M, strict=not args.weak)
     systems = [str(s) for s in X["system"].values]
     tasks = [str(t) for t in X["task"].values]
-    M = np.asarray(X.values, dtype=float)
     keep = ~np.isnan(M).all(axis=0)
     policy_note(args.missing, [s for s, k in zip(systems, keep) if not k], scores)
     winner = int(condorcet_winner(M))
     rows: list[dict[str, Any]] = []
-    for i, (name, (ok, w)) in enumerate(zip(systems, prospective_systems(M, strict=not args.weak))):
+    for i, (name, (ok, w)) in enumerate(zip(systems, found)):
         if keep[i]:
             rows.append({"system": name, "prospective": bool(ok),
                          "weights": None if w is None else {t: float(v) for t, v in zip(tasks, w)}})
@@ -54,6 +65,29 @@ def run(args: argparse.Namespace) -> int:
     result = {"condorcet_winner": systems[winner] if winner >= 0 else None, "definition": definition, "systems": rows}
     write_output(json_text(result) if args.format == "json" else _table(result, rows, weak=args.weak), args.output)
     return 0
+
+
+def _prospective(M: np.ndarray, *, strict: bool) -> list[tuple[bool, np.ndarray | None]]:
+    """:func:`~engine.kernels.condorcet_lp.prospective_systems` of the (T, S) matrix ``M``: here, or on the command's
+    cluster in blocks of systems (:func:`engine.budget.spread`; every LP is the same wherever it is solved)."""
+    from functools import partial
+
+    from engine.budget import spread
+    from engine.kernels.condorcet_lp import prospective_systems
+
+    S = M.shape[1]
+    step, mapper = spread(S, 8.0 * M.size * 4)  # an LP's arrays: a few copies of the (opponents x tasks) matrix
+    if mapper is None or step is None:
+        return prospective_systems(M, strict=strict)
+    blocks = [list(range(i, min(S, i + step))) for i in range(0, S, step)]
+    return [row for part in mapper(partial(lp_block, strict=strict), M, blocks) for row in part]
+
+
+def lp_block(M: np.ndarray, systems: list[int], *, strict: bool) -> list[tuple[bool, np.ndarray | None]]:
+    """The LPs of the ``systems`` of ``M`` (a task of :func:`_prospective`)."""
+    from engine.kernels.condorcet_lp import prospective_systems
+
+    return prospective_systems(M, strict=strict, systems=systems)
 
 
 def _table(result: dict[str, Any], rows: list[dict[str, Any]], *, weak: bool) -> str:

@@ -16,12 +16,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--meta", default=None, metavar="FILE",
                         help="sidecar JSON with task directions and groups (default: <name>.meta.json beside INPUT)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing zarr store")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                        help="not used: convert runs in this process (a CSV is streamed in order, block by block, and "
+                        "each block written as it is read; any other input is read in memory here); given, or "
+                        "DASK_SCHEDULER_ADDRESS, a note says so. Convert once, then give the store to the commands "
+                        "that run on a cluster")
 
 
 def run(args: argparse.Namespace) -> int:
     """Convert, then say on stderr what was written and how."""
+    import os
+
     from engine.io.convert import convert
     from engine.io.files import storage_errors
+
+    address = args.scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS")
+    if address:
+        print(f"votebench: note: convert runs in this process; the dask scheduler {address} is not used",
+              file=sys.stderr)
 
     with storage_errors(args.store, "zarr store", "nothing was written (re-run when there is room)"):
         info = convert(args.input, args.store, meta=args.meta, overwrite=args.overwrite)

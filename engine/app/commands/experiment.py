@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from engine.errors import VotebenchError
@@ -21,7 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default=None, metavar="DIR",
                    help="output folder (default: results/experiments/NAME in the repository)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="dask scheduler address for the experiment's parallel work (default: local, in-process)")
+                   help="address of a running dask scheduler (default: DASK_SCHEDULER_ADDRESS, else everything runs in "
+                   "this process); on the cluster: the dask tasks an experiment builds (pavao2021 and votenrank2023 "
+                   "build theirs from their grid of settings) and the blocks of the engine's bootstraps and paired "
+                   "tests inside any experiment; the rest of an experiment (reading data, tables, figures) runs here. "
+                   "The results are the same either way")
     p.add_argument("--root", default=None, metavar="DIR",
                    help="project folder holding experiments/ and data/ (default: found through the installed package, "
                    "or $VOTEBENCH_ROOT)")
@@ -54,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.name is None:
         raise VotebenchError("give an experiment name (votebench experiment --list shows them)")
-    result = ex.run_experiment(args.name, out=args.out, smoke=args.smoke, scheduler=args.scheduler)
+    scheduler = args.scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS") or None  # connected to by the experiment
+    result = ex.run_experiment(args.name, out=args.out, smoke=args.smoke, scheduler=scheduler)
     size = "smoke size" if args.smoke else "full size"
     print(f"experiment {args.name} ({size}) finished in {result['seconds']:.1f} s")
     print(f"results: {result['out']} (README.md, results.json, figures/)")

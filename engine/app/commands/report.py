@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
-from engine.app.options import lower_list
+from engine.app.options import add_scheduler_option, cluster, lower_list
 
 NAME = "report"
 HELP = "write an HTML report with figures and tables (rankings, CD diagram, flows, intervals, subset curves)"
@@ -46,23 +47,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--paired-top-k", type=int, default=15, metavar="K",
                    help="the Paired tests section compares the K best systems by mean (all pairs of them), with letter "
                    "groups; 0 = no section (default 15)")
+    add_scheduler_option(p, "the bootstrap replicates of every rule and the pairs of the Paired tests section, as "
+                         "blocks (about 4 per worker thread; the scores are sent once); INPUT is read and ranked, the "
+                         "subset curves and figures made here")
     p.add_argument("--paired-resamples", type=int, default=4000, metavar="R",
                    help="sign patterns per pair of the section's permutation tests (default 4000; compare: 10000)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Build the report; print the path of its index.html."""
+    formats = [f for f in args.format.split(",") if f.strip()]
+    with cluster(args):
+        index = _build(args, formats)
+    sys.stdout.write(f"{index}\n")
+    print(f"votebench: wrote report to {index.parent}", file=sys.stderr)
+    return 0
+
+
+def _build(args: argparse.Namespace, formats: list[str]) -> Any:
     from engine.app.report import build_report
 
-    formats = [f for f in args.format.split(",") if f.strip()]
-    index = build_report(args.input, args.out, rules=args.rule, level=args.level, missing=args.missing, alpha=args.alpha,
+    return build_report(args.input, args.out, rules=args.rule, level=args.level, missing=args.missing, alpha=args.alpha,
                          top_k=args.top_k, replicates=args.replicates, repeats=args.repeats, over=args.over,
                          seed=args.seed, formats=formats, meta=args.meta, test=args.test,
                          paired_top_k=args.paired_top_k, paired_resamples=args.paired_resamples,
                          lower_is_better=lower_list(args.lower_is_better))
-    sys.stdout.write(f"{index}\n")
-    print(f"votebench: wrote report to {index.parent}", file=sys.stderr)
-    return 0
 
 
 #: the description of ``votebench report --help``
