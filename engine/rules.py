@@ -43,6 +43,7 @@ __all__ = [
     "PLUGIN_GROUPS",
     "load_plugins",
     "load_rule_plugins",
+    "register_plugins",
     "rule_choices",
     "Within",
     "Rule",
@@ -346,16 +347,28 @@ def load_plugins(group: str, kind: type | tuple[type, ...]) -> list[Any]:
     return out
 
 
-def load_rule_plugins() -> None:
-    """Register the rules of the ``votebench.rules`` entry points (once; a name already taken is skipped with a note)."""
-    for rule in load_plugins("votebench.rules", Rule):
-        if rule.name in RULES:
-            log.warning("plugin rule %r: a rule of that name is registered already; skipped", rule.name)
+def register_plugins(group: str, kind: type, registry: Any, register: Callable[[Any], Any], what: str) -> list[Any]:
+    """Register the records of the entry-point ``group`` with ``register`` (once); the ones registered.
+
+    A record whose name ``registry`` holds already, or that ``register`` refuses, is skipped with a note.
+    """
+    added = []
+    for record in load_plugins(group, kind):
+        if record.name in registry:
+            log.warning("plugin %s %r: a %s of that name is registered already; skipped", what, record.name, what)
             continue
         try:
-            register_rule(rule)
+            register(record)
         except (ValueError, VotebenchError) as exc:
-            log.warning("plugin rule %r refused: %s", rule.name, exc)
+            log.warning("plugin %s %r refused: %s", what, record.name, exc)
+            continue
+        added.append(record)
+    return added
+
+
+def load_rule_plugins() -> None:
+    """Register the rules of the ``votebench.rules`` entry points (once; a name already taken is skipped with a note)."""
+    register_plugins("votebench.rules", Rule, RULES, register_rule, "rule")
 
 
 class Names(Sequence[str]):

@@ -8,7 +8,6 @@ all read :data:`READERS`; adding a reader is one :func:`register_reader` call.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +19,6 @@ from engine.errors import VotebenchError
 
 if TYPE_CHECKING:  # pragma: no cover
     from engine.rules import Names
-
-log = logging.getLogger("engine")
 
 __all__ = ["READERS", "Reader", "by_suffix", "check_options", "get_reader", "guess_reader", "load_reader_plugins", "loader_keys",
            "reader_choices", "reader_names", "reader_options", "register_reader"]
@@ -218,20 +215,9 @@ def get_reader(name: str) -> Reader:
 
 def load_reader_plugins() -> bool:
     """Register the readers of the ``votebench.readers`` entry points (once, after the built-in ones); whether any was."""
-    from engine.rules import load_plugins
+    from engine.rules import register_plugins
 
-    added = False
-    for reader in load_plugins("votebench.readers", Reader):
-        if reader.name in READERS:
-            log.warning("plugin reader %r: a reader of that name is registered already; skipped", reader.name)
-            continue
-        try:
-            register_reader(reader)
-        except (ValueError, VotebenchError) as exc:
-            log.warning("plugin reader %r refused: %s", reader.name, exc)
-            continue
-        added = True
-    return added
+    return bool(register_plugins("votebench.readers", Reader, READERS, register_reader, "reader"))
 
 
 def reader_choices() -> Names:

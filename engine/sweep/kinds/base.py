@@ -10,7 +10,6 @@ for a worked example.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -255,13 +254,6 @@ def get_kind(name: str) -> Kind | None:
 
 def load_kind_plugins() -> None:
     """Register the kinds of the ``votebench.kinds`` entry points (once; a name already taken is skipped with a note)."""
-    from engine.rules import load_plugins
+    from engine.rules import register_plugins
 
-    for kind in load_plugins("votebench.kinds", Kind):
-        if kind.name in KINDS:
-            logging.getLogger("engine").warning("plugin kind %r: a kind of that name is registered already; skipped", kind.name)
-            continue
-        try:
-            register_kind(kind)
-        except (ValueError, VotebenchError) as exc:
-            logging.getLogger("engine").warning("plugin kind %r refused: %s", kind.name, exc)
+    register_plugins("votebench.kinds", Kind, KINDS, register_kind, "kind")
