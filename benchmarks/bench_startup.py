@@ -185,7 +185,7 @@ def main() -> None:
     runs, reps = (3, 1) if args.quick else (args.runs, args.nine_runs)
     compare = args.compare_with.resolve() if args.compare_with else None
     if compare is not None and not (compare / "engine" / "cli.py").is_file():
-        sys.exit(f"bench_startup: {args.compare_with} is not a votebench checkout (no engine/cli.py)")
+        sys.exit(f"bench_startup: {args.compare_with} is not a votebench checkout (no engine/app/cli.py)")
     res: dict[str, Any] = {"machine": machine_info(), "runs": runs}
     res["startup"] = bench_startup(runs, compare, args.rule)
     res["nine"] = bench_nine(reps)

@@ -1,4 +1,4 @@
-"""Battle files as an input kind (engine/readers/battles.py, engine/battles.py) and `votebench rank/bootstrap` on them.
+"""Battle files as an input kind (engine/io/readers/battles.py, engine/io/battles.py) and `votebench rank/bootstrap` on them.
 
 References are independent of the engine: counts and Elo ratings from plain loops over csv/json records written
 here, Bradley-Terry against the rule on the score tensor the shipped battles were derived from (the sidecar's

@@ -1,4 +1,4 @@
-"""The experiment framework (engine/experiment.py): discovery, loading, running, the CLI sub-command, helpers."""
+"""The experiment framework (engine/app/experiment.py): discovery, loading, running, the CLI sub-command, helpers."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Readers of real evaluation outputs (engine/readers/, engine.open_scores): lm-evaluation-harness
+"""Readers of real evaluation outputs (engine/io/readers/, engine.open_scores): lm-evaluation-harness
 per-sample files, HELM per_instance_stats.json and a generic JSONL.
 
 The fixtures are written by the tests, shaped like the files the two harnesses write

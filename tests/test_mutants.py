@@ -1,7 +1,7 @@
 """Tests that kill the surviving non-equivalent mutants of the mutation pass (issue 12, item 4).
 
-``mutmut`` (benchmarks/results/mutation.md) changed one token at a time in engine/kernels, engine/bootstrap.py
-and engine/metrics.py; every change listed there that the rest of the suite accepted and that can change a
+``mutmut`` (benchmarks/results/mutation.md) changed one token at a time in engine/kernels, engine/labelled/bootstrap.py
+and engine/kernels/metrics.py; every change listed there that the rest of the suite accepted and that can change a
 result is caught here.  Each test checks documented behaviour against a reference that shares no code with
 ``engine``: exact sums of ``fractions.Fraction`` (a float is the binary rational it holds), plain loops
 written from the definitions, or hand-worked numbers.

@@ -1,4 +1,4 @@
-"""The reader registry (engine/readers/): what open_scores, the CLI and sweep inputs derive from it, and a worked example.
+"""The reader registry (engine/io/readers/): what open_scores, the CLI and sweep inputs derive from it, and a worked example.
 
 The worked example is a reader for a made-up ``.scores.txt`` format, defined here and
 registered with one line (:func:`scores_txt_reader`); it is then opened through
