@@ -72,6 +72,7 @@ from typing import Any
 import numpy as np
 
 from engine.errors import VotebenchError
+from engine.kernels.checks import check_level
 
 __all__ = ["LiveStore", "snapshot", "make_app", "serve", "start_in_background", "BackgroundDashboard",
            "dask_dashboard_link", "add_server_options", "check_port", "token_option", "is_loopback",
@@ -282,8 +283,7 @@ class LiveStore:
     def __init__(self, store: str | os.PathLike[str], *, level: float = 0.95, dask_dashboard: str | None = None,
                  pool: int = STABILITY_REPLICATES, agree_budget: float | None = AGREE_SECONDS, replaces: bool = False,
                  run: bool = False) -> None:
-        if not 0 < level < 1:
-            raise VotebenchError(f"interval level must be in (0, 1), got {level}")
+        check_level(level)
         self.path = Path(store)
         self.level, self.dask_dashboard, self.pool, self.agree_budget = level, dask_dashboard, pool, agree_budget
         # ``sweep --overwrite``: the store there now is the previous run's, replaced by this run: never shown

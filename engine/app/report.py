@@ -65,7 +65,8 @@ import xarray as xr
 
 from engine.dims import RULE, SYSTEM, TASK
 from engine.errors import VotebenchError
-from engine.kernels.significance import check_alpha, friedman_test, nemenyi_q
+from engine.kernels.checks import check_alpha
+from engine.kernels.significance import friedman_test, nemenyi_q
 from engine.labelled.comparison import RuleFlag, promethee_flows, rank_changes, rule_flags
 from engine.progress import stage
 

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.kernels.aggregate import as_profile, task_weights
+from engine.kernels.checks import check_level
 from engine.kernels.exact import exact_weights, ordered_sum, snap_ties, weighted_task_sum
 from engine.kernels.ranking import borda_points, min_rank
 from engine.kernels.social import pairwise_counts
@@ -962,8 +963,7 @@ def bootstrap_battles(counts: BattleCounts, *, rule: str = "bradley_terry", repl
     _check_choice(rule, ("bradley_terry", "win_rate"), "battle bootstrap rule")
     _check_choice(tie_model, _TIE_MODELS, "tie model")
     _check_choice(scale, _SCALES, "scale")
-    if not 0.0 < float(level) < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level}")
+    check_level(level)
     B = int(replicates)
     if B < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")

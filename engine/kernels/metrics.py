@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from engine.kernels.checks import check_level
 from engine.kernels.kemeny import kendall_tau_b
 from engine.kernels.pairblock import blocks_prob_above, prob_above_blocked
 from engine.kernels.ranking import borda_points, min_rank, tie_groups
@@ -541,9 +542,7 @@ def rank_intervals(ranks: np.ndarray, *, level: float = 0.95) -> tuple[np.ndarra
     (array([1.  , 1.25]), array([1.5 , 1.75]))
     """
     ranks = _as_float(ranks, "ranks", 2)
-    level = float(level)
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level}")
+    level = check_level(level)
     q = [50.0 * (1.0 - level), 50.0 * (1.0 + level)]
     if ranks.shape[-2] == 0:
         nan = np.full(ranks.shape[:-2] + ranks.shape[-1:], np.nan)
@@ -619,9 +618,7 @@ def tied_with_leader(point_score: np.ndarray, prob: np.ndarray, *, level: float 
     """
     point_score = _as_float(point_score, "point_score", 1)
     prob = _as_float(prob, "prob", 2)
-    level = float(level)
-    if not 0.0 < level <= 1.0:
-        raise ValueError(f"level must be in (0, 1], got {level}")
+    level = check_level(level, include_one=True)
     S = point_score.shape[-1]
     if prob.shape[-2:] != (S, S):
         raise ValueError(f"prob must have shape (..., {S}, {S}), got {prob.shape}")

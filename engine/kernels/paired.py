@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.kernels.checks import check_level
 from engine.kernels.significance import holm
 
 __all__ = [
@@ -234,8 +235,7 @@ def paired_bootstrap(Y, *, pairs=None, baseline: int | None = None, replicates: 
     """
     from engine.kernels.resample import instance_counts
 
-    if not 0.0 < float(level) < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level}")
+    check_level(level)
     B = _positive(replicates, "replicates")
     Y, pr, d, (diff, n, overall), present = _paired_setup(Y, pairs, baseline)
     P, T, K = d.shape

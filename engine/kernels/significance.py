@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.errors import VotebenchError
+from engine.kernels.checks import check_alpha
 
 __all__ = ["FriedmanResult", "PostHoc", "TESTS", "check_alpha", "cliques", "compare", "friedman_test", "holm",
            "nemenyi_cd", "nemenyi_q", "wilcoxon_holm"]
@@ -72,17 +73,6 @@ class FriedmanResult:
     n_datasets: int
     n_systems: int
     avg_ranks: np.ndarray
-
-
-def check_alpha(alpha: float) -> float:
-    """``alpha`` as a float in (0, 1), else :class:`VotebenchError`."""
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise VotebenchError(f"alpha must be a number between 0 and 1, got {alpha!r}") from None
-    if not 0.0 < a < 1.0 or isinstance(alpha, bool):
-        raise VotebenchError(f"alpha must be between 0 and 1 (exclusive), got {alpha!r}")
-    return a
 
 
 def _complete(X: np.ndarray, what: str) -> np.ndarray:

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from engine.errors import VotebenchError
+from engine.kernels.checks import check_level
 
 __all__ = [
     "SUMMARY_GROUP", "BootstrapSums", "MomentSums", "SummaryCodec", "SummaryReader", "bootstrap_block", "bootstrap_statistics",
@@ -487,8 +488,7 @@ def bootstrap_statistics(point_score: np.ndarray, sums: BootstrapSums, *, level:
     """
     from engine.kernels import metrics
 
-    if not 0 < level < 1:
-        raise VotebenchError(f"interval level must be in (0, 1), got {level}")
+    check_level(level)
     point = np.asarray(point_score, dtype=np.float64)
     S, B = sums.S, sums.replicates
     low, high = percentiles_from_counts(sums.rank_count, [50.0 * (1.0 - level), 50.0 * (1.0 + level)])

@@ -57,6 +57,7 @@ import xarray as xr
 from engine.dims import INSTANCE, OPPONENT, REPLICATE, RULE, SYSTEM, TASK
 from engine.errors import VotebenchError
 from engine.kernels import metrics
+from engine.kernels.checks import check_level
 from engine.kernels.exact import DIGITS, anchor, digits, digits_to_float, snap_ties
 from engine.kernels.ranking import min_rank
 from engine.kernels.resample import counts_from_indices, instance_counts, replicate_ids, resample_indices
@@ -804,8 +805,7 @@ def summarize(ds: xr.Dataset, *, level: float = 0.95) -> xr.Dataset:
     >>> sm["rank_low"].values.tolist(), sm["rank_high"].values.tolist()
     ([1.0, 2.0, 1.0], [3.0, 3.0, 2.0])
     """
-    if not 0 < level < 1:
-        raise VotebenchError(f"interval level must be in (0, 1), got {level}")
+    check_level(level)
     ds = ds.compute()
     R = np.asarray(ds["replicate_score"].values, dtype=np.float64)
     ranks = np.asarray(ds["replicate_rank"].values, dtype=np.float64)
