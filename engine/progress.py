@@ -105,6 +105,8 @@ def stage(name: str, total: int | None = None) -> Iterator[Callable[[int], None]
         yield advance
     finally:
         with d.lock:
+            if d.bar is not None and entry[1] and d.stages and d.stages[-1] is entry:
+                d._draw()  # a counted stage shorter than the redraw interval is still shown once, finished
             d.stages[:] = [e for e in d.stages if e is not entry]
 
 
