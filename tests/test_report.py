@@ -213,7 +213,8 @@ def test_rank_changes_and_format():
     assert d.sel(rule="borda").values.tolist() == [-1, -1, 1, 1]
     assert d.sel(rule="mean").values.tolist() == [0, 0, 0, 0]
     assert [format_change(r, x) for r, x in zip([4, 2, 1, 3], [-1, -1, 1, 1])] == ["4 ↓1", "2 ↓1", "1 ↑1", "3 ↑1"]
-    assert format_change(2, 0) == "2 =" and format_change(2, 0, baseline=True) == "2"
+    assert format_change(2, 0) == "2 \u00b10" and format_change(2, 0, baseline=True) == "2"
+    assert format_change(2, 1, shared=True) == "2= \u21911"
     assert format_change(7, -3, fmt="tex") == "7 $\\downarrow$3"
     assert format_change(float("nan"), 0) == "-"
     with pytest.raises(VotebenchError, match="baseline"):

@@ -70,3 +70,95 @@ def test_one_instance_sum_is_the_digit_sum():
     got = instance_sums(a)
     assert np.array_equal(got, want)
     assert not np.signbit(got[got == 0]).any()
+
+
+# ------------------------------------------------------------------------------------ the page in Chromium
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+
+
+@pytest.fixture(scope="module")
+def report_page(tmp_path_factory):
+    import engine
+    from engine.app.report import build_report
+
+    rng = np.random.default_rng(5)
+    names = [f"a system with a rather long name {i:02d}" for i in range(25)]
+    X = np.round(rng.normal(size=(25, 8)) + np.linspace(2, 0, 25)[:, None], 2)
+    scores = engine.scores_from_array(X, systems=names)
+    out = tmp_path_factory.mktemp("rep") / "report"
+    return build_report(scores, out, rules=["borda", "copeland", "plurality"], replicates=0, repeats=0, paired_top_k=0,
+                        formats=("png",))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip("no /usr/bin/chromium (apt-get install -y chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.mark.parametrize("width,height", [(390, 844), (1440, 900)])
+def test_report_page_fits_without_sideways_scroll(browser, report_page, width, height):
+    pg = browser.new_page(viewport={"width": width, "height": height})
+    pg.goto(report_page.as_uri())
+    assert pg.evaluate("document.documentElement.scrollWidth") <= width
+    pg.close()
+
+
+def test_report_tables_sort_by_mouse_and_keyboard(browser, report_page):
+    pg = browser.new_page(viewport={"width": 1440, "height": 900})
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.goto(report_page.as_uri())
+    table = pg.locator("table.sortable").first
+    heads = table.locator("thead th")
+    col = [i for i in range(heads.count()) if heads.nth(i).inner_text().startswith("copeland")][0]
+
+    def column(c):
+        return [r.strip() for r in table.locator(f"tbody tr td:nth-child({c + 1})").all_inner_texts()]
+
+    def lead(v):  # the rank before '=' / arrows
+        return float(v.split()[0].rstrip("="))
+
+    heads.nth(col).locator("button").click()
+    assert heads.nth(col).get_attribute("aria-sort") == "ascending"
+    got = [lead(v) for v in column(col)]
+    assert got == sorted(got)
+    heads.nth(col).locator("button").click()
+    assert heads.nth(col).get_attribute("aria-sort") == "descending"
+    assert [lead(v) for v in column(col)] == sorted(got, reverse=True)
+    heads.nth(0).locator("button").focus()  # by keyboard: the header is a button
+    pg.keyboard.press("Enter")
+    assert heads.nth(0).get_attribute("aria-sort") == "ascending"
+    assert heads.nth(col).get_attribute("aria-sort") == "none"
+    names = column(0)
+    assert names == sorted(names, key=lambda s: s.lower()) or names == sorted(names)
+    assert not errors
+    pg.close()
+
+
+def test_degenerate_rule_listed_and_not_coloured(report_page):
+    """plurality on 8 tasks and 25 systems: at most 8 systems win a task, so at least 17 share the last rank
+    (counted here from the rankings CSV): listed as degenerate, its column not coloured as rank changes."""
+    import csv
+    import re
+
+    rows = list(csv.DictReader((report_page.parent / "tables" / "rankings.csv").open(encoding="utf-8")))
+    ranks = [float(r["plurality"]) for r in rows]
+    assert 2 * max(ranks.count(v) for v in set(ranks)) > len(ranks)
+    assert any(r["plurality_change"] not in ("", "0") for r in rows)  # it does move systems against the mean
+    page = report_page.read_text(encoding="utf-8")
+    assert "plurality: degenerate ranking" in page
+    table = page[page.index("Rankings by rule"):]
+    table = table[:table.index("</table>")]
+    heads = re.findall(r'<button type="button" class="sort">([^<]*)</button>', table)
+    col = next(i for i, h in enumerate(heads) if h.startswith("plurality"))
+    assert "\u26a0" in heads[col]
+    for row in re.findall(r"<tr>(.*?)</tr>", table)[1:]:
+        cells = re.findall(r"<td([^>]*)>", row)
+        assert "up" not in cells[col] and "down" not in cells[col]
