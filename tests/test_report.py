@@ -225,10 +225,11 @@ def test_rank_change_table_hand_worked(tmp_path):
     index = build_report(hand_scores(), tmp_path / "r", rules=["borda"], replicates=0, repeats=0, formats=("png",))
     rows = list(csv.reader((index.parent / "tables" / "rankings.csv").open(encoding="utf-8")))
     assert rows[0] == ["system", "mean", "borda", "borda_change"]
-    assert rows[1:] == [["b", "1", "2", "-1"], ["c", "2", "1", "1"], ["a", "3", "4", "-1"], ["d", "4", "3", "1"]]
+    # listed by the primary rule (the first asked for), not by the mean baseline (issue 26)
+    assert rows[1:] == [["c", "2", "1", "1"], ["b", "1", "2", "-1"], ["d", "4", "3", "1"], ["a", "3", "4", "-1"]]
     md = (index.parent / "tables" / "rankings.md").read_text(encoding="utf-8").splitlines()
-    assert md[0] == "| system | mean (baseline) | borda |"
-    assert md[2:] == ["| b | 1 | 2 ↓1 |", "| c | 2 | 1 ↑1 |", "| a | 3 | 4 ↓1 |", "| d | 4 | 3 ↑1 |"]
+    assert md[0] == "| system | mean (baseline) | borda (primary) |"
+    assert md[2:] == ["| c | 2 | 1 ↑1 |", "| b | 1 | 2 ↓1 |", "| d | 4 | 3 ↑1 |", "| a | 3 | 4 ↓1 |"]
     tex = (index.parent / "tables" / "rankings.tex").read_text(encoding="utf-8")
     assert "c & 2 & 1 $\\uparrow$1 \\\\" in tex and "\\begin{tabular}{lrr}" in tex
     page = index.read_text(encoding="utf-8")
