@@ -162,3 +162,24 @@ def test_degenerate_rule_listed_and_not_coloured(report_page):
     for row in re.findall(r"<tr>(.*?)</tr>", table)[1:]:
         cells = re.findall(r"<td([^>]*)>", row)
         assert "up" not in cells[col] and "down" not in cells[col]
+
+
+@pytest.mark.parametrize("n", [2, 3, 12])
+def test_win_matrix_title_and_labels_inside_the_figure(n):
+    """Every text of the win matrix (title, axis and colour-bar labels) lies inside the drawn figure."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    from engine.app import plots
+
+    W = np.triu(np.ones((n, n)), 1) * 3.0
+    fig = plots.win_matrix_figure(W, np.zeros((n, n)), [f"system {i}" for i in range(n)], title="Pairwise wins")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    box = fig.bbox
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+    assert any(t.get_text() == "Pairwise wins" for t in texts)
+    for t in texts:
+        e = t.get_window_extent(renderer)
+        assert e.x0 >= box.x0 - 1 and e.x1 <= box.x1 + 1 and e.y0 >= box.y0 - 1 and e.y1 <= box.y1 + 1, t.get_text()

@@ -310,7 +310,8 @@ def win_matrix_figure(wins: np.ndarray, ties: np.ndarray, systems: Sequence[obje
     side = _ROW * n
     lw = _label_width(names)
     title = title or "Pairwise wins"
-    fig = _figure(max(lw + side + 1.8, _title_width(title)), lw * 0.8 + side + 1.2)
+    # tall enough for the colour bar's two-line label, wide enough for the title (nothing cut off)
+    fig = _figure(max(lw + side + 2.0, _title_width(title) + 0.8), max(lw * 0.8 + side + 1.2, 3.2))
     ax = fig.add_subplot()
     im = ax.imshow(share, cmap="RdBu", vmin=0.0, vmax=1.0, interpolation="nearest")
     if annotate if annotate is not None else n <= WIN_NUMBERS:
@@ -325,7 +326,7 @@ def win_matrix_figure(wins: np.ndarray, ties: np.ndarray, systems: Sequence[obje
     ax.set_ylabel("system (row)", fontsize=_FONT)
     ax.tick_params(length=0)
     cb = fig.colorbar(im, ax=ax, shrink=min(1.0, 4.0 / max(1.0, side)), aspect=30, pad=0.01)
-    cb.set_label("share of tasks won by the row system", fontsize=_FONT)
+    cb.set_label("share of tasks won\nby the row system", fontsize=_FONT)
     cb.ax.tick_params(labelsize=_FONT)
     ax.set_title(title, fontsize=10)
     return fig
