@@ -215,7 +215,8 @@ def test_rank_changes_and_format():
     assert d.sel(rule="borda").values.tolist() == [-1, -1, 1, 1]
     assert d.sel(rule="mean").values.tolist() == [0, 0, 0, 0]
     assert [format_change(r, x) for r, x in zip([4, 2, 1, 3], [-1, -1, 1, 1])] == ["4 ↓1", "2 ↓1", "1 ↑1", "3 ↑1"]
-    assert format_change(2, 0) == "2 =" and format_change(2, 0, baseline=True) == "2"
+    assert format_change(2, 0) == "2 \u00b10" and format_change(2, 0, baseline=True) == "2"
+    assert format_change(2, 1, shared=True) == "2= \u21911"
     assert format_change(7, -3, fmt="tex") == "7 $\\downarrow$3"
     assert format_change(float("nan"), 0) == "-"
     with pytest.raises(VotebenchError, match="baseline"):
@@ -226,10 +227,11 @@ def test_rank_change_table_hand_worked(tmp_path):
     index = build_report(hand_scores(), tmp_path / "r", rules=["borda"], replicates=0, repeats=0, formats=("png",))
     rows = list(csv.reader((index.parent / "tables" / "rankings.csv").open(encoding="utf-8")))
     assert rows[0] == ["system", "mean", "borda", "borda_change"]
-    assert rows[1:] == [["b", "1", "2", "-1"], ["c", "2", "1", "1"], ["a", "3", "4", "-1"], ["d", "4", "3", "1"]]
+    # listed by the primary rule (the first asked for), not by the mean baseline (issue 26)
+    assert rows[1:] == [["c", "2", "1", "1"], ["b", "1", "2", "-1"], ["d", "4", "3", "1"], ["a", "3", "4", "-1"]]
     md = (index.parent / "tables" / "rankings.md").read_text(encoding="utf-8").splitlines()
-    assert md[0] == "| system | mean (baseline) | borda |"
-    assert md[2:] == ["| b | 1 | 2 ↓1 |", "| c | 2 | 1 ↑1 |", "| a | 3 | 4 ↓1 |", "| d | 4 | 3 ↑1 |"]
+    assert md[0] == "| system | mean (baseline) | borda (primary) |"
+    assert md[2:] == ["| c | 2 | 1 ↑1 |", "| b | 1 | 2 ↓1 |", "| d | 4 | 3 ↑1 |", "| a | 3 | 4 ↓1 |"]
     tex = (index.parent / "tables" / "rankings.tex").read_text(encoding="utf-8")
     assert "c & 2 & 1 $\\uparrow$1 \\\\" in tex and "\\begin{tabular}{lrr}" in tex
     page = index.read_text(encoding="utf-8")

@@ -87,7 +87,7 @@ def _title_width(title: str, font: float = 10.0) -> float:
 # ---------------------------------------------------------------------------------------------
 # rankings side by side
 # ---------------------------------------------------------------------------------------------
-def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "") -> Figure:
+def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", neutral: Sequence[str] = ()) -> Figure:
     """Rankings of several rules side by side, coloured by the change against a baseline rule.
 
     Parameters
@@ -98,6 +98,9 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "") -
     baseline : str
         The ``rule`` label the changes are measured against.
     title : str
+    neutral : sequence of str
+        Rules whose changes are not drawn (degenerate rankings: their ties are not rank moves); their
+        cells show the rank alone, uncoloured, and their label ends in a warning sign.
 
     Returns
     -------
@@ -113,6 +116,7 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "") -
     R = np.asarray(ranks.values, dtype=np.float64)
     base = R[:, rules.index(baseline)]
     delta = base[:, None] - R
+    delta[:, [j for j, r in enumerate(rules) if r in set(neutral)]] = 0.0
     n, m = R.shape
     # colour saturates at the 90th percentile of the changes, so that small changes stay visible
     finite = np.abs(delta[np.isfinite(delta) & (delta != 0)])
@@ -134,7 +138,8 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "") -
             txt = f"{R[i, j]:g}" if j == rules.index(baseline) or d == 0 else f"{R[i, j]:g} {_UP if d > 0 else _DOWN}{abs(d)}"
             shade = im.cmap(float(np.asarray(im.norm(np.asarray(np.clip(delta[i, j], -lim, lim))))))
             ax.text(j, i, txt, ha="center", va="center", fontsize=font, color=_text_color(shade), in_layout=False)
-    ax.set_xticks(range(m), [short_label(r, 18) + (" (baseline)" if r == baseline else "") for r in rules],
+    ax.set_xticks(range(m), [short_label(r, 18) + (" (baseline)" if r == baseline else "")
+                             + (" \u26a0" if r in set(neutral) else "") for r in rules],
                   rotation=40, ha="left", rotation_mode="anchor", fontsize=_FONT)
     ax.set_yticks(range(n), systems, fontsize=_FONT)
     ax.tick_params(length=0)
@@ -305,7 +310,8 @@ def win_matrix_figure(wins: np.ndarray, ties: np.ndarray, systems: Sequence[obje
     side = _ROW * n
     lw = _label_width(names)
     title = title or "Pairwise wins"
-    fig = _figure(max(lw + side + 1.8, _title_width(title)), lw * 0.8 + side + 1.2)
+    # tall enough for the colour bar's two-line label, wide enough for the title (nothing cut off)
+    fig = _figure(max(lw + side + 2.0, _title_width(title) + 0.8), max(lw * 0.8 + side + 1.2, 3.2))
     ax = fig.add_subplot()
     im = ax.imshow(share, cmap="RdBu", vmin=0.0, vmax=1.0, interpolation="nearest")
     if annotate if annotate is not None else n <= WIN_NUMBERS:
@@ -320,7 +326,7 @@ def win_matrix_figure(wins: np.ndarray, ties: np.ndarray, systems: Sequence[obje
     ax.set_ylabel("system (row)", fontsize=_FONT)
     ax.tick_params(length=0)
     cb = fig.colorbar(im, ax=ax, shrink=min(1.0, 4.0 / max(1.0, side)), aspect=30, pad=0.01)
-    cb.set_label("share of tasks won by the row system", fontsize=_FONT)
+    cb.set_label("share of tasks won\nby the row system", fontsize=_FONT)
     cb.ax.tick_params(labelsize=_FONT)
     ax.set_title(title, fontsize=10)
     return fig

@@ -89,8 +89,10 @@ _BASELINE = "mean"
 _UP, _DOWN = "\u2191", "\u2193"
 
 
-def format_change(rank: float, delta: float, *, fmt: str = "text", baseline: bool = False) -> str:
-    """A rank with its change against the baseline, e.g. ``"3 ↑2"``, ``"5 ↓1"``, ``"4 ="``.
+def format_change(rank: float, delta: float, *, fmt: str = "text", baseline: bool = False, shared: bool = False) -> str:
+    """A rank with its change against the baseline, e.g. ``"3 ↑2"``, ``"5 ↓1"``, ``"4 ±0"``, ``"2= ↑1"``.
+
+    The words of the dashboard: ``=`` after a rank means a rank shared with another system; no change is ``±0``.
 
     Parameters
     ----------
@@ -100,20 +102,24 @@ def format_change(rank: float, delta: float, *, fmt: str = "text", baseline: boo
         Unicode arrows, or LaTeX ``$\\uparrow$`` / ``$\\downarrow$``.
     baseline : bool
         The baseline's own column: the rank alone.
+    shared : bool
+        Another system has the same rank (``"="`` after the rank).
 
     Examples
     --------
     >>> format_change(3.0, 2.0), format_change(5.0, -1.0), format_change(4.0, 0.0), format_change(2.0, 0.0, baseline=True)
-    ('3 ↑2', '5 ↓1', '4 =', '2')
+    ('3 ↑2', '5 ↓1', '4 ±0', '2')
+    >>> format_change(2.0, 1.0, shared=True)
+    '2= ↑1'
     """
     if rank is None or not math.isfinite(rank):
         return "-"
-    r = f"{rank:g}"
+    r = f"{rank:g}" + ("=" if shared else "")
     if baseline or delta is None or not math.isfinite(delta):
         return r
     d = int(round(delta))
     if d == 0:
-        return f"{r} ="
+        return f"{r} $\\pm$0" if fmt == "tex" else f"{r} \u00b10"
     if fmt == "tex":
         return f"{r} $\\{'uparrow' if d > 0 else 'downarrow'}${abs(d)}"
     return f"{r} {_UP if d > 0 else _DOWN}{abs(d)}"
@@ -251,14 +257,16 @@ class _Out:
         links = " ".join(f'<a href="tables/{stem}.{e}">{e.upper()}</a>' for e in ("csv", "md", "tex"))
         if not show:
             return f'<p class="links">{html.escape(caption)} [{links}]</p>'
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in t.header)
+        head = "".join(f'<th scope="col" aria-sort="none"><button type="button" class="sort">{html.escape(h)}</button></th>'
+                       for h in t.header)
         body = []
         for i, row in enumerate(t.text_rows):
             cls = t.classes[i] if t.classes else [""] * len(row)
             body.append("<tr>" + "".join(f'<td class="{c}">{html.escape(v)}</td>' if c else f"<td>{html.escape(v)}</td>"
                                          for v, c in zip(row, cls)) + "</tr>")
         cap = f"<caption>{html.escape(caption)} [{links}]</caption>" if caption else ""
-        return f'<div class="table"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+        wrap = f'<div class="table" tabindex="0" role="region" aria-label="{html.escape(caption or name)}">'
+        return f'{wrap}<table class="sortable">{cap}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def _check_out(out: Path) -> None:
@@ -344,14 +352,21 @@ def _apply_flags(rk: _Rankings, flags: Sequence[RuleFlag], *, explicit: bool, no
     return _Rankings([rk.labels[i] for i in keep], rk.baseline, rk.systems, S, min_rank(S), rk.dropped), [f.label for f in gone]
 
 
-def _flag_section(flags: Sequence[RuleFlag]) -> tuple[str, str] | None:
+def _flag_section(flags: Sequence[RuleFlag], degen: Mapping[str, str]) -> tuple[str, str] | None:
+    """Every rule left out or degenerate: the flagged ones and those whose ranking ties most systems
+    (``degen``: label -> why, :func:`_degenerate`)."""
     rows = [f for f in flags if f.kind != "fallback"]
-    if not rows:
+    named = {f.label for f in rows}
+    more = [(lb, why) for lb, why in degen.items() if lb not in named]
+    if not rows and not more:
         return None
     items = "".join(f"<li>{html.escape(f.text)}</li>" for f in rows)
+    items += "".join(f"<li>{html.escape(lb)}: degenerate ranking, {html.escape(why)}</li>" for lb, why in more)
     return ("Single-winner and degenerate rules", "<p>These rules' rankings are not compared as rank changes: a "
-            "single-winner rule ranks only its winner, a random judge is one task drawn at random, and the optimality "
-            f"gap needs scores on a 0-1 scale.</p><ul>{items}</ul>")
+            "single-winner rule ranks only its winner, a random judge is one task drawn at random, the optimality "
+            "gap needs scores on a 0-1 scale, and a degenerate ranking (more than half of the systems tied, or a "
+            "single winner with the others tied) cannot separate the systems, so its ties are not drawn as rank changes "
+            f"(\u26a0 in the tables and figures).</p><ul>{items}</ul>")
 
 
 def _shown(rk: _Rankings, top_k: int) -> tuple[np.ndarray, str]:
@@ -361,17 +376,40 @@ def _shown(rk: _Rankings, top_k: int) -> tuple[np.ndarray, str]:
     return idx, (f" (top {len(idx)} of {n} systems)" if len(idx) < n else "")
 
 
+def _degenerate(rk: _Rankings) -> dict[str, str]:
+    """The rules (not the baseline) whose ranking is degenerate, as the dashboard says it
+    (:func:`engine.app.dashboard.degenerate_ranking`: more than half the systems tied, or a single winner)."""
+    from engine.app.dashboard import degenerate_ranking
+
+    out = {}
+    for lb, row in zip(rk.labels, rk.rank):
+        d = degenerate_ranking(row.tolist())
+        if d is not None and lb != rk.baseline:
+            out[lb] = str(d["why"])
+    return out
+
+
+def _primary(rk: _Rankings, degen: Mapping[str, str]) -> int:
+    """Row of the report's primary rule: the first rule asked for that is not the baseline nor degenerate."""
+    return next((j for j, lb in enumerate(rk.labels) if lb != rk.baseline and lb not in degen), 0)
+
+
 def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str]) -> list[tuple[str, str]]:
     from engine.app import plots
 
     sections = []
     R = rk.rank  # (rules, systems)
     n_r, n_s = R.shape
+    degen = _degenerate(rk)
     worst = np.where(np.isfinite(R), R, n_s + 1.0)
-    order = np.lexsort((np.arange(n_s), worst.mean(axis=0), worst[0]))
+    p = _primary(rk, degen)
+    order = np.lexsort((np.arange(n_s), worst.mean(axis=0), worst[p]))
     ranks = rk.ranks()
     delta = rank_changes(ranks, baseline=rk.baseline).values  # (S, R)
-    header = ["system"] + [lb + (" (baseline)" if lb == rk.baseline else "") for lb in rk.labels]
+    shared = [np.isin(row, [v for v, c in zip(*np.unique(row[np.isfinite(row)], return_counts=True)) if c > 1])
+              for row in R]
+    header = ["system"] + [lb + (" (baseline)" if lb == rk.baseline else "") + (" (primary)" if j == p and j else "")
+                           + (" \u26a0" if lb in degen else "") for j, lb in enumerate(rk.labels)]
     csv_header = ["system"] + [c for lb in rk.labels for c in ((lb,) if lb == rk.baseline else (lb, f"{lb}_change"))]
     csv_rows, text_rows, tex_rows, classes = [], [], [], []
     for i in order:
@@ -381,17 +419,19 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
             base = lb == rk.baseline
             r, d = float(R[j, i]), float(delta[i, j])
             crow += [int(r) if math.isfinite(r) else ""] + ([] if base else [int(d) if math.isfinite(d) else ""])
-            trow.append(format_change(r, d, baseline=base))
-            xrow.append(format_change(r, d, fmt="tex", baseline=base))
-            cls.append("" if base or not math.isfinite(d) or d == 0 else ("up" if d > 0 else "down"))
+            trow.append(format_change(r, d, baseline=base, shared=bool(shared[j][i])))
+            xrow.append(format_change(r, d, fmt="tex", baseline=base, shared=bool(shared[j][i])))
+            cls.append("" if base or lb in degen or not math.isfinite(d) or d == 0 else ("up" if d > 0 else "down"))
         csv_rows.append(crow)
         text_rows.append(trow)
         tex_rows.append(xrow)
         classes.append(cls)
     table = _Table(header, csv_rows, text_rows, tex_rows, csv_header, classes)
-    body = [f"<p>{n_s} ranked systems, rank 1 = best (competition ranks: tied systems share the better rank). "
-            f"{_UP}n / {_DOWN}n: the rule ranks the system n places higher / lower than the {html.escape(rk.baseline)} "
-            "baseline.</p>"]
+    body = [f"<p>{n_s} ranked systems, rank 1 = best (competition ranks: tied systems share the better rank), "
+            f"listed by the {html.escape(rk.labels[p])} ranking (the primary rule); sort by any column header.</p>",
+            f'<p class="legend"><span>\'=\' shared rank</span> <span>{_UP}n / {_DOWN}n: n places higher / lower than '
+            f'the {html.escape(rk.baseline)} baseline, \u00b10 the same place</span> <span>\u26a0 degenerate ranking '
+            "(its ties are not rank changes: not coloured)</span></p>"]
     body.append(out.table("rankings", table, caption="Rankings by rule"))
     score_rows = [[rk.systems[i]] + [float(rk.score[j, i]) for j in range(n_r)] for i in order]
     body.append(out.table("scores", _Table(["system"] + rk.labels, score_rows,
@@ -402,7 +442,7 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
         notes.append(f"Figures show {len(idx)} of {n_s} systems: the union of every rule's best systems, filled up by "
                      f"mean rank (--top-k {st.top_k}); the tables list all of them.")
     sub = ranks.isel({SYSTEM: idx})
-    fig = plots.rank_change_figure(sub, baseline=rk.baseline,
+    fig = plots.rank_change_figure(sub, baseline=rk.baseline, neutral=list(degen),
                                    title=f"Rankings by rule, change against {rk.baseline}{suffix}")
     body.append(out.figure("rankings", fig, f"Rank of every system under every rule; colour and arrow: change against "
                                             f"the {html.escape(rk.baseline)} baseline{html.escape(suffix)}."))
@@ -469,7 +509,8 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
     if ph.note:
         body.append(f"<p><b>Note:</b> {html.escape(ph.note)}.</p>")
         notes.append(f"Critical difference: {ph.note}.")
-    body.append(out.table("friedman", _Table(["statistic", "value"], stats_rows, stats_rows), caption="Friedman test"))
+    body.append(out.table("friedman", _Table(["statistic", "value"], stats_rows, stats_rows,
+                                             classes=[["wrap", "wrap"] for _ in stats_rows]), caption="Friedman test"))
     avg_rows: list[list[Any]] = sorted(([rk.systems[i], float(fr.avg_ranks[i])] for i in range(len(rk.systems))), key=lambda r: r[1])
     body.append(out.table("average_ranks", _Table(["system", "average rank"], avg_rows,
                                                   [[r[0], f"{r[1]:.3f}"] for r in avg_rows]),
@@ -806,7 +847,7 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     flags = rule_flags(rk.labels, {lb: lb for lb in rk.labels}, rk.score, X, rk.systems)
     rk, _ = _apply_flags(rk, flags, explicit=explicit, notes=notes)
     sections = _ranking_sections(out, rk, st, notes)
-    flag_sec = _flag_section(flags)
+    flag_sec = _flag_section(flags, _degenerate(rk))
     if flag_sec:
         sections.append(flag_sec)
     with stage("scores: critical differences, flows, wins"):
@@ -1091,7 +1132,7 @@ def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, sc
     flags = rule_flags(rk.labels, names, rk.score, X, rk.systems, {r["label"]: r.get("options", {}) for r in specs})
     rk, gone = _apply_flags(rk, flags, explicit=explicit, notes=notes)
     body = _ranking_sections(out, rk, st, notes)
-    flag_sec = _flag_section(flags)
+    flag_sec = _flag_section(flags, _degenerate(rk))
     if flag_sec:
         body.append(flag_sec)
     if scores is not None and X is not None and tasks is not None:
@@ -1166,6 +1207,37 @@ height:auto;border:1px solid #eee}figcaption{font-size:.85em;color:#444}.links,.
 .grid{display:flex;flex-wrap:wrap;gap:1em}.grid figure{flex:1 1 520px}.notes li{font-size:.9em}dl{display:grid;
 grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dt{font-weight:600}
 td.cld{font-family:ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre;text-align:left;letter-spacing:.08em}
+td.wrap{white-space:normal;text-align:left;min-width:8em;max-width:40em}dd{margin:0;overflow-wrap:anywhere;min-width:0}
+dl{grid-template-columns:minmax(0,max-content) minmax(0,1fr)}.table{max-width:100%}figure{overflow-x:auto}
+button.sort{font:inherit;font-weight:600;background:none;border:0;padding:0;cursor:pointer;color:inherit;text-align:inherit}
+button.sort:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}th[aria-sort=ascending] button.sort::after{content:" \\25B2"}
+th[aria-sort=descending] button.sort::after{content:" \\25BC"}.legend span{margin-right:1.2em;font-size:.9em}
+@media (max-width:700px){body{margin:1em auto;padding:0 .6em}figure img{max-width:none;width:auto}
+nav ul{padding-left:1.2em}td,th{padding:.15em .35em}}
+"""
+
+#: sorts a table by the header clicked (numbers by their leading number, else text; again: the other way)
+_JS = """
+document.querySelectorAll("table.sortable").forEach(function (t) {
+  var ths = t.tHead.rows[0].cells;
+  Array.prototype.forEach.call(ths, function (th, c) {
+    th.querySelector("button").addEventListener("click", function () {
+      var dir = th.getAttribute("aria-sort") === "ascending" ? -1 : 1;
+      Array.prototype.forEach.call(ths, function (h) { h.setAttribute("aria-sort", "none"); });
+      th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
+      var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      function key(r) { var s = r.cells[c].textContent.trim(), v = parseFloat(s); return isNaN(v) ? s : v; }
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        if (typeof x === "number" && typeof y === "number") return dir * (x - y);
+        if (typeof x === "number") return -1;
+        if (typeof y === "number") return 1;
+        return dir * x.localeCompare(y);
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
 """
 
 
@@ -1180,7 +1252,7 @@ def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sec
             f'<meta name="generator" content="votebench {html.escape(__version__)}">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{html.escape(title)}</title>\n'
             f"<style>{_CSS}</style>\n</head>\n<body>\n<h1>{html.escape(title)}</h1>\n<dl>{dl}</dl>\n{note_html}\n"
-            f"<nav><ul>{toc}</ul></nav>\n{body}\n</body>\n</html>\n")
+            f"<nav><ul>{toc}</ul></nav>\n{body}\n<script>{_JS}</script>\n</body>\n</html>\n")
 
 
 def _check_int(name: str, v: Any, lo: int) -> int:

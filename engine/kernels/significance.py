@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from engine.errors import VotebenchError
 from engine.kernels.checks import check_alpha
 
 __all__ = ["FriedmanResult", "PostHoc", "TESTS", "check_alpha", "cliques", "compare", "friedman_test", "holm",
-           "nemenyi_cd", "nemenyi_q", "wilcoxon_holm"]
+           "nemenyi_cd", "nemenyi_q", "wilcoxon_holm", "wilcoxon_pvalues"]
 
 #: post-hoc tests :func:`compare` knows
 TESTS = ("auto", "nemenyi", "wilcoxon-holm")
@@ -223,31 +224,75 @@ def wilcoxon_holm(X: np.ndarray, alpha: float = 0.05) -> tuple[np.ndarray, np.nd
     reject : ndarray of bool, shape (k, k)
         ``adjusted <= alpha``.
     """
-    import warnings
-
-    from scipy.stats import wilcoxon
-
     X = _complete(X, "the Wilcoxon signed-rank test")
     a = check_alpha(alpha)
     k = X.shape[1]
     P = np.full((k, k), np.nan)
-    for i in range(k):
-        for j in range(i + 1, k):
-            d = X[:, i] - X[:, j]
-            if not np.any(d != 0):
-                p = 1.0
-            else:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # few samples / ties: scipy warns and switches to the normal approximation
-                    p = float(wilcoxon(X[:, i], X[:, j]).pvalue)
-            P[i, j] = P[j, i] = p
     iu = np.triu_indices(k, 1)
+    P[iu] = wilcoxon_pvalues(X[:, iu[0]] - X[:, iu[1]])
+    P.T[iu] = P[iu]
     adj = np.full((k, k), np.nan)
     adj[iu] = holm(P[iu])
     adj.T[iu] = adj[iu]
     with np.errstate(invalid="ignore"):
         reject = adj <= a
     return P, adj, reject
+
+
+#: pairs per batched ``scipy.stats.wilcoxon`` call (the permutation method enumerates 2^N sign patterns per pair)
+_WILCOXON_BATCH = {"exact": 8192, "asymptotic": 8192, "permutation": 32}
+
+
+def wilcoxon_pvalues(D: np.ndarray) -> np.ndarray:
+    """Two-sided p-values of ``scipy.stats.wilcoxon`` on every column of the paired differences ``D``, batched.
+
+    Each column gets the p-value of ``scipy.stats.wilcoxon(D[:, j])`` with its defaults (zero differences
+    dropped, continuity correction, ``method="auto"``), and 1 when it holds no non-zero difference.  scipy's
+    ``auto`` chooses per call: the normal approximation above 50 differences, else the exact distribution when
+    the column has neither zeros nor ties, else (up to 13 differences) the exact permutation test, else the
+    normal approximation.  A batched call would make that choice once for the whole batch, so the columns are
+    sorted into the three methods first and each group is tested in batched calls with its method given.
+
+    Parameters
+    ----------
+    D : array_like, shape (N, P)
+        Complete paired differences (``x - y``) of ``P`` pairs on ``N`` datasets.
+
+    Returns
+    -------
+    ndarray, shape (P,)
+
+    Examples
+    --------
+    >>> from scipy.stats import wilcoxon
+    >>> D = np.array([[0.5, 1.0], [1.5, -2.0], [-0.25, 3.0], [2.0, 0.0], [3.0, 1.0]])
+    >>> bool(np.allclose(wilcoxon_pvalues(D), [wilcoxon(D[:, j]).pvalue for j in range(2)]))
+    True
+    """
+    import warnings
+
+    from scipy.stats import PermutationMethod, wilcoxon
+
+    D = np.asarray(D, dtype=np.float64)
+    n = D.shape[0]
+    out = np.ones(D.shape[1])
+    tested = np.flatnonzero((D != 0).any(axis=0))
+    if n > 50:
+        groups = {"asymptotic": tested}
+    else:
+        sub = D[:, tested]
+        A = np.sort(np.abs(sub), axis=0)
+        exact = ~((sub == 0).any(axis=0) | (A[1:] == A[:-1]).any(axis=0))
+        groups = {"exact": tested[exact], ("permutation" if n <= 13 else "asymptotic"): tested[~exact]}
+    for method, cols in groups.items():
+        step = _WILCOXON_BATCH[method]
+        for lo in range(0, cols.size, step):
+            part = cols[lo:lo + step]
+            how: Any = PermutationMethod() if method == "permutation" else method
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # few samples / ties: scipy warns about the normal approximation
+                out[part] = np.asarray(wilcoxon(D[:, part], axis=0, method=how).pvalue, dtype=np.float64)
+    return out
 
 
 def cliques(avg_ranks: np.ndarray, different: np.ndarray) -> list[tuple[int, ...]]:

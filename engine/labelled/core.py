@@ -554,8 +554,8 @@ def instance_sums(values: np.ndarray, *, exact: bool = True, axis: int = -2) -> 
     The digits hold every value exactly (see :func:`exact_instance_sums`).
     """
     a = np.asarray(values, dtype=np.float64)
-    if not exact:
-        return np.where(np.isnan(a), 0.0, a).sum(axis=axis)
+    if not exact or a.shape[axis] == 1:  # one instance: its value is its exact sum (+ 0.0: no negative zero)
+        return np.where(np.isnan(a), 0.0, a).sum(axis=axis) + 0.0
     d, top = full_digit_sums(a, axis)
     return digits_to_float(d, top)
 

@@ -378,6 +378,7 @@ def _subset_taus(x: np.ndarray, miss_ts: np.ndarray, prepared: Sequence[_Prepare
         # depends on the position in the batch (resample "loop": random_judge)
         uniq, inv = np.unique(drawn, axis=0, return_inverse=True)
         xs: dict[bool, np.ndarray] = {}
+        shared: dict[tuple[bool, str], tuple[np.ndarray, ...]] = {}  # task values of a subset, shared by the rules
         for i, p in enumerate(prepared):
             loop = p.rule.resample == "loop"
             idx, back = (drawn, None) if loop else (uniq, np.asarray(inv).reshape(-1))
@@ -385,7 +386,13 @@ def _subset_taus(x: np.ndarray, miss_ts: np.ndarray, prepared: Sequence[_Prepare
                 if loop not in xs:
                     dropped = miss_ts[idx].any(axis=1)  # (U, S)
                     xs[loop] = np.where(dropped[:, None, None, :], np.nan, x[idx])  # (U, t, K, S)
-                sub = _prepare(xs[loop], p.rule, p.level, options).finish()
+                stat = "mean" if p.level == "task" else p.rule.within
+                if stat is None or p.level == "one":
+                    sub = _prepare(xs[loop], p.rule, p.level, options).finish()
+                else:  # level task / two: the per-task values depend on the within statistic only
+                    if (loop, stat) not in shared:
+                        shared[(loop, stat)] = _prepare(xs[loop], p.rule, p.level, options).parts
+                    sub = _Prepared(p.rule, p.level, "across", shared[(loop, stat)], p.options).finish()
             else:
                 sub = p.finish(p.take(idx))
             tau_i = kendall_tau_b(sub, full[i])
