@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy.stats import wilcoxon
 
-from engine.core import instance_sums
 from engine.kernels.exact import digits_to_float, full_digit_sums
-from engine.significance import holm, wilcoxon_holm, wilcoxon_pvalues
+from engine.kernels.significance import holm, wilcoxon_holm, wilcoxon_pvalues
+from engine.labelled.core import instance_sums
 
 
 def scipy_one_by_one(D):
