@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.app.dashboard import LiveStore, annotate_bootstrap, degenerate_ranking, start_in_background
+from engine.app.dashboard import LiveStore, annotate_bootstrap, start_in_background
+from engine.labelled.comparison import degenerate_ranking
 from engine.sweep import parse_config, run_sweep
 
 N_SYS, N_TASKS, N_TIED = 11, 5, 6

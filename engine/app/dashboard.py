@@ -73,6 +73,7 @@ import numpy as np
 
 from engine.errors import VotebenchError
 from engine.kernels.checks import check_level
+from engine.labelled.comparison import degenerate_ranking
 
 __all__ = ["LiveStore", "snapshot", "make_app", "serve", "start_in_background", "BackgroundDashboard",
            "dask_dashboard_link", "add_server_options", "check_port", "token_option", "is_loopback",
@@ -182,26 +183,6 @@ def _root_identity(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (st.st_ino, st.st_mtime_ns, st.st_size)
-
-
-def degenerate_ranking(rank: Sequence[float | None]) -> dict[str, Any] | None:
-    """Whether a ranking is degenerate: more than half of the ranked systems share one rank (which includes a
-    single winner with everyone else tied, said apart); ``None`` when not (or fewer than 3 systems ranked)."""
-    r = np.array([v for v in rank if v is not None and math.isfinite(v)], dtype=np.float64)
-    n = r.size
-    if n < 3:
-        return None
-    vals, counts = np.unique(r, return_counts=True)
-    k = int(counts.argmax())
-    big, at = int(counts[k]), float(vals[k])
-    if 2 * big <= n:
-        return None
-    shown = int(at) if at.is_integer() else at
-    if big == n - 1 and at != 1:
-        why = f"one winner, and the other {big} systems all tied at rank {shown}"
-    else:
-        why = f"{big} of {n} systems tied at rank {shown}"
-    return {"tied": big, "of": n, "rank": at, "why": why}
 
 
 def rule_unit(label: str) -> str:

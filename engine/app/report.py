@@ -67,7 +67,7 @@ from engine.dims import RULE, SYSTEM, TASK
 from engine.errors import VotebenchError
 from engine.kernels.checks import check_alpha
 from engine.kernels.significance import friedman_test, nemenyi_q
-from engine.labelled.comparison import RuleFlag, promethee_flows, rank_changes, rule_flags
+from engine.labelled.comparison import RuleFlag, degenerate_ranking, promethee_flows, rank_changes, rule_flags
 from engine.progress import stage
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -378,8 +378,7 @@ def _shown(rk: _Rankings, top_k: int) -> tuple[np.ndarray, str]:
 
 def _degenerate(rk: _Rankings) -> dict[str, str]:
     """The rules (not the baseline) whose ranking is degenerate, as the dashboard says it
-    (:func:`engine.app.dashboard.degenerate_ranking`: more than half the systems tied, or a single winner)."""
-    from engine.app.dashboard import degenerate_ranking
+    (:func:`engine.labelled.comparison.degenerate_ranking`: more than half the systems tied, or a single winner)."""
 
     out = {}
     for lb, row in zip(rk.labels, rk.rank):

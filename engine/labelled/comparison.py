@@ -31,7 +31,8 @@ import xarray as xr
 from engine.dims import RULE, SYSTEM
 from engine.errors import VotebenchError
 
-__all__ = ["Intervals", "RuleFlag", "bootstrap_intervals", "promethee_flows", "rank_changes", "rule_flags", "tau_moments"]
+__all__ = ["Intervals", "RuleFlag", "bootstrap_intervals", "degenerate_ranking", "promethee_flows", "rank_changes", "rule_flags",
+           "tau_moments"]
 
 
 def rank_changes(ranks: xr.DataArray, *, baseline: str = "mean") -> xr.DataArray:
@@ -272,3 +273,23 @@ def tau_moments(tau: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         dev = np.where(np.isfinite(tau), tau - mean[..., None], 0.0)
         std = np.where(n > 1, np.sqrt((dev**2).sum(axis=-1) / np.maximum(n - 1, 1)), np.nan)
     return mean, std, n
+
+
+def degenerate_ranking(rank: Sequence[float | None]) -> dict[str, Any] | None:
+    """Whether a ranking is degenerate: more than half of the ranked systems share one rank (which includes a
+    single winner with everyone else tied, said apart); ``None`` when not (or fewer than 3 systems ranked)."""
+    r = np.array([v for v in rank if v is not None and math.isfinite(v)], dtype=np.float64)
+    n = r.size
+    if n < 3:
+        return None
+    vals, counts = np.unique(r, return_counts=True)
+    k = int(counts.argmax())
+    big, at = int(counts[k]), float(vals[k])
+    if 2 * big <= n:
+        return None
+    shown = int(at) if at.is_integer() else at
+    if big == n - 1 and at != 1:
+        why = f"one winner, and the other {big} systems all tied at rank {shown}"
+    else:
+        why = f"{big} of {n} systems tied at rank {shown}"
+    return {"tied": big, "of": n, "rank": at, "why": why}
