@@ -19,9 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,8 +42,13 @@ def hook(event, args):
         opens.append(str(args[0]))
 sys.addaudithook(hook)
 counts = {"prepare": 0, "plans": 0, "validate_scores": 0}
+import os
+def here(m):  # a module of the checkout run (not one an editable install of another checkout would supply)
+    return os.path.exists(m.replace(".", "/") + ".py")
 def wrap(modnames, name):
     for m in modnames:
+        if not here(m):
+            continue
         try:
             mod = importlib.import_module(m)
         except ImportError:
@@ -55,6 +63,8 @@ def wrap(modnames, name):
 wrap(["engine.labelled.canonical", "engine.canonical"], "validate_scores")
 wrap(["engine.labelled.core", "engine.core"], "prepare")
 for m in ["engine.labelled.core", "engine.core"]:
+    if not here(m):
+        continue
     try:
         Plan = importlib.import_module(m).Plan
     except ImportError:
@@ -87,21 +97,43 @@ def trace(checkout: Path) -> dict:
     return json.loads(line[6:])
 
 
+def timed(checkout: Path) -> tuple[float, float]:
+    """Wall seconds and the children's peak RSS (MiB, the largest so far) of one untraced run of the command."""
+    with tempfile.TemporaryDirectory() as tmp:
+        args = [a.replace("{store}", str(Path(tmp) / "tac08.zarr")) for a in COMMAND]
+        env = {**os.environ, "PYTHONPATH": str(checkout)}
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "engine", *args], cwd=checkout, env=env, capture_output=True, check=True)
+        wall = time.perf_counter() - t0
+    return wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--checkout", action="append", default=[], metavar="LABEL=DIR",
                     help="another checkout to trace beside this one (e.g. before=../old)")
+    ap.add_argument("--rounds", type=int, default=3, help="untraced timed runs per checkout, interleaved (default 3)")
     a = ap.parse_args()
     runs = {"this checkout": REPO, **{c.split("=", 1)[0]: Path(c.split("=", 1)[1]) for c in a.checkout}}
     out = {label: trace(path) for label, path in runs.items()}
+    walls: dict[str, list[float]] = {label: [] for label in runs}
+    for _ in range(a.rounds):
+        for label, path in runs.items():
+            walls[label].append(timed(path)[0])
+    for label in runs:
+        out[label]["wall_s"] = walls[label]
+    out["load_average"] = os.getloadavg()
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "request_trace.json").write_text(json.dumps(out, indent=1) + "\n")
     print(f"`votebench {' '.join(COMMAND)}`\n")
     print("| checkout | engine modules imported | opens of the input (Python-level) | `prepare` calls | plans made | "
-          "`validate_scores` calls |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for label, r in out.items():
-        print(f"| {label} | {r['modules']} | {r['opens']} | {r['prepare']} | {r['plans']} | {r['validate_scores']} |")
+          "`validate_scores` calls | wall s (median of the untraced runs) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for label in runs:
+        r = out[label]
+        print(f"| {label} | {r['modules']} | {r['opens']} | {r['prepare']} | {r['plans']} | {r['validate_scores']} | "
+              f"{statistics.median(r['wall_s']):.2f} |")
+    print(f"\nload average during the runs: {', '.join(f'{v:.1f}' for v in out['load_average'])}")
 
 
 if __name__ == "__main__":
