@@ -20,13 +20,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import CHROMIUM, CHROMIUM_ARGS
 
 from engine.app.dashboard import start_in_background
 from engine.sweep import parse_config, run_sweep
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
+ARGS = CHROMIUM_ARGS  # test_dashboard_letters imports CHROMIUM and ARGS from here
 N_SYS, N_TASKS = 30, 8
 RULES = ("borda", "copeland", "mean")
 
@@ -43,14 +42,6 @@ def write_input(folder: Path) -> tuple[Path, np.ndarray]:
     path = folder / "thirty.csv"
     path.write_text("\n".join(lines) + "\n")
     return path, X
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield b
-        b.close()
 
 
 def new_page(browser):

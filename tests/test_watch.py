@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import CHROMIUM, run_cli
 
 from engine.io.readers import READERS
-from tests.conftest import run_cli
 
 TASKS = ("arc", "hella", "mmlu")
 N_DOCS = 40
@@ -298,7 +298,6 @@ def test_bad_options_and_store_are_one_line_errors(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------------------ end to end, with the page
-CHROMIUM = Path("/usr/bin/chromium")
 
 
 def get_json(url: str):
