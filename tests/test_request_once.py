@@ -81,6 +81,17 @@ def test_a_request_is_planned_once_and_only_the_same_request_shares_a_plan():
     assert core.prepare(scores, rule="borda", validate=False) is not p1  # derived tensors are never held
 
 
+def test_a_dropped_tensor_takes_its_plans_with_it():
+    import gc
+    import weakref
+
+    scores = engine.scores_from_array(np.array([[1.0, 2.0], [3.0, 1.0], [2.0, 2.0]]))
+    plan = weakref.ref(core.prepare(scores, rule="borda"))
+    del scores
+    gc.collect()
+    assert plan() is None  # the process does not keep the caller's tensor, nor its plan, alive
+
+
 def test_bootstrap_into_a_store_opens_its_input_once_and_plans_once(tmp_path):
     """The issue's traced command: the input opened once (Python-level opens), one plan, whatever the blocks."""
     tracer = textwrap.dedent("""

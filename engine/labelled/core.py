@@ -25,6 +25,7 @@ import functools
 import inspect
 import pickle
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -677,11 +678,12 @@ class _Plans:
     A request that several steps plan alike (the inspection of a sweep's input, the check of a
     bootstrap, each block of replicates) is planned once: a plan is only read after it is made.
     Only top-level requests are held (``validate`` and ``canonical``), never derived tensors such as replicates.
+    A tensor is held by a weak reference: once the caller drops it, its plans go too.
     """
 
     def __init__(self, entries: int = 4) -> None:
         self.entries = entries
-        self.items: list[tuple[xr.DataArray, bytes, Plan]] = []
+        self.items: list[tuple[weakref.ref[xr.DataArray], bytes, Plan]] = []
         self.lock = threading.Lock()
         self.planning = threading.RLock()
 
@@ -694,11 +696,17 @@ class _Plans:
 
     def get(self, scores: xr.DataArray, key: bytes) -> Plan | None:
         with self.lock:
-            return next((plan for s, k, plan in self.items if s is scores and k == key), None)
+            return next((plan for s, k, plan in self.items if s() is scores and k == key), None)
 
     def put(self, scores: xr.DataArray, key: bytes, plan: Plan) -> None:
         with self.lock:
-            self.items = [(scores, key, plan)] + self.items[: self.entries - 1]
+            ref = weakref.ref(scores, self.forget)
+            self.items = [(ref, key, plan)] + self.items[: self.entries - 1]
+
+    def forget(self, ref: weakref.ref[xr.DataArray]) -> None:
+        """Drop the plans of a tensor that no longer exists (the weak reference's callback)."""
+        with self.lock:
+            self.items = [item for item in self.items if item[0] is not ref]
 
 
 _PLANS = _Plans()
