@@ -684,7 +684,7 @@ class _Plans:
     def __init__(self, entries: int = 4) -> None:
         self.entries = entries
         self.items: list[tuple[weakref.ref[xr.DataArray], bytes, Plan]] = []
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # re-entrant: a collection inside get/put may run the callback (forget) here
         self.planning = threading.RLock()
 
     @staticmethod
