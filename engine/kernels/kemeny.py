@@ -52,6 +52,7 @@ import numpy as np
 
 from engine.kernels.aggregate import task_weights
 from engine.kernels.exact import weighted_task_sum
+from engine.kernels.pairwins import dense_ranks, kendall_counts
 from engine.kernels.ranking import borda_points
 from engine.kernels.social import pairwise_counts
 
@@ -104,21 +105,25 @@ def _pair_signs(a: np.ndarray) -> np.ndarray:
         return np.sign(a[..., :, None] - a[..., None, :])
 
 
-def _chunked_pairs(a: np.ndarray, b: np.ndarray, fn) -> np.ndarray:
-    """Apply ``fn(a_rows, b_rows) -> (rows, k)`` over the broadcast batch in bounded chunks."""
+def _concordance_counts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``n, n1, n2, n3, D`` of :func:`engine.kernels.pairwins.kendall_counts` for the score vectors ``a`` and ``b``
+    (``(..., S)``, broadcast), each of the broadcast batch shape; ``NaN`` = absent."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     shape = np.broadcast_shapes(a.shape, b.shape)
     if len(shape) == 0:
         raise ValueError("expected score vectors with a system axis")
     S = shape[-1]
-    a2 = np.broadcast_to(a, shape).reshape(-1, S)
-    b2 = np.broadcast_to(b, shape).reshape(-1, S)
-    rows = a2.shape[0]
-    step = max(1, _BLOCK // max(1, S * S))
-    parts = [fn(a2[r : r + step], b2[r : r + step]) for r in range(0, rows, step)]
-    out = np.concatenate(parts, axis=0) if parts else np.zeros((0, 1))
-    return out.reshape(shape[:-1] + out.shape[1:])
+    batch = shape[:-1]
+    rows = []
+    for v in (a, b):  # each vector's own rows ranked once, paired by index over the broadcast batch
+        v = np.broadcast_to(v, v.shape[:-1] + (S,)) if v.ndim else v
+        own = v.shape[:-1]
+        idx = np.broadcast_to(np.arange(prod(own), dtype=np.int64).reshape(own), batch).reshape(-1)
+        rows.append((dense_ranks(v.reshape(prod(own), S)), idx))
+    (ra, ia), (rb, ib) = rows
+    c = kendall_counts(ra, rb.astype(ra.dtype), ia, ib)
+    return tuple(c[:, q].reshape(batch) for q in range(5))
 
 
 # --------------------------------------------------------------------------- public: pairs
@@ -178,8 +183,8 @@ def kendall_distance(a: np.ndarray, b: np.ndarray, *, tie_penalty: float = 0.5) 
 
     Notes
     -----
-    Broadcasts over all pairs (``O(S^2)`` work and memory per ranking, in
-    bounded chunks of rankings).
+    Counts each pair of rankings in ``O(S log S)`` from whole numbers
+    (:func:`engine.kernels.pairwins.kendall_counts`), so the result is exact.
 
     Examples
     --------
@@ -189,16 +194,8 @@ def kendall_distance(a: np.ndarray, b: np.ndarray, *, tie_penalty: float = 0.5) 
     array(0.5)
     """
     p = float(tie_penalty)
-
-    def fn(x, y):
-        sa = _pair_signs(x)
-        sb = _pair_signs(y)
-        present = ~(np.isnan(sa) | np.isnan(sb))
-        disc = np.count_nonzero(sa * sb < 0, axis=(-2, -1))
-        one_tie = np.count_nonzero(present & ((sa == 0) != (sb == 0)), axis=(-2, -1))
-        return ((disc + p * one_tie) / 2.0)[:, None]
-
-    return _chunked_pairs(a, b, fn)[..., 0]
+    n, n1, n2, n3, d = _concordance_counts(a, b)
+    return np.asarray(d + p * ((n1 - n3) + (n2 - n3)), dtype=np.float64)
 
 
 def kendall_tau_b(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -225,24 +222,19 @@ def kendall_tau_b(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     >>> kendall_tau_b(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0]))
     array(0.33333333)
     """
+    n, n1, n2, n3, d = _concordance_counts(a, b)
+    return tau_b_from_counts(n, n1, n2, n3, d)
 
-    def fn(x, y):
-        sa = _pair_signs(x)
-        sb = _pair_signs(y)
-        present = ~(np.isnan(sa) | np.isnan(sb))
-        prod_ = sa * sb
-        conc = np.count_nonzero(prod_ > 0, axis=(-2, -1)) / 2.0
-        disc = np.count_nonzero(prod_ < 0, axis=(-2, -1)) / 2.0
-        n = np.count_nonzero(~(np.isnan(x) | np.isnan(y)), axis=-1)
-        n0 = n * (n - 1) / 2.0
-        n1 = (np.count_nonzero(present & (sa == 0), axis=(-2, -1)) - n) / 2.0
-        n2 = (np.count_nonzero(present & (sb == 0), axis=(-2, -1)) - n) / 2.0
-        den = (n0 - n1) * (n0 - n2)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            tau = np.where(den > 0, (conc - disc) / np.sqrt(np.where(den > 0, den, 1.0)), np.nan)
-        return tau[:, None]
 
-    return _chunked_pairs(a, b, fn)[..., 0]
+def tau_b_from_counts(n: np.ndarray, n1: np.ndarray, n2: np.ndarray, n3: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b ``(C - D) / sqrt((n0 - n1) (n0 - n2))`` from the whole-number counts of
+    :func:`engine.kernels.pairwins.kendall_counts` (``C - D = n0 - n1 - n2 + n3 - 2 D``, ``n0 = n (n - 1) / 2``);
+    ``NaN`` where the denominator is 0."""
+    n0 = n * (n - 1) // 2
+    cmd = (n0 - n1 - n2 + n3 - 2 * d).astype(np.float64)
+    den = (n0 - n1).astype(np.float64) * (n0 - n2).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, cmd / np.sqrt(np.where(den > 0, den, 1.0)), np.nan)
 
 
 # --------------------------------------------------------------------------- Kemeny solvers

@@ -34,8 +34,9 @@ from typing import Any, Literal
 import numpy as np
 
 from engine.kernels.checks import check_level
-from engine.kernels.kemeny import kendall_tau_b
+from engine.kernels.kemeny import kendall_tau_b, tau_b_from_counts
 from engine.kernels.pairblock import blocks_prob_above, prob_above_blocked
+from engine.kernels.pairwins import dense_ranks, kendall_counts
 from engine.kernels.ranking import borda_points, min_rank, tie_groups
 from engine.kernels.social import pairwise_counts
 
@@ -276,62 +277,21 @@ def _spearman_matrix_masked(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pair_blocks(S: int, step: int) -> Any:
-    """The system pairs ``s < t`` in ``np.triu_indices`` order, as index arrays of about ``step`` pairs (whole rows)."""
-    i0 = 0
-    while i0 < S - 1:
-        i1, n = i0 + 1, S - 1 - i0
-        while i1 < S - 1 and n + (S - 1 - i1) <= step:
-            n += S - 1 - i1
-            i1 += 1
-        rows = np.arange(i0, i1)[:, None]
-        cols = np.arange(S)[None, :]
-        upper = cols > rows
-        yield np.broadcast_to(rows, upper.shape)[upper], np.broadcast_to(cols, upper.shape)[upper]
-        i0 = i1
-
-
 def _kendall_matrix(x: np.ndarray) -> np.ndarray:
-    """Kendall tau-b matrix of rows ``x`` (B, S), each pair restricted to its common systems.
-
-    Over the unordered system pairs ``{s, t}``: ``C - D = sum Sg_i Sg_j`` (signs
-    are 0 when a system is absent), the tied pairs of row ``i`` among the
-    common systems are ``sum Tie_i Both_j`` and the number of common systems is
-    ``M M^T``; all are matrix products of (B, pairs) blocks.
-    """
+    """Kendall tau-b matrix of rows ``x`` (B, S), each pair restricted to its common systems: the whole-number
+    counts of every pair of rows (:func:`engine.kernels.pairwins.kendall_counts`, ``O(S log S)`` a pair), the
+    diagonal included."""
     B, S = x.shape
     uniq, inv = np.unique(x, axis=0, return_inverse=True)
     if uniq.shape[0] < B:  # repeated rows (bootstrap draws of few tasks): each distinct row once, same values
         inv = np.asarray(inv).reshape(-1)
         return _kendall_matrix(uniq)[np.ix_(inv, inv)]
-    present = ~np.isnan(x)
-    mf = present.astype(np.float64)
-    n = mf @ mf.T
-    n0 = n * (n - 1) / 2.0
-    any_missing = not present.all()
-    cd = np.zeros((B, B))
-    n1 = np.zeros((B, B))  # n1[i, j]: common pairs tied in row i
-    step = max(1, (_CAP >> 2) // max(1, B))
-    # whole-number sums: exact in any grouping of the pairs, so the blocks of pairs need not be materialised at once
-    for iu, ju in _pair_blocks(S, step):
-        a = x[:, iu]
-        b = x[:, ju]
-        with np.errstate(invalid="ignore", over="ignore"):  # only the sign of the difference is used: inf is fine
-            d = a - b
-        sg = np.sign(d).astype(np.float32)
-        nan = np.isnan(d)
-        sg[nan] = 0.0
-        cd += sg @ sg.T
-        tie = (d == 0).astype(np.float32)
-        if tie.any():
-            if any_missing:
-                both = (~nan).astype(np.float32)
-                n1 += tie @ both.T
-            else:
-                n1 += tie.sum(axis=1, dtype=np.float64)[:, None]
-    den = (n0 - n1) * (n0 - n1.T)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        tau = np.where(den > 0, cd / np.sqrt(np.where(den > 0, den, 1.0)), np.nan)
+    iu, ju = np.triu_indices(B)
+    ranks = dense_ranks(x)
+    c = kendall_counts(ranks, ranks, iu, ju)
+    tau = np.empty((B, B))
+    tau[iu, ju] = tau_b_from_counts(c[:, 0], c[:, 1], c[:, 2], c[:, 3], c[:, 4])
+    tau[ju, iu] = tau[iu, ju]
     return np.clip(tau, -1.0, 1.0)
 
 
@@ -363,9 +323,9 @@ def pairwise_correlations(scores: np.ndarray, *, method: Method = "spearman") ->
     correlation matrix of the average-rank rows.  With missing systems every
     pair is re-ranked on its common systems from one sort per row and
     cumulative counts of the shared systems (see ``_spearman_matrix_masked``),
-    ``O(B^2 S)`` work in integers.  Kendall's tau-b uses concordant-minus-discordant
-    counts and tie counts that are products of (B, S (S - 1) / 2) sign, tie and
-    presence matrices, ``O(B^2 S^2)`` work.  Integer sums stay exact; work
+    ``O(B^2 S)`` work in integers.  Kendall's tau-b counts the concordant, discordant
+    and tied pairs of each pair of rows in whole numbers (Knight's ``O(S log S)``
+    per pair, ``O(B^2 S log S)`` in all).  Integer sums stay exact; work
     arrays are bounded (about 64 MB) by blocking.
     """
     method = _check_method(method)

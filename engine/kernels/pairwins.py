@@ -8,7 +8,8 @@ wide vector compares: about ten times plain numpy's ``np.greater`` + ``np.add`` 
 order of the judges or on how they are split into chunks.
 
 :func:`win_counts` gives the whole matrix with half the comparisons for judges without tied scores,
-and :func:`dense_ranks` turns scores into the compact ranks these loops compare.
+and :func:`dense_ranks` turns scores into the compact ranks these loops compare. :func:`kendall_counts`
+gives the concordance counts behind Kendall's tau-b and distance in ``O(S log S)`` per pair of rankings.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["dense_ranks", "greater_counts", "win_counts"]
+__all__ = ["dense_ranks", "greater_counts", "kendall_counts", "win_counts"]
 
 def _compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``numba.njit(nogil=True, cache=True)(fn)``, compiled (or loaded from numba's cache) at the first call:
@@ -255,4 +256,110 @@ def win_counts(ranks: np.ndarray, present: np.ndarray) -> np.ndarray:
             pf = pd.astype(np.float64)
             both = np.rint(pf.T @ pf).astype(np.int64)  # 0/1 products: exact below 2**53 judges
         _fold_upper(upper, both, out)  # wins[j, i] = both - wins[i, j] for j > i
+    return out
+
+
+@_compiled
+def _kendall_counts(ra: np.ndarray, rb: np.ndarray, ia: np.ndarray, ib: np.ndarray,
+                    out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """Knight's (1966) counts for the rank rows ``ra[ia[k]]`` and ``rb[ib[k]]`` (``-1`` = absent): ``out[k] =
+    (n, n1, n2, n3, D)``: systems present in both, pairs tied in the first, in the second, in both, and
+    discordant pairs.  Sort the common systems by (first, second), count the tie runs, then the strict
+    inversions of the second ranks in that order with a Fenwick tree."""
+    S = ra.shape[1]
+    W = S + 1
+    keys = np.empty(S, dtype=np.int64)
+    seen = np.zeros(W, dtype=np.int64)
+    tree = np.zeros(W + 1, dtype=np.int64)
+    for k in range(ia.shape[0]):
+        x = ra[ia[k]]
+        y = rb[ib[k]]
+        m = 0
+        for s in range(S):
+            if x[s] >= 0 and y[s] >= 0:
+                keys[m] = np.int64(x[s]) * W + np.int64(y[s])
+                m += 1
+        srt = np.sort(keys[:m])
+        n1 = np.int64(0)
+        n3 = np.int64(0)
+        run_a = np.int64(1)
+        run_ab = np.int64(1)
+        for p in range(1, m):
+            if srt[p] // W == srt[p - 1] // W:
+                run_a += 1
+            else:
+                n1 += run_a * (run_a - 1) // 2
+                run_a = np.int64(1)
+            if srt[p] == srt[p - 1]:
+                run_ab += 1
+            else:
+                n3 += run_ab * (run_ab - 1) // 2
+                run_ab = np.int64(1)
+        if m > 0:
+            n1 += run_a * (run_a - 1) // 2
+            n3 += run_ab * (run_ab - 1) // 2
+        n2 = np.int64(0)
+        d = np.int64(0)
+        for p in range(m):
+            v = srt[p] % W
+            c = np.int64(0)  # earlier systems whose second rank is <= v
+            i = v + 1
+            while i > 0:
+                c += tree[i]
+                i -= i & -i
+            d += p - c
+            i = v + 1
+            while i <= W:
+                tree[i] += 1
+                i += i & -i
+            n2 += seen[v]
+            seen[v] += 1
+        for p in range(m):
+            v = srt[p] % W
+            seen[v] = 0
+            i = v + 1
+            while i <= W:
+                tree[i] = 0
+                i += i & -i
+        out[k, 0] = m
+        out[k, 1] = n1
+        out[k, 2] = n2
+        out[k, 3] = n3
+        out[k, 4] = d
+
+
+def kendall_counts(ra: np.ndarray, rb: np.ndarray, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    """Concordance counts of the rankings ``ra[ia[k]]`` and ``rb[ib[k]]`` for every ``k``.
+
+    Parameters
+    ----------
+    ra, rb : ndarray (Na, S), (Nb, S) of int
+        Dense ranks (:func:`dense_ranks`; ``-1`` = absent).  Only the order of each row matters.
+    ia, ib : ndarray (N,) of int
+        The rows paired.
+
+    Returns
+    -------
+    ndarray (N, 5) of int64
+        ``n`` systems present in both rows, then among them ``n1`` pairs tied in the first row, ``n2``
+        tied in the second, ``n3`` tied in both, and ``D`` discordant pairs.  The concordant pairs are
+        ``C = n (n - 1) / 2 - n1 - n2 + n3 - D``; whole numbers, so exact.  ``O(n log n)`` per pair
+        (Knight 1966): a sort and a Fenwick tree, no ``S x S`` temporary.
+
+    Examples
+    --------
+    >>> r = dense_ranks(np.array([[1.0, 2.0, 3.0], [1.0, 3.0, 2.0], [1.0, 1.0, np.nan]]))
+    >>> kendall_counts(r, r, np.array([0, 0]), np.array([1, 2]))
+    array([[3, 0, 0, 0, 1],
+           [2, 0, 1, 0, 0]])
+    """
+    ra = np.ascontiguousarray(ra)
+    rb = np.ascontiguousarray(rb, dtype=ra.dtype)
+    ia = np.ascontiguousarray(ia, dtype=np.int64)
+    ib = np.ascontiguousarray(ib, dtype=np.int64)
+    if ra.shape[1] != rb.shape[1] or ia.shape != ib.shape:
+        raise ValueError(f"rank rows of {ra.shape[1]} and {rb.shape[1]} systems, {ia.shape} and {ib.shape} pairs")
+    out = np.zeros((ia.shape[0], 5), dtype=np.int64)
+    if ia.size and ra.shape[1]:
+        _kendall_counts(ra, rb, ia, ib, out)
     return out
