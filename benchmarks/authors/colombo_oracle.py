@@ -16,7 +16,8 @@ cells of ``reproducing_paper_results/Task Level Information Experiement.ipynb`` 
 * Table 2 (cell 28, ``analyse_agreements_benchmark``): the mean order is computed without the leaderboard's
   ``Score`` column, but the rows are then re-read from the full file, so the Borda count, the mean and their tau are
   computed WITH the ``Score`` column as one more task; written both ways (``with_score`` / ``without_score``);
-* Table 6 (cells 6-13): Borda counts of the rows ordered by the mean, without ``Score``;
+* Table 6 (cells 6-13): Borda counts of the rows ordered by the mean, without ``Score`` (and, to check that reading,
+  with it: ``borda_count_by_row_with_score``);
 * Table 7 (cell 7): ``distorsion_measure`` of the Borda and mean rankings against the per-task rankings.
 
 Rows are identified by their position in the file (the shipped ``data/colombo_*.csv`` keep that order).
@@ -92,6 +93,10 @@ def main() -> int:
         df_new = considered.reindex(order, copy=False)
         _, count = u.ranking_aggregation(df_new, True)
         block["borda_count_by_row"] = {str(int(r)): float(c) for r, c in zip(order, count)}
+        # the same with the leaderboard's Score column as one more task (as cell 28 re-reads the file)
+        df_score = df.reindex(order, copy=False)
+        _, count_s = u.ranking_aggregation(df_score, True)
+        block["borda_count_by_row_with_score"] = {str(int(r)): float(c) for r, c in zip(order, count_s)}
         block["mean_position_by_row"] = {str(int(r)): i for i, r in enumerate(order)}
         # Table 7 (cell 7): distortion of the Borda and mean rankings, file order
         rankings = [c.argsort().argsort().values.tolist() for name, c in considered.items() if name != "Model"]
