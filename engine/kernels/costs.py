@@ -139,3 +139,27 @@ def _bt_statistics(z: Sizes) -> Cost:
 
 register_path("bradley_terry", "dense", _bt_dense)
 register_path("bradley_terry", "statistics", _bt_statistics)
+
+
+# ------------------------------------------------------------------------------------------------ Baldwin
+#: seconds, measured at 20-300 systems and 1-200 fits on a loaded 2-core machine (only the ratios matter)
+_ROUND_CALLS = 2.0e-5  # per elimination round of all fits: the numpy calls of one round
+_ROUND_CALLS_ONE = 3.0e-5  # per elimination round of one fit
+_ROUND_CELL = 1.0e-9   # per cell of a Borda update
+
+
+def _baldwin_rounds(z: Sizes) -> Cost:
+    """All fits at once, round by round: up to S rounds, each updating the (fits, S) Borda totals by a
+    (fits, S, S) product."""
+    S, R = float(z.systems), float(z.fits)
+    return Cost(seconds=S * (_ROUND_CALLS + R * S * S * _ROUND_CELL), bytes=8.0 * R * S * (S + 4.0))
+
+
+def _baldwin_each(z: Sizes) -> Cost:
+    """One fit after the other: up to S rounds each, updates touching only the eliminated columns."""
+    S, R = float(z.systems), float(z.fits)
+    return Cost(seconds=R * (S * _ROUND_CALLS_ONE + S * S * _ROUND_CELL), bytes=8.0 * S * 4.0)
+
+
+register_path("baldwin", "rounds", _baldwin_rounds)
+register_path("baldwin", "each", _baldwin_each)

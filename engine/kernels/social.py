@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from engine.kernels.aggregate import task_weights
+from engine.kernels.costs import Sizes, choose
 from engine.kernels.exact import SUM_BITS, TIE_RTOL, exact_matmul, exact_weights, rational_weights, tame, weighted_task_sum
 from engine.kernels.pairwins import dense_ranks
 from engine.kernels.ranking import tie_groups
@@ -550,6 +551,14 @@ def baldwin_from_counts(wins: np.ndarray, ties: np.ndarray, present: np.ndarray)
     tol = TIE_RTOL * max(1.0, float(np.abs(pts).sum(axis=-1).max(initial=0.0)))
     if pts.ndim == 2:
         return _baldwin_one(pts, np.asarray(present, dtype=bool), tol)
+    S = pts.shape[-1]
+    batch = pts.shape[:-2]
+    fits = int(np.prod(batch))
+    if choose("baldwin", Sizes(systems=S, fits=fits)) == "each":
+        flat = pts.reshape(fits, S, S)
+        pres = np.broadcast_to(np.asarray(present, dtype=bool), batch + (S,)).reshape(fits, S)
+        rows = [_baldwin_one(flat[b], pres[b], tol) for b in range(fits)]
+        return np.stack(rows).reshape(batch + (S,)) if rows else np.zeros(batch + (S,))
     alive = np.broadcast_to(present, pts.shape[:-1]).copy()  # one row per batch element (weight stacks too)
     score = np.where(alive, 0.0, np.nan)
     n_s = pts.shape[-1]
