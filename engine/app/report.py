@@ -68,6 +68,7 @@ from engine.errors import VotebenchError
 from engine.kernels.checks import check_alpha
 from engine.kernels.significance import friedman_test, nemenyi_q
 from engine.labelled.comparison import RuleFlag, degenerate_ranking, promethee_flows, rank_changes, rule_flags
+from engine.app.render import figure_writer, save_figure
 from engine.progress import stage
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -214,19 +215,11 @@ class _Out:
 
     def figure(self, name: str, fig: Figure, caption: str) -> str:
         """Save ``fig`` in every format; the HTML ``<figure>`` for it."""
-        import matplotlib
-
         stem = _safe(self.prefix + name)
         (self.root / "figures").mkdir(exist_ok=True)
-        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "votebench", "pdf.fonttype": 42}), \
-                stage(f"figure {stem}"):
-            for ext in self.formats:
-                target = self.root / "figures" / f"{stem}.{ext}"
-                fig.savefig(target, format=ext, dpi=110 if ext == "png" else None,
-                            metadata={"Date": None} if ext in ("svg", "pdf") else None)
-                self.files.append(f"figures/{stem}.{ext}")
-                if fig.get_layout_engine() is not None:  # laid out once, by the first format's draw
-                    fig.set_layout_engine("none")
+        with stage(f"figure {stem}"):
+            save_figure(fig, [(self.root / "figures" / f"{stem}.{ext}", ext) for ext in self.formats])
+        self.files += [f"figures/{stem}.{ext}" for ext in self.formats]
         fig.clear()
         shown = next((e for e in ("png", "svg") if e in self.formats), None)
         links = " ".join(f'<a href="figures/{stem}.{e}">{e.upper()}</a>' for e in self.formats)
@@ -1457,7 +1450,9 @@ def build_report(
     store = _results_store(source)
     tmp = make_temp_dir(out)  # usual permissions; strays of killed runs removed
     try:
-        page = _report_page(source, store, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta, lower=lower)
+        with figure_writer():  # figures drawn by a second process while the sections compute; all written here
+            page = _report_page(source, store, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta,
+                                lower=lower)
         (tmp / "index.html").write_text(_page(*page), encoding="utf-8")
         (tmp / _MARKER).write_text(json.dumps({"engine_version": __version__}) + "\n", encoding="utf-8")
         _publish(tmp, out)

@@ -1,0 +1,137 @@
+"""Saving figures: inline, or in a second process while the report goes on computing.
+
+Drawing a figure with a few hundred labels into PNG and SVG takes seconds of pure-Python matplotlib,
+which holds the interpreter; the numbers of the next section do not depend on it.  Inside
+:func:`figure_writer`, :func:`save_figure` hands a figure whose drawing the cost model says is worth
+it to one spawned worker process (the figure pickled, drawn and written there, in the order given), and
+the block ends only when every file is written -- an error in the worker is raised there, so the report's
+folder is never published half-drawn.  Small figures, or a machine with one core, save inline.  Either
+way the files are the same bytes: the same figure, the same settings (:data:`SAVE_RC`), the same
+format order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import multiprocessing
+import os
+import pickle
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from engine.kernels.costs import Cost, Sizes, choose, register_path
+from engine.progress import stage
+
+__all__ = ["SAVE_RC", "figure_writer", "save_figure"]
+
+#: matplotlib settings of every saved file: text as text in SVG, fixed SVG ids, TrueType in PDF
+SAVE_RC = {"svg.fonttype": "none", "svg.hashsalt": "votebench", "pdf.fonttype": 42}
+
+_TEXT_SECONDS = 1.0e-3  # per text artist and format: layout and drawing (cProfile of a 300 x 80 report)
+_FIGURE_SECONDS = 0.2  # per figure and format besides its texts
+_PICKLE_SECONDS = 0.05  # per figure: pickling here, unpickling there
+_START_SECONDS = 2.0  # starting the worker: a Python process importing matplotlib
+
+
+def _inline(z: Sizes) -> Cost:
+    """``systems`` = text artists of the figure, ``judges`` = formats: drawn here, on the report's path."""
+    return Cost(seconds=z.judges * (_FIGURE_SECONDS + z.systems * _TEXT_SECONDS), bytes=0.0)
+
+
+def _process(z: Sizes) -> Cost:
+    """Drawn by the worker while the report computes: this process pays the pickling (and the start, once:
+    ``fits`` = 1 when the worker is not running yet)."""
+    return Cost(seconds=_PICKLE_SECONDS + z.fits * _START_SECONDS, bytes=0.0)
+
+
+register_path("figure_save", "inline", _inline)
+register_path("figure_save", "process", _process)
+
+
+def _save(fig: Any, targets: Sequence[tuple[str, str]], rc: dict[str, Any]) -> None:
+    """Write ``fig`` to every ``(path, format)`` in order under the settings ``rc``; laid out once, by the first
+    format's draw."""
+    import matplotlib
+
+    with matplotlib.rc_context(rc):
+        for target, ext in targets:
+            fig.savefig(target, format=ext, dpi=110 if ext == "png" else None,
+                        metadata={"Date": None} if ext in ("svg", "pdf") else None)
+            if fig.get_layout_engine() is not None:
+                fig.set_layout_engine("none")
+
+
+def _save_pickled(data: bytes, targets: Sequence[tuple[str, str]], rc: dict[str, Any]) -> None:
+    """The worker's side of :func:`save_figure`."""
+    _save(pickle.loads(data), targets, rc)
+
+
+class _Writer:
+    """The figures of one :func:`figure_writer` block: a worker started on the first figure worth it."""
+
+    def __init__(self, parallel: bool) -> None:
+        self.parallel = parallel
+        self.pool: ProcessPoolExecutor | None = None
+        self.jobs: list[Future[None]] = []
+
+    def save(self, fig: Any, targets: Sequence[tuple[str, str]]) -> None:
+        from matplotlib.text import Text
+
+        path = "inline"
+        if self.parallel:
+            texts = len(fig.findobj(Text))
+            path = choose("figure_save", Sizes(systems=texts, judges=len(targets), fits=int(self.pool is None)))
+        if path == "inline":
+            _save(fig, targets, dict(SAVE_RC))
+            return
+        if self.pool is None:
+            self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        self.jobs.append(self.pool.submit(_save_pickled, pickle.dumps(fig), list(targets), dict(SAVE_RC)))
+
+    def wait(self) -> None:
+        if self.jobs:
+            with stage(f"writing {len(self.jobs)} figures"):
+                for job in self.jobs:
+                    job.result()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+_CURRENT: contextvars.ContextVar[_Writer | None] = contextvars.ContextVar("figure_writer", default=None)
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
+        return os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def figure_writer(*, parallel: bool | None = None) -> Iterator[None]:
+    """Figures saved inside the block may be drawn by a second process (default: when this process may run
+    on two cores or more); on leaving, every file is written, or the worker's error is raised."""
+    writer = _Writer(_cores() > 1 if parallel is None else parallel)
+    token = _CURRENT.set(writer)
+    try:
+        yield
+        writer.wait()
+    finally:
+        _CURRENT.reset(token)
+        writer.close()
+
+
+def save_figure(fig: Any, targets: Sequence[tuple[str | Path, str]]) -> None:
+    """Save ``fig`` to every ``(path, format)``: inline, or by the worker of the enclosing
+    :func:`figure_writer` when the cost model prefers it (the files exist once that block ends)."""
+    writer = _CURRENT.get()
+    pairs = [(str(p), e) for p, e in targets]
+    if writer is None:
+        _save(fig, pairs, dict(SAVE_RC))
+    else:
+        writer.save(fig, pairs)
