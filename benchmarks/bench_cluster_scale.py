@@ -133,19 +133,30 @@ class Processes:
     since workers sharing a process would each see the process's memory as theirs and pause.
     """
 
-    def __init__(self, folder: Path, workers: int, memory: str, per_process: int) -> None:
-        self.folder, self.workers, self.memory, self.per_process = folder, workers, memory, per_process
+    def __init__(self, folder: Path, workers: int, memory: str, per_process: int, logs: Path | None = None) -> None:
+        self.folder, self.workers, self.memory, self.per_process, self.logs = folder, workers, memory, per_process, logs
         self.procs: list[Any] = []
+        self.files: list[Any] = []
+
+    def _output(self, name: str) -> dict[str, Any]:
+        import subprocess
+
+        if self.logs is None:
+            return {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        self.logs.mkdir(parents=True, exist_ok=True)
+        fh = open(self.logs / f"{name}.log", "w")  # noqa: SIM115 - closed on exit
+        self.files.append(fh)
+        return {"stdout": fh, "stderr": subprocess.STDOUT}
 
     def __enter__(self) -> Processes:
         import subprocess
 
         file = self.folder / f"scheduler-{self.workers}.json"
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
         env = {**os.environ, **{f"DASK_DISTRIBUTED__WORKER__MEMORY__{k}": "False"
                                 for k in ("TARGET", "SPILL", "PAUSE", "TERMINATE")}}
         self.scheduler = subprocess.Popen(["nice", "-n", "10", "dask", "scheduler", "--host", "127.0.0.1", "--port", "0",
-                                           "--no-dashboard", "--scheduler-file", str(file)], env=env, **quiet)
+                                           "--no-dashboard", "--scheduler-file", str(file)], env=env,
+                                          **self._output(f"scheduler-{self.workers}"))
         self.procs.append(self.scheduler)
         for _ in range(600):
             if file.exists() and file.stat().st_size:
@@ -156,7 +167,8 @@ class Processes:
         while left > 0:
             n = min(self.per_process, left)
             self.procs.append(subprocess.Popen(["nice", "-n", "10", sys.executable, "-c", _HOST, self.address, str(n),
-                                                self.memory, f"p{i}"], env=env, **quiet))
+                                                self.memory, f"p{i}"], env=env,
+                                               **self._output(f"workers-{self.workers}-p{i}")))
             left, i = left - n, i + 1
         return self
 
@@ -168,6 +180,8 @@ class Processes:
                 proc.wait(timeout=30)
             except Exception:  # noqa: BLE001 - a stuck process is killed
                 proc.kill()
+        for fh in self.files:
+            fh.close()
 
 
 def _warm(dask_worker: Any = None) -> int:
@@ -179,7 +193,8 @@ def _warm(dask_worker: Any = None) -> int:
     return os.getpid()
 
 
-def simulate(n: int, path: Path, folder: Path, replicates: int, memory: str, per_process: int) -> list[dict[str, Any]]:
+def simulate(n: int, path: Path, folder: Path, replicates: int, memory: str, per_process: int,
+             logs: Path | None = None) -> list[dict[str, Any]]:
     """The bootstrap and the sweep once each on ``n`` single-thread worker processes (see the module's 3.)."""
     import psutil
     from distributed import Client, get_task_stream
@@ -190,7 +205,7 @@ def simulate(n: int, path: Path, folder: Path, replicates: int, memory: str, per
 
     rows = []
     t_start = time.perf_counter()
-    with Processes(folder, n, memory, per_process) as procs, Client(procs.address, set_as_default=False) as client:
+    with Processes(folder, n, memory, per_process, logs) as procs, Client(procs.address, set_as_default=False) as client:
         client.wait_for_workers(n, timeout=900)
         started = time.perf_counter() - t_start
         client.run(_warm)
@@ -254,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--simulate", default=None, metavar="N,N",
                    help="worker counts of the simulation (e.g. 16,64): scheduler and workers in processes of their own")
     p.add_argument("--worker-memory", default="256MiB", help="memory limit of each simulated worker (default 256MiB)")
+    p.add_argument("--logs", default=None, metavar="DIR", help="with --simulate: the scheduler's and workers' logs")
     p.add_argument("--per-process", type=int, default=8,
                    help="simulated workers hosted by one process (default 8: 64 workers in 8 processes of ~300 MB)")
     args = p.parse_args(argv)
@@ -301,7 +317,8 @@ def _simulate_all(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = write_input(Path(tmp), args.systems, args.tasks, args.instances)
         for n in [int(x) for x in args.simulate.split(",")]:
-            rows += simulate(n, path, Path(tmp), args.replicates, args.worker_memory, args.per_process)
+            rows += simulate(n, path, Path(tmp), args.replicates, args.worker_memory, args.per_process,
+                             Path(args.logs) if args.logs else None)
     out = {"machine": machine_info(), "sizes": {k: getattr(args, k) for k in ("systems", "tasks", "instances",
                                                                              "replicates")}, "rows": rows}
     target = Path(args.out or HERE / "results" / "cluster_scale_sim.json")

@@ -216,24 +216,6 @@ def _scores(column: Any, first_line: int, source: Path) -> np.ndarray:
     return vals
 
 
-def _batches(path: Path, header: list[str]) -> Iterator[Any]:
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    read = pacsv.ReadOptions(block_size=BLOCK_BYTES, skip_rows=1, column_names=[f"c{i}" for i in range(len(header))])
-    convert = pacsv.ConvertOptions(column_types={f"c{i}": pa.string() for i in range(len(header))},
-                                   strings_can_be_null=False, quoted_strings_can_be_null=False)
-    try:
-        reader = pacsv.open_csv(str(path), read_options=read, convert_options=convert)
-        yield from reader
-    except (pa.ArrowInvalid, OSError, EOFError) as exc:
-        msg = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        if "utf8" in msg.lower() or "utf-8" in msg.lower():
-            raise VotebenchError(f"{path}: not a UTF-8 text file") from None
-        if isinstance(exc, OSError | EOFError) and not isinstance(exc, pa.ArrowInvalid):
-            raise VotebenchError(f"{path}: cannot read file ({msg})") from None
-        raise VotebenchError(f"{path}: malformed CSV ({msg})") from None
-
 def _batches(path: Path, header: list[str], data: Any = None) -> Iterator[Any]:
     """Blocks of the CSV ``path`` as string columns; ``data``: the bytes of a part of it (no header) read instead."""
     import pyarrow as pa
