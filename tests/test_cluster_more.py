@@ -124,6 +124,26 @@ def test_convert_command_on_the_cluster_equals_this_process(capsys, cluster, tmp
     _assert_same_store(tmp_path / "here.zarr", tmp_path / "there.zarr")
 
 
+@pytest.mark.parametrize("part", [1, 7, 64, 1000, 10**6])
+def test_parts_are_whole_lines_that_cover_the_file_once(tmp_path, part):
+    from engine.distributed.convert import line_spans
+
+    rng = np.random.default_rng(part)
+    body = "".join(f"s{rng.integers(100)},t{rng.integers(9)},{'x' * int(rng.integers(0, 40))}\n" for _ in range(300))
+    src = tmp_path / "f.csv"
+    src.write_bytes(b"system,task,score\n" + body.encode() + b"s1,t1,no-final-newline")
+    data, start = src.read_bytes(), len(b"system,task,score\n")
+    spans = line_spans(src, start, len(data), part)
+    assert "".join(data[a:b].decode() for a, b in spans) == data[start:].decode()  # every byte once, in order
+    assert all(data[b - 1:b] == b"\n" for _, b in spans[:-1])  # each part ends a line ...
+    longest = max(len(line) + 1 for line in data[start:].split(b"\n"))
+    assert all(part <= b - a < part + longest for a, b in spans[:-1])  # ... at the first line end after `part` bytes
+    if part == 1:
+        assert len(spans) == data[start:].count(b"\n") + 1  # a part of 1 byte is one line
+    if part >= len(data):
+        assert spans == [(start, len(data))]
+
+
 def _data_lines(path):
     """(line number as the readers count it: header 1, blank lines skipped; text) of every data line, by a plain loop."""
     out, n = [], 1

@@ -149,4 +149,6 @@ def _serve_on(board: Any, path: Any, *, exit_when_done: bool) -> None:
 #: the description of ``votebench sweep --help``
 DESCRIPTION = ("Compile a TOML/YAML sweep (inputs, rules with options, bootstraps, task subsets, parameter grids, "
                "seed, store) into dask tasks; blocks are written to the zarr store as they finish and a re-run computes "
-               "only what is missing.")
+               "only what is missing. A perturbation whose block is not given gets one sized from the cluster with "
+               "--scheduler (about 4 tasks per worker thread; a note says so), else the kind's default; a resumed "
+               "store keeps its own.")
