@@ -113,12 +113,13 @@ def test_convert_on_the_cluster_writes_the_store_of_this_process(cluster, tmp_pa
 
 
 def test_convert_command_on_the_cluster_equals_this_process(capsys, cluster, tmp_path, monkeypatch):
-    src = _long_csv(tmp_path / "in.csv", np.random.default_rng(2))
+    _long_csv(tmp_path / "in.csv", np.random.default_rng(2))
     (tmp_path / "in.meta.json").write_text(json.dumps({"higher_is_better": {"task1": False}}))
-    code, _, err = run_cli(capsys, "convert", src, tmp_path / "here.zarr")
+    monkeypatch.chdir(tmp_path)  # relative paths: the workers' working folder is another one
+    code, _, err = run_cli(capsys, "convert", "in.csv", "here.zarr")
     assert code == 0, err
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cluster.scheduler_address)  # the address from the environment
-    code, _, err = run_cli(capsys, "convert", src, tmp_path / "there.zarr")
+    code, _, err = run_cli(capsys, "convert", "in.csv", "there.zarr")
     assert code == 0, err
     assert "parsed in" in err and "on the cluster" in err and "not used" not in err
     _assert_same_store(tmp_path / "here.zarr", tmp_path / "there.zarr")
@@ -154,7 +155,7 @@ def _data_lines(path):
     return out
 
 
-@pytest.mark.parametrize("problem", ["bad score", "duplicate"])
+@pytest.mark.parametrize("problem", ["bad score", "duplicate", "short row"])
 def test_a_bad_row_in_one_part_is_one_line_exit_2_and_no_store(capsys, cluster, tmp_path, problem):
     src = _long_csv(tmp_path / "in.csv", np.random.default_rng(3), blank_every=50)
     lines = _data_lines(src)
@@ -165,6 +166,10 @@ def test_a_bad_row_in_one_part_is_one_line_exit_2_and_no_store(capsys, cluster, 
         target = lines[at][1]
         fixed = target.rsplit(",", 1)[0] + ",oops"
         want = f"line {lines[at][0]}: score value 'oops' is not a number"
+    elif problem == "short row":
+        target = lines[at][1]
+        fixed = target.rsplit(",", 1)[0]  # 3 fields of 4
+        want = f"line {lines[at][0]}: malformed CSV (CSV parse error: Expected 4 columns, got 3: {fixed})"
     else:
         target = lines[at][1]
         first_seen = lines[5][1]  # a copy of an early row, with another score: a duplicate entry late in the file

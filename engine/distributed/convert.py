@@ -28,8 +28,11 @@ process (``where`` of the result says why).
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import os
+import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
@@ -101,7 +104,7 @@ def convert_on_cluster(client: Any, source: str | os.PathLike[str], store: str |
         part_bytes = PART_UNIT * choose_block(units, shape.threads, shape.memory_per_thread, PARSE_MEMORY * PART_UNIT)
     spans = line_spans(src, start, size, part_bytes)
     target.parent.mkdir(parents=True, exist_ok=True)
-    work = make_temp_dir(target)
+    work = make_temp_dir(target.absolute())  # the workers need absolute paths (their working folder may differ)
     build = None
     try:
         n_rows, labels, row0, codes = _parse(client, src, header, spans, work)
@@ -112,7 +115,7 @@ def convert_on_cluster(client: Any, source: str | os.PathLike[str], store: str |
             raise VotebenchError(f"{src}: ranking needs at least two systems, found {S} ({', '.join(systems)})")
         ds = skeleton(src, systems, tasks, insts, meta, chunks)
         tc, ic = ds["scores"].data.chunksize[:2]
-        build = make_temp_dir(target)
+        build = make_temp_dir(target.absolute())
         ds.to_zarr(build, mode="w", zarr_format=3, consolidated=False, compute=False)
         slabs = slabs_of(T, K, S, tc, ic)
         bounds = _run(client, sort_part, [(work / f"part{i}.bin", work / f"sorted{i}.bin", slabs, K, row0[i], codes[i])
@@ -183,7 +186,27 @@ def parse_part(src: Path, header: list[str], rows_file: Path, span: tuple[int, i
     except RowError as exc:
         return ("row", exc.line, exc.detail)
     except VotebenchError as exc:
+        row = _short_row(src, span, len(header)) if "malformed CSV" in str(exc) else None
+        if row is not None:  # pyarrow's "Row #N" counts from the part's start: the line is said instead
+            detail = re.sub(r"Row #\d+: ", "", str(exc).split(": ", 1)[1])
+            return ("row", row, detail)
         return ("error", str(exc))
+
+
+def _short_row(src: Path, span: tuple[int, int], n_fields: int) -> int | None:
+    """The index (blank lines skipped) of the first row of the part ``span`` of ``src`` whose number of fields is not
+    ``n_fields``; ``None`` when every row has it."""
+    with open(src, "rb") as fh:
+        fh.seek(span[0])
+        text = fh.read(span[1] - span[0]).decode("utf-8", errors="replace")
+    n = 0
+    for fields in csv.reader(io.StringIO(text)):
+        if not fields:  # a blank line: skipped by the parser, not counted
+            continue
+        if len(fields) != n_fields:
+            return n
+        n += 1
+    return None
 
 
 def sort_part(rows_file: Path, out_file: Path, slabs: list[tuple[int, int, int, int]], K: int, row0: int,
@@ -205,13 +228,14 @@ def _parse(client: Any, src: Path, header: list[str], spans: list[tuple[int, int
            ) -> tuple[int, dict[str, list[str]], list[int], list[dict[str, np.ndarray]]]:
     """Step 1 on the workers, then the labels merged here: the rows, the labels (first appearance in the file), the
     position of each part's first row, and each part's codes mapped to the merged labels."""
-    parsed = _run(client, parse_part, [(src, header, work / f"part{i}.bin", span) for i, span in enumerate(spans)])
+    where = src.absolute()  # read by the workers; named as the user wrote it in messages
+    parsed = _run(client, parse_part, [(where, header, work / f"part{i}.bin", span) for i, span in enumerate(spans)])
     row0, before = [], 0
     for value in parsed:  # the first bad part, in file order, names the problem
         if value[0] == "row":
             raise VotebenchError(f"{src}: line {before + value[1] + 2}: {value[2]}")
         if value[0] == "error":
-            raise VotebenchError(value[1])
+            raise VotebenchError(value[1].replace(str(where), str(src), 1))
         row0.append(before)
         before += int(value[0])
     if before == 0:
