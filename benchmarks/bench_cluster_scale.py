@@ -33,6 +33,12 @@ Usage::
     python benchmarks/bench_cluster_scale.py            # about 2-4 minutes on 2 cores
     python benchmarks/bench_cluster_scale.py --quick    # small sizes (well under a minute)
     nice -n 10 python benchmarks/bench_cluster_scale.py --simulate 16,64   # a few minutes on 2 cores
+    nice -n 10 python benchmarks/bench_cluster_scale.py --convert-rows 1000000   # convert here and on 2 workers
+
+4. **convert** (``--convert-rows N``): a shuffled long CSV of about N rows converted in this process
+   (:func:`engine.io.convert.convert`) and on a LocalCluster of 2 single-thread worker processes
+   (:func:`engine.distributed.convert.convert_on_cluster`, parts chosen for the cluster), wall time of each and
+   whether the two stores are the same files, byte for byte.
 
 Writes ``benchmarks/results/cluster_scale.json`` (``--out``); the Markdown report beside it is written by hand
 from it (it also holds the plan for 100 workers).
@@ -269,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--simulate", default=None, metavar="N,N",
                    help="worker counts of the simulation (e.g. 16,64): scheduler and workers in processes of their own")
     p.add_argument("--worker-memory", default="256MiB", help="memory limit of each simulated worker (default 256MiB)")
+    p.add_argument("--convert-rows", type=int, default=0, metavar="N",
+                   help="convert a long CSV of about N rows here and on 2 worker processes (printed, not written)")
     p.add_argument("--logs", default=None, metavar="DIR", help="with --simulate: the scheduler's and workers' logs")
     p.add_argument("--per-process", type=int, default=8,
                    help="simulated workers hosted by one process (default 8: 64 workers in 8 processes of ~300 MB)")
@@ -277,6 +285,11 @@ def main(argv: list[str] | None = None) -> int:
         args.systems, args.tasks, args.instances, args.replicates, args.repeats = 10, 8, 20, 80, 1
     if args.simulate:
         return _simulate_all(args)
+    if args.convert_rows:
+        with tempfile.TemporaryDirectory() as tmp:
+            row = convert_case(args.convert_rows, Path(tmp))
+        print(json.dumps(row))
+        return 0
     args.out = args.out or str(HERE / "results" / "cluster_scale.json")
     from _machine import machine_info
     from distributed import Client, LocalCluster
@@ -304,6 +317,46 @@ def main(argv: list[str] | None = None) -> int:
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {args.out}")
     return 0
+
+
+def convert_case(rows: int, folder: Path) -> dict[str, Any]:
+    """Convert a shuffled long CSV of about ``rows`` rows here and on 2 worker processes (see the module's 4.)."""
+    from distributed import Client, LocalCluster
+
+    from engine.distributed.convert import convert_on_cluster
+    from engine.io.convert import convert
+
+    S, T = 50, 20
+    K = max(1, rows // (S * T))
+    rng = np.random.default_rng(0)
+    order = rng.permutation(S * T * K)
+    s_idx, rest = np.divmod(order, T * K)
+    t_idx, k_idx = np.divmod(rest, K)
+    vals = rng.normal(size=order.size)
+    src = folder / "convert.csv"
+    with src.open("w") as f:
+        f.write("system,task,instance,score\n")
+        for a in range(0, order.size, 100_000):
+            b = min(order.size, a + 100_000)
+            f.writelines(f"s{s},t{t},{k},{v:.5f}\n" for s, t, k, v in
+                         zip(s_idx[a:b], t_idx[a:b], k_idx[a:b], vals[a:b]))
+    t0 = time.perf_counter()
+    convert(src, folder / "here.zarr")
+    here = time.perf_counter() - t0
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      memory_limit="2GiB") as cluster, Client(cluster) as client:
+        client.run(_warm)
+        t0 = time.perf_counter()
+        info = convert_on_cluster(client, src, folder / "there.zarr")
+        there = time.perf_counter() - t0
+
+    def files(store: Path) -> dict[str, bytes]:
+        return {q.relative_to(store).as_posix(): q.read_bytes() for q in sorted(store.rglob("*")) if q.is_file()}
+
+    same = files(folder / "here.zarr") == files(folder / "there.zarr")
+    return {"case": "convert", "rows": int(order.size), "csv_mb": round(src.stat().st_size / 2**20, 1),
+            "seconds_here": round(here, 2), "seconds_2_workers": round(there, 2), "parts": info["parts"],
+            "slabs": info["slabs"], "same_files": same, "load": round(os.getloadavg()[0], 2)}
 
 
 def _simulate_all(args: argparse.Namespace) -> int:

@@ -97,16 +97,16 @@ def test_convert_on_the_cluster_writes_the_store_of_this_process(cluster, tmp_pa
     from engine.io.convert import convert
 
     src = _long_csv(tmp_path / "in.csv", np.random.default_rng(1), blank_every=97)
-    monkeypatch.setattr(engine.io.convert, "SLAB_CELLS", 7 * 200)  # slabs of 2 chunks of 100 instances
+    monkeypatch.setattr(engine.io.convert, "SLAB_CELLS", 7 * 100)  # slabs of 1 chunk of 100 instances
     chunks = {"task": 1, "instance": 100}
     convert(src, tmp_path / "here.zarr", chunks=chunks)
     before = _tasks_run(cluster)
     with Client(cluster.scheduler_address, set_as_default=False) as client:
         info = convert_on_cluster(client, src, tmp_path / "there.zarr", chunks=chunks, part_bytes=40000)
     parts = math.ceil((src.stat().st_size - len("system,task,instance,score\n")) / 40000)
-    slabs = 5 * math.ceil(300 / 200)  # every task spans the 300 instances of the store; slabs of 200 instances
+    slabs = 5 * math.ceil(300 / 100)  # every task spans the 300 instances of the store: 3 chunks, one slab each
     assert (info["where"], info["parts"], info["slabs"]) == ("cluster", parts, slabs)
-    assert parts >= 5 and slabs == 10
+    assert parts >= 5 and slabs == 15
     assert _tasks_run(cluster) - before == 2 * parts + slabs  # parse and sort each part, fill each slab
     _assert_same_store(tmp_path / "here.zarr", tmp_path / "there.zarr")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["here.zarr", "in.csv", "there.zarr"]  # no temporary left

@@ -11,8 +11,9 @@ and order, attributes, chunks and chunk bytes); only the work is spread:
    process), the store's skeleton (labels, sidecar, attributes; no scores) written to the temporary store;
 3. **sort** (one task per part): the part's codes mapped to the store's, its rows sorted by *slab* (a run of whole
    store chunks, :func:`engine.io.convert.slabs_of`), each with its position in the input;
-4. **fill** (one task per slab): the slab's rows of every part, in input order, filled in, checked (duplicate
-   entries) and written by the worker as a region of the temporary store: no two tasks write one chunk;
+4. **fill** (one task per slab: runs of whole store chunks, about 4 per worker thread, at most
+   :data:`engine.io.convert.SLAB_CELLS` cells): the slab's rows of every part, in input order, filled in, checked
+   (duplicate entries) and written by the worker as a region of the temporary store: no two tasks write one chunk;
 5. here: the per-task counts, the check that every task has scores, then the temporary store renamed into place.
 
 Every temporary file and the temporary store live beside the target (``.<name>.tmp-<pid>-<hex>``): the input and
@@ -41,8 +42,9 @@ from typing import Any
 
 import numpy as np
 
-from engine.distributed.cluster import choose_block, cluster_shape, lost_cluster
+from engine.distributed.cluster import TASKS_PER_THREAD, choose_block, cluster_shape, lost_cluster
 from engine.errors import ClusterLost, VotebenchError
+from engine.io import convert as streamed
 from engine.io.convert import (
     SLAB_ROW,
     RowError,
@@ -98,8 +100,8 @@ def convert_on_cluster(client: Any, source: str | os.PathLike[str], store: str |
         why = "a .csv.gz cannot be cut into parts" if header is not None else "not a long CSV: read in memory"
         return {**info, "parts": 0, "slabs": 0, "where": f"this process ({why})"}
     start, size = _data_start(src), src.stat().st_size
+    shape = cluster_shape(client)
     if part_bytes is None:
-        shape = cluster_shape(client)
         units = max(1, math.ceil((size - start) / PART_UNIT))
         part_bytes = PART_UNIT * choose_block(units, shape.threads, shape.memory_per_thread, PARSE_MEMORY * PART_UNIT)
     spans = line_spans(src, start, size, part_bytes)
@@ -117,7 +119,9 @@ def convert_on_cluster(client: Any, source: str | os.PathLike[str], store: str |
         tc, ic = ds["scores"].data.chunksize[:2]
         build = make_temp_dir(target.absolute())
         ds.to_zarr(build, mode="w", zarr_format=3, consolidated=False, compute=False)
-        slabs = slabs_of(T, K, S, tc, ic)
+        # slabs of whole chunks: about TASKS_PER_THREAD per worker thread, never more cells than in this process
+        most = min(streamed.SLAB_CELLS, math.ceil(T * K * S / (TASKS_PER_THREAD * max(1, shape.threads))))
+        slabs = slabs_of(T, K, S, tc, ic, most)
         bounds = _run(client, sort_part, [(work / f"part{i}.bin", work / f"sorted{i}.bin", slabs, K, row0[i], codes[i])
                                           for i in range(len(spans))])
         filled = _run(client, fill_slab, [(build, slab, [(work / f"sorted{i}.bin", int(b[j]), int(b[j + 1]))

@@ -238,12 +238,14 @@ def _batches(path: Path, header: list[str], data: Any = None) -> Iterator[Any]:
         raise VotebenchError(f"{path}: malformed CSV ({msg})") from None
 
 
-def slabs_of(T: int, K: int, S: int, tc: int, ic: int) -> list[tuple[int, int, int, int]]:
-    """Regions ``(t0, t1, k0, k1)`` made of whole chunks ``(tc, ic, S)``, each at most SLAB_CELLS cells (or one chunk)."""
+def slabs_of(T: int, K: int, S: int, tc: int, ic: int, cells: int | None = None) -> list[tuple[int, int, int, int]]:
+    """Regions ``(t0, t1, k0, k1)`` made of whole chunks ``(tc, ic, S)``, each at most ``cells`` cells (default
+    :data:`SLAB_CELLS`; at least one chunk)."""
+    cells = SLAB_CELLS if cells is None else cells
     if ic < K:  # one task per chunk, instances split
-        per = max(1, SLAB_CELLS // (ic * S)) * ic
+        per = max(1, cells // (ic * S)) * ic
         return [(t, t + 1, k, min(K, k + per)) for t in range(T) for k in range(0, K, per)]
-    per = max(1, SLAB_CELLS // (tc * K * S)) * tc
+    per = max(1, cells // (tc * K * S)) * tc
     return [(t, min(T, t + per), 0, K) for t in range(0, T, per)]
 
 
