@@ -175,13 +175,6 @@ def test_a_bad_scheduler_address_is_one_line_and_exit_2(capsys, scores_csv, tmp_
     assert not (tmp_path / "r").exists()
 
 
-def test_convert_says_it_does_not_use_the_scheduler(capsys, scores_csv, tmp_path):
-    code, _, err = run_cli(capsys, "convert", scores_csv, tmp_path / "s.zarr", "--scheduler", "tcp://10.0.0.5:8786")
-    assert code == 0
-    assert "convert runs in this process; the dask scheduler tcp://10.0.0.5:8786 is not used" in err
-    assert (tmp_path / "s.zarr").is_dir()
-
-
 def _block_sum(shared, block):
     from engine.errors import VotebenchError
 

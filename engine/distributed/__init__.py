@@ -12,6 +12,8 @@
 - :mod:`engine.distributed.cluster` -- one command's work spread over a cluster: the current client
   (:func:`on_cluster`), block sizes from the cluster's threads and memory (:func:`choose_block`), blocks as
   tasks (:func:`map_blocks`);
+- :mod:`engine.distributed.convert` -- ``votebench convert --scheduler``: a long CSV parsed by the workers in
+  parts of whole lines, the store's slabs written by them as regions (:func:`convert_on_cluster`);
 - :mod:`engine.distributed.runs` -- rankings and bootstraps of an input read
   by path: the task functions, :func:`cluster_rank` /
   :func:`cluster_bootstrap` for ``votebench rank``/``bootstrap --scheduler``, and

@@ -20,13 +20,14 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from engine.budget import running_blocks
 from engine.errors import ClusterLost
 
 __all__ = ["TASKS_PER_THREAD", "MEMORY_SHARE", "ClusterRunner", "ClusterShape", "choose_block", "cluster_block",
-           "cluster_shape", "current_client", "lost_cluster", "map_blocks", "on_cluster"]
+           "cluster_shape", "current_client", "input_bytes", "lost_cluster", "map_blocks", "on_cluster"]
 
 #: tasks per worker thread the block rule aims at: a few per thread keep every thread busy while the slowest
 #: tasks finish (the tail) and let a restarted worker's share be spread, without the scheduler's cost per task
@@ -124,6 +125,27 @@ def cluster_block(client: Any, items: int, bytes_per_item: float) -> tuple[int, 
     """:func:`choose_block` for ``client``'s cluster as it is now, and the :class:`ClusterShape` it was chosen for."""
     shape = cluster_shape(client)
     return choose_block(items, shape.threads, shape.memory_per_thread, bytes_per_item), shape
+
+
+def input_bytes(path: str) -> float | None:
+    """Bytes the scores of the input at ``path`` take at least: a store's score tensor (float64), else the file's size
+    on disk (an over-estimate for text formats, so blocks sized from it err small); ``None`` for a URL or an
+    unreadable path."""
+    if "://" in str(path):  # a URL: its size is not looked up
+        return None
+    p = Path(path)
+    if p.is_dir():
+        try:
+            import xarray as xr
+
+            ds = xr.open_zarr(p, consolidated=False)
+            return 8.0 * float(next(iter(ds.data_vars.values())).size)
+        except Exception:  # noqa: BLE001 - not a store of scores: its files' size below
+            return float(sum(f.stat().st_size for f in p.rglob("*") if f.is_file()))
+    try:
+        return float(p.stat().st_size)
+    except OSError:
+        return None
 
 
 def map_blocks(client: Any, fn: Callable[[Any, Any], Any], shared: Any, blocks: Sequence[Any]) -> list[Any]:

@@ -22,7 +22,8 @@ A sweep file (TOML or YAML)::
     kind = "bootstrap"             # resample an axis with replacement
     over = "tasks"                 # tasks | systems | instances
     replicates = 200
-    block = 50                     # replicates per task (and per store chunk)
+    block = 50                     # replicates per task (and per store chunk); omitted: sized from the
+                                   # cluster with --scheduler (engine.sweep.sizing), else 50
 
     [[perturbations]]
     kind = "subsets"               # Colombo's task subsets: tau(subset ranking, full ranking)

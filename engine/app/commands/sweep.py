@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         note(text, now=True)
     computed: list[Any] = []
     client = connect(args.scheduler)
+    cfg = _blocks(cfg, client, args.overwrite)
     embedded = args.dashboard and client is None
     if embedded:
         client = embedded_client()  # made here so that the page can link to its dask dashboard
@@ -77,6 +78,27 @@ def run(args: argparse.Namespace) -> int:
         if client is not None:
             client.close()
     return 0
+
+
+def _blocks(cfg: Any, client: Any | None, overwrite: bool) -> Any:
+    """The sweep with a block for every perturbation that omits one: the resumed store's, else chosen for the
+    cluster (said in a note), else the kind's default (:func:`engine.sweep.sizing.sized_blocks`)."""
+    from engine.sweep.sizing import sized_blocks
+
+    shape = None
+    if client is not None:
+        from engine.distributed.cluster import cluster_shape
+
+        shape = cluster_shape(client)
+    try:
+        cfg, notes = sized_blocks(cfg, shape, overwrite=overwrite)
+    except BaseException:
+        if client is not None:
+            client.close()
+        raise
+    for text in notes:
+        note(text)
+    return cfg
 
 
 def _start_dashboard(args: argparse.Namespace, store: Any, client: Any | None, token: str | None) -> Any:
@@ -127,4 +149,6 @@ def _serve_on(board: Any, path: Any, *, exit_when_done: bool) -> None:
 #: the description of ``votebench sweep --help``
 DESCRIPTION = ("Compile a TOML/YAML sweep (inputs, rules with options, bootstraps, task subsets, parameter grids, "
                "seed, store) into dask tasks; blocks are written to the zarr store as they finish and a re-run computes "
-               "only what is missing.")
+               "only what is missing. A perturbation whose block is not given gets one sized from the cluster with "
+               "--scheduler (about 4 tasks per worker thread; a note says so), else the kind's default; a resumed "
+               "store keeps its own.")
