@@ -63,12 +63,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
+from engine.app.render import figure_writer, save_figure
 from engine.dims import RULE, SYSTEM, TASK
 from engine.errors import VotebenchError
 from engine.kernels.checks import check_alpha
 from engine.kernels.significance import friedman_test, nemenyi_q
 from engine.labelled.comparison import RuleFlag, degenerate_ranking, promethee_flows, rank_changes, rule_flags
-from engine.app.render import figure_writer, save_figure
 from engine.progress import stage
 
 if TYPE_CHECKING:  # pragma: no cover
