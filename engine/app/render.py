@@ -56,7 +56,7 @@ def _save(fig: Any, targets: Sequence[tuple[str, str]], rc: dict[str, Any]) -> N
     format's draw."""
     import matplotlib
 
-    with matplotlib.rc_context(rc):
+    with matplotlib.rc_context(rc):  # type: ignore[arg-type]  # keys checked by matplotlib at run time
         for target, ext in targets:
             fig.savefig(target, format=ext, dpi=110 if ext == "png" else None,
                         metadata={"Date": None} if ext in ("svg", "pdf") else None)
