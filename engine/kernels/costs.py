@@ -142,23 +142,25 @@ register_path("bradley_terry", "statistics", _bt_statistics)
 
 
 # ------------------------------------------------------------------------------------------------ Baldwin
-#: seconds, measured at 20-300 systems and 1-200 fits on a loaded 2-core machine (only the ratios matter)
+#: seconds, measured at 5-300 systems and 1-1,000 fits on a loaded 2-core machine (only the ratios matter)
 _ROUND_CALLS = 2.0e-5  # per elimination round of all fits: the numpy calls of one round
-_ROUND_CALLS_ONE = 3.0e-5  # per elimination round of one fit
-_ROUND_CELL = 1.0e-9   # per cell of a Borda update
+_ROUND_FIT = 2.0e-7    # per round and fit: the (fits, S) minimum, masks and scores of a round
+_ROUND_CELL = 1.0e-9   # per cell of a batched Borda update
+_ONE_FIT = 8.0e-6      # per fit of the compiled loop: the call
+_ONE_CELL = 2.0e-9     # per cell of one fit's point matrix: its totals and the eliminated columns
 
 
 def _baldwin_rounds(z: Sizes) -> Cost:
     """All fits at once, round by round: up to S rounds, each updating the (fits, S) Borda totals by a
     (fits, S, S) product."""
     S, R = float(z.systems), float(z.fits)
-    return Cost(seconds=S * (_ROUND_CALLS + R * S * S * _ROUND_CELL), bytes=8.0 * R * S * (S + 4.0))
+    return Cost(seconds=S * (_ROUND_CALLS + R * _ROUND_FIT + R * S * S * _ROUND_CELL), bytes=8.0 * R * S * (S + 4.0))
 
 
 def _baldwin_each(z: Sizes) -> Cost:
-    """One fit after the other: up to S rounds each, updates touching only the eliminated columns."""
+    """One fit after the other in a compiled loop over the alive systems (engine.kernels.pairwins)."""
     S, R = float(z.systems), float(z.fits)
-    return Cost(seconds=R * (S * _ROUND_CALLS_ONE + S * S * _ROUND_CELL), bytes=8.0 * S * 4.0)
+    return Cost(seconds=R * (_ONE_FIT + S * S * _ONE_CELL), bytes=8.0 * S * 4.0)
 
 
 register_path("baldwin", "rounds", _baldwin_rounds)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["dense_ranks", "greater_counts", "kendall_counts", "win_counts"]
+__all__ = ["baldwin_rounds", "dense_ranks", "greater_counts", "kendall_counts", "win_counts"]
 
 def _compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``numba.njit(nogil=True, cache=True)(fn)``, compiled (or loaded from numba's cache) at the first call:
@@ -363,3 +363,68 @@ def kendall_counts(ra: np.ndarray, rb: np.ndarray, ia: np.ndarray, ib: np.ndarra
     if ia.size and ra.shape[1]:
         _kendall_counts(ra, rb, ia, ib, out)
     return out
+
+
+@_compiled
+def _baldwin_rounds(pts: np.ndarray, present: np.ndarray, tol: float, score: np.ndarray) -> None:  # pragma: no cover
+    """See :func:`baldwin_rounds`; ``score`` (S,) is written."""
+    S = pts.shape[0]
+    alive = present.copy()
+    borda = np.zeros(S)
+    for i in range(S):
+        score[i] = 0.0 if alive[i] else np.nan
+        acc = 0.0
+        for j in range(S):
+            if alive[j]:
+                acc += pts[i, j]
+        borda[i] = acc
+    gone = np.empty(S, dtype=np.int64)
+    rnd = 0
+    while True:
+        n = 0
+        lo = np.inf
+        hi = -np.inf
+        for i in range(S):
+            if alive[i]:
+                n += 1
+                lo = min(lo, borda[i])
+                hi = max(hi, borda[i])
+        if n <= 1 or hi <= lo + tol:
+            break
+        m = 0
+        for i in range(S):
+            if alive[i] and borda[i] <= lo + tol:
+                gone[m] = i
+                m += 1
+        for q in range(m):
+            score[gone[q]] = float(rnd)
+            alive[gone[q]] = False
+        for i in range(S):
+            acc = 0.0
+            for q in range(m):
+                acc += pts[i, gone[q]]
+            borda[i] -= acc
+        rnd += 1
+    n_present = 0
+    for i in range(S):
+        n_present += present[i]
+    for i in range(S):
+        if alive[i]:
+            score[i] = float(n_present)
+
+
+def baldwin_rounds(pts: np.ndarray, present: np.ndarray, tol: float) -> np.ndarray:
+    """Baldwin's elimination on one Borda point matrix ``pts`` (S, S) (``pts[i, j]`` = the points ``i`` takes
+    from ``j``): each round every alive system whose Borda total among the alive is within ``tol`` of the
+    least leaves; it stops when one system is left or all alive ones tie.  Returns the round in which each
+    system left (``NaN`` for an absent one, the number present for the survivors).
+
+    Examples
+    --------
+    >>> baldwin_rounds(np.array([[0.0, 1, 1], [0, 0, 1], [0, 0, 0]]), np.ones(3, dtype=bool), 0.0)
+    array([3., 1., 0.])
+    """
+    score = np.empty(pts.shape[0])
+    _baldwin_rounds(np.ascontiguousarray(pts, dtype=np.float64), np.ascontiguousarray(present, dtype=np.bool_),
+                    float(tol), score)
+    return score

@@ -24,7 +24,7 @@ import numpy as np
 from engine.kernels.aggregate import task_weights
 from engine.kernels.costs import Sizes, choose
 from engine.kernels.exact import SUM_BITS, TIE_RTOL, exact_matmul, exact_weights, rational_weights, tame, weighted_task_sum
-from engine.kernels.pairwins import dense_ranks
+from engine.kernels.pairwins import baldwin_rounds, dense_ranks
 from engine.kernels.ranking import tie_groups
 
 __all__ = [
@@ -594,26 +594,8 @@ def baldwin_round(borda: np.ndarray, alive: np.ndarray, score: np.ndarray, tol: 
 
 
 def _baldwin_one(pts: np.ndarray, present: np.ndarray, tol: float) -> np.ndarray:
-    """:func:`baldwin_from_counts` of one ranking (no batch axes): a loop over the alive systems only."""
-    alive = present.copy()
-    score = np.where(alive, 0.0, np.nan)
-    borda = pts[:, alive].sum(axis=1)
-    rnd = 0
-    while True:
-        idx = np.flatnonzero(alive)
-        if idx.size <= 1:
-            break
-        b = borda[idx]
-        mn = b.min()
-        if b.max() <= mn + tol:
-            break
-        gone = idx[b <= mn + tol]
-        score[gone] = float(rnd)
-        alive[gone] = False
-        borda -= pts[:, gone].sum(axis=1)
-        rnd += 1
-    score[alive] = float(present.sum())  # survivors: the number ranked
-    return score
+    """:func:`baldwin_from_counts` of one ranking (no batch axes): the compiled loop over the alive systems."""
+    return baldwin_rounds(pts, present, tol)
 
 
 # --------------------------------------------------------------------------------------------
