@@ -144,6 +144,12 @@ class Rule:
         candidates drawn ``counts`` times, linear in the counts, from the full-data
         pairwise sums (Borda, Average Rank); a candidate bootstrap is then one
         matrix product per block (whole-number weights only).
+    absent_neutral : bool
+        A system without any score (an all-``NaN`` column) changes nothing for the others: the kernel's
+        scores of the present systems are those it gives without that column (pairwise rules ignore
+        missing pairs; Borda, Baldwin, ... count only what is present).  Batch elements that differ only
+        in their absent systems then share one kernel call (:func:`engine.labelled.core.call_kernel`);
+        tested for every rule that declares it.
     tie_scale : {"score", "input", "unit"}
         The magnitude of each score's terms for the tie rule
         (:func:`engine.kernels.exact.snap_ties`): ``"score"``, the score's own ``|score|``
@@ -173,6 +179,7 @@ class Rule:
     separable: bool = False
     from_candidates: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
     tie_scale: str = "score"
+    absent_neutral: bool = False
 
     def magnitude(self, X: np.ndarray) -> np.ndarray | float | None:
         """Magnitude of the terms of this rule on task-level scores ``X`` (..., T, S) for the tie rule."""
@@ -419,7 +426,8 @@ register_rule(
         "arithmetic mean over tasks of the per-task mean over instances (sigma_mean)",
         within="mean",
         ties="systems with equal means share a rank",
-        references=("Colombo et al. 2022, section 2.1",), resample="weights", separable=True, tie_scale="input"
+        references=("Colombo et al. 2022, section 2.1",), resample="weights", separable=True, tie_scale="input",
+        absent_neutral=True,
     )
 )
 register_rule(
@@ -430,7 +438,7 @@ register_rule(
         within="borda",
         ties="tied systems share the points of their positions (0.5 per tie), independent of input order",
         references=("Colombo et al. 2022, section 3.2-3.3", "Rofin et al. 2023, section 2.2"), resample="weights",
-        from_candidates=K.borda_from_candidates,
+        from_candidates=K.borda_from_candidates, absent_neutral=True,
     )
 )
 
@@ -445,9 +453,10 @@ _SHARED = "tied systems share the mean of the points of the positions they occup
 _PAIRWISE = "a pair with equal scores counts for neither system; pairs with a missing score are ignored"
 
 register_rule(Rule("plurality", V.plurality_across, "tasks won: scoring vector (1, 0, ..., 0)", within="plurality",
-                   ties="k systems tied for first get 1/k each", references=(_VNR,), resample="weights"))
+                   ties="k systems tied for first get 1/k each", references=(_VNR,), resample="weights",
+                   absent_neutral=True))
 register_rule(Rule("dowdall", V.dowdall_across, "scoring vector (1, 1/2, ..., 1/|M|)", within="dowdall",
-                   ties=_SHARED, references=(_VNR,), resample="weights"))
+                   ties=_SHARED, references=(_VNR,), resample="weights", absent_neutral=True))
 register_rule(Rule("scoring", V.scoring_vector_across, "generic positional rule with option vector=[c1, c2, ...]",
                    ties=_SHARED, references=(_VNR,)))
 register_rule(Rule("threshold", V.threshold_across,
@@ -455,7 +464,7 @@ register_rule(Rule("threshold", V.threshold_across,
                    ties="positions shared equally; systems equal under every vector tie", references=(_VNR,)))
 register_rule(Rule("baldwin", V.baldwin_across, "iterative Borda elimination; score = elimination round",
                    ties="all systems with the minimum Borda score leave together and tie", references=(_VNR,), resample="weights",
-                   from_sums=V.baldwin_from_sums, sums=("wins", "pairs")))
+                   from_sums=V.baldwin_from_sums, sums=("wins", "pairs"), absent_neutral=True))
 register_rule(Rule("condorcet", V.condorcet_across, "1 for the Condorcet winner, 0 for everyone else (all 0: no winner)",
                    ties=_PAIRWISE, missing="pairwise", references=(_VNR,),
                    resample="weights", from_sums=V.condorcet_from_sums, sums=('wins', 'pairs')))

@@ -78,3 +78,68 @@ def test_the_baldwin_paths_cross_where_the_model_says_and_agree_there():
             b = baldwin_across(X)
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(baldwin_across(X), a)
+
+
+# ------------------------------------------------------------------------------------- absent systems
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from engine.labelled.core import call_kernel  # noqa: E402
+from engine.rules import RULES  # noqa: E402
+
+NEUTRAL = sorted(name for name, r in RULES.items() if r.absent_neutral)
+
+
+def test_some_rules_declare_absent_systems_neutral():
+    assert {"borda", "baldwin", "mean"} <= set(NEUTRAL)
+
+
+@pytest.mark.parametrize("name", NEUTRAL)
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), tasks=st.integers(1, 6), systems=st.integers(2, 16), holes=st.booleans())
+def test_an_all_nan_system_changes_nothing_for_the_others(name, seed, tasks, systems, holes):
+    """The declaration, checked on the kernel: scores of the present systems with and without the absent
+    columns, after the tie rule (brute force: the kernel on the smaller table)."""
+    rule = RULES[name]
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(tasks, systems)), 1)
+    if holes:
+        X[rng.random(X.shape) < 0.15] = np.nan
+    absent = rng.random(systems) < 0.4
+    absent[0] = False
+    Xa = X.copy()
+    Xa[:, absent] = np.nan
+    keep = ~absent
+    try:
+        alone = rule.snap(np.asarray(rule.kernel(X[:, keep]), dtype=float), X[:, keep])
+    except ValueError:  # the kernel refuses this table (e.g. missing scores it needs filled): nothing to compare
+        return
+    within = rule.snap(np.asarray(rule.kernel(Xa), dtype=float)[keep], X[:, keep])
+    np.testing.assert_array_equal(within, alone)
+
+
+@pytest.mark.parametrize("name", NEUTRAL)
+def test_a_batch_of_different_absent_systems_gives_each_element_its_own_answer(name):
+    rng = np.random.default_rng(len(name))
+    X = np.round(rng.normal(size=(12, 5, 9)), 1)
+    for b in range(12):
+        X[b][:, rng.random(9) < 0.3] = np.nan
+    got = call_kernel(RULES[name], X, None, {})
+    for b in range(12):
+        np.testing.assert_array_equal(got[b], call_kernel(RULES[name], X[b], None, {}))
+
+
+def test_absent_systems_get_nan_even_where_the_kernel_scores_them():
+    """A neutral rule's kernel may give an absent system a number (here 0): the batch still reports NaN for it,
+    as a call on the element alone does."""
+    from engine.rules import Rule
+
+    def total(X, weights=None):
+        return np.nan_to_num(np.asarray(X, dtype=float)).sum(axis=-2)
+
+    rule = Rule("total_for_test", total, "sum of the scores", absent_neutral=True)
+    X = np.array([[[1.0, np.nan, 2.0]], [[np.nan, 3.0, 4.0]]])
+    got = call_kernel(rule, X, None, {})
+    np.testing.assert_array_equal(got, [[1.0, np.nan, 2.0], [np.nan, 3.0, 4.0]])
+    for b in range(2):
+        np.testing.assert_array_equal(got[b], call_kernel(rule, X[b], None, {}))

@@ -332,20 +332,28 @@ def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: 
     Xf = X.reshape((-1,) + X.shape[-2:])
     wf = None if weights is None or np.ndim(weights) < 2 else np.broadcast_to(weights, batch + X.shape[-2:-1]).reshape(
         -1, X.shape[-2])
-    keys = np.concatenate([gone.reshape(Xf.shape[0], -1), absent.reshape(Xf.shape[0], -1)], axis=1)
+    # a rule that ignores all-NaN systems (absent_neutral) groups the elements by their absent tasks only
+    keys = gone.reshape(Xf.shape[0], -1) if rule.absent_neutral else \
+        np.concatenate([gone.reshape(Xf.shape[0], -1), absent.reshape(Xf.shape[0], -1)], axis=1)
     patterns, which = np.unique(keys, axis=0, return_inverse=True)
     out = np.full(Xf.shape[:1] + X.shape[-1:], np.nan)
     T = X.shape[-2]
+    own = absent.reshape(Xf.shape[0], -1)
     for k, key in enumerate(patterns):
         sel = np.flatnonzero(which.reshape(-1) == k)
         w = weights if wf is None else wf[sel]
-        out[sel] = _call_present(rule, Xf[sel], w, opts, key[:T], key[T:])
+        if rule.absent_neutral:
+            out[sel] = _call_present(rule, Xf[sel], w, opts, key[:T], own[sel].all(axis=0), each_absent=own[sel])
+        else:
+            out[sel] = _call_present(rule, Xf[sel], w, opts, key[:T], key[T:])
     return out.reshape(batch + X.shape[-1:])
 
 
 def _call_present(rule: Rule, X: np.ndarray, weights: Any, opts: dict[str, Any], gone: np.ndarray | None,
-                  absent: np.ndarray) -> np.ndarray:
-    """The kernel on the tasks not ``gone`` and the systems not ``absent`` (the same for every batch element)."""
+                  absent: np.ndarray, each_absent: np.ndarray | None = None) -> np.ndarray:
+    """The kernel on the tasks not ``gone`` and the systems not ``absent`` (the same for every batch element);
+    ``each_absent`` (batch, S): systems absent from single elements, left to the kernel as ``NaN`` columns
+    (a rule that declares them neutral) and given ``NaN`` scores before the tie rule."""
     if gone is not None and gone.any() and not gone.all():
         keep = ~gone
         X = X[..., keep, :]
@@ -362,10 +370,13 @@ def _call_present(rule: Rule, X: np.ndarray, weights: Any, opts: dict[str, Any],
     if absent.all():  # nobody to rank (a task every judge of which the policy dropped): no kernel call
         return np.full(X.shape[:-2] + X.shape[-1:] if X.ndim > 1 else X.shape, np.nan)
     try:
-        if not absent.any():
+        if not absent.any() and each_absent is None:
             return rule.snap(run(X), X)
         Xp = X[..., ~absent]
-        res = rule.snap(run(Xp), Xp)
+        res = run(Xp)
+        if each_absent is not None:
+            res = np.where(each_absent[:, ~absent], np.nan, res)
+        res = rule.snap(res, Xp)
         out = np.full(res.shape[:-1] + X.shape[-1:], np.nan)
         out[..., ~absent] = res
         return out
