@@ -38,6 +38,7 @@ from engine.kernels.pairwins import dense_ranks, greater_counts, win_counts
 from engine.kernels.social import baldwin_round
 
 __all__ = [
+    "dense_batch",
     "DEFAULT_ROWS",
     "ROWS_ENV",
     "BLOCKED_RULES",
@@ -107,6 +108,17 @@ def _whole_weights(weights: Any, n_tasks: int) -> np.ndarray | None | Literal[Fa
     if not (w2.sum(axis=-1) > 0).all():
         return False
     return w2
+
+
+def dense_batch(X: np.ndarray, rows: int | None = None) -> int:
+    """Batch elements whose dense pair matrices fit the cell budget together (``X`` (..., T, S)), or 0 when a
+    single element's do not or a row block is forced: then :func:`blocked_scores` is the path.  A batch
+    that is large only in its elements is run densely in slices of this many elements (each element is
+    computed alone either way, so the slices do not show)."""
+    S = np.asarray(X).shape[-1]
+    if rows is not None or forced_rows() is not None or S * S > _SMALL:
+        return 0
+    return max(1, _SMALL // max(1, S * S))
 
 
 def use_blocks(rule_name: str, X: np.ndarray, weights: Any = None, rows: int | None = None) -> bool:

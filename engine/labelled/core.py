@@ -37,7 +37,7 @@ import xarray as xr
 from engine.dims import INSTANCE, RULE, SYSTEM, TASK
 from engine.errors import VotebenchError
 from engine.kernels.exact import digits_to_float, full_digit_sums, merge_digit_sums, snap_ties
-from engine.kernels.pairblock import BLOCKED_RULES, blocked_scores, streams, use_blocks
+from engine.kernels.pairblock import BLOCKED_RULES, blocked_scores, dense_batch, streams, use_blocks
 from engine.kernels.ranking import label_order, min_rank, tied_count
 from engine.kernels.social import task_pair_sums
 from engine.labelled.canonical import task_group_labels, validate_scores
@@ -349,6 +349,23 @@ def call_kernel(rule: Rule, X: np.ndarray, weights: np.ndarray | None, options: 
     return out.reshape(batch + X.shape[-1:])
 
 
+def _in_slices(rule: Rule, X: np.ndarray, weights: Any, per: int) -> np.ndarray:
+    """``rule.kernel`` on ``per`` batch elements at a time: of ``X`` (..., T, S), or of a weight stack (B, T) on
+    one profile (T, S); the scores of every element, in order."""
+    T, S = X.shape[-2:]
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    if X.ndim == 2:  # one profile under a stack of weights
+        assert w is not None and w.ndim == 2
+        parts = [rule.kernel(X, weights=w[i:i + per]) for i in range(0, w.shape[0], per)]
+        return np.concatenate([np.asarray(p, dtype=np.float64) for p in parts]).reshape(w.shape[:-1] + (S,))
+    batch = X.shape[:-2]
+    Xf = X.reshape(-1, T, S)
+    wf = w if w is None or w.ndim < 2 else np.broadcast_to(w, batch + (T,)).reshape(-1, T)
+    parts = [rule.kernel(Xf[i:i + per], weights=wf if wf is None or wf.ndim < 2 else wf[i:i + per])
+             for i in range(0, Xf.shape[0], per)]
+    return np.concatenate([np.asarray(p, dtype=np.float64) for p in parts]).reshape(batch + (S,))
+
+
 def _call_present(rule: Rule, X: np.ndarray, weights: Any, opts: dict[str, Any], gone: np.ndarray | None,
                   absent: np.ndarray, each_absent: np.ndarray | None = None) -> np.ndarray:
     """The kernel on the tasks not ``gone`` and the systems not ``absent`` (the same for every batch element);
@@ -364,7 +381,10 @@ def _call_present(rule: Rule, X: np.ndarray, weights: Any, opts: dict[str, Any],
 
     def run(Xk: np.ndarray) -> np.ndarray:
         if not opts and use_blocks(rule.name, Xk, weights):  # large pair matrices: in blocks of rows (engine.kernels.pairblock)
-            return blocked_scores(rule.name, Xk, weights)
+            per = dense_batch(Xk)
+            if per == 0:
+                return blocked_scores(rule.name, Xk, weights)
+            return _in_slices(rule, Xk, weights, per)  # many small profiles: dense, a slice of them at a time
         return np.asarray(rule.kernel(Xk, weights=weights, **opts), dtype=np.float64)
 
     if absent.all():  # nobody to rank (a task every judge of which the policy dropped): no kernel call
