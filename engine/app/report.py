@@ -324,15 +324,18 @@ class _Settings:
     test: str = "auto"
     paired_top_k: int = 15
     paired_resamples: int = 4000
+    primary: str | None = None  # --primary: the rule the leaderboard is ranked by (None: the default choice)
+    primary_used: list[str] = field(default_factory=list)  # the primary rule of each input, as chosen (for the page)
 
 
 # ---------------------------------------------------------------------------------------------
 # rules whose ranking is not an aggregate to compare
 # ---------------------------------------------------------------------------------------------
-def _apply_flags(rk: _Rankings, flags: Sequence[RuleFlag], *, explicit: bool, notes: list[str]) -> tuple[_Rankings,
-                                                                                                           list[str]]:
-    """The rankings without the rules left out (unless asked for by name), the notes, and the rows of the flag table."""
-    gone = [f for f in flags if f.leave_out and not explicit and f.label != rk.baseline]
+def _apply_flags(rk: _Rankings, flags: Sequence[RuleFlag], *, explicit: bool, notes: list[str],
+                 keep: str | None = None) -> tuple[_Rankings, list[str]]:
+    """The rankings without the rules left out (unless asked for by name, or ``keep``: the --primary rule), the notes,
+    and the labels left out."""
+    gone = [f for f in flags if f.leave_out and not explicit and f.label not in (rk.baseline, keep)]
     for f in flags:
         if f.kind == "fallback":
             notes.append(f"{f.text}.")
@@ -388,8 +391,18 @@ def _degenerate(rk: _Rankings) -> dict[str, str]:
     return out
 
 
-def _primary(rk: _Rankings, degen: Mapping[str, str]) -> int:
-    """Row of the report's primary rule: the first rule asked for that is not the baseline nor degenerate."""
+#: how the page says which rule is the primary one when --primary is not given
+PRIMARY_DEFAULT = "the first rule asked for that is neither the baseline nor degenerate"
+
+
+def _primary(rk: _Rankings, degen: Mapping[str, str], primary: str | None = None) -> int:
+    """Row of the report's primary rule: ``primary`` (--primary), else the first rule asked for that is neither the
+    baseline nor degenerate (the baseline when there is none)."""
+    if primary is not None:
+        if primary not in rk.labels:
+            raise VotebenchError(f"primary rule {primary!r} is not among the rules of this report "
+                                 f"({', '.join(rk.labels)}): it cannot rank this input or was not asked for")
+        return rk.labels.index(primary)
     return next((j for j, lb in enumerate(rk.labels) if lb != rk.baseline and lb not in degen), 0)
 
 
@@ -855,8 +868,8 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
         paired = _paired_section(out, scores, rk, st, notes)
     if paired:
         sections.append(paired)
-    if st.replicates >= 2:
-        sections.append(_bootstrap_section(out, scores, rk, st, level, missing))
+    if boots:
+        sections.append(_bootstrap_section(out, boots, st))
     T = X.shape[0]
     if st.repeats >= 1 and T >= 2:
         try:
@@ -875,22 +888,57 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     return sections
 
 
-def _bootstrap_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Settings, level: str | None,
-                       missing: str) -> tuple[str, str]:
-    """Bootstrap rank intervals of every rule: the stability table, the intervals table and figure."""
+@dataclass
+class _Boot:
+    """One rule's bootstrap as the report shows it: per system (rank, low, high, tied with the leader), the interval
+    table's rows, the stability row, the percentile interval of the replicate scores (None: not comparable across
+    replicates, a bootstrap over systems) and the replicates behind it."""
+
+    by: dict[str, tuple[float, float, float, bool]]
+    rows: list[list[Any]]
+    stab: list[Any]
+    score_low: dict[str, float] | None
+    score_high: dict[str, float] | None
+    replicates: int
+    over: str
+
+
+def _boot_summary(boot: xr.Dataset, label: str, st: _Settings) -> _Boot:
+    """:func:`_interval_summary` and the ``1 - alpha`` percentile interval of the replicate scores (not for a
+    bootstrap over systems, whose replicates score different sets of systems)."""
+    import warnings
+
+    by, rows, stab = _interval_summary(boot, label, st)
+    rep = np.asarray(boot["replicate_score"].values, dtype=np.float64)
+    lo = hi = None
+    if st.over != "systems":
+        q = [50.0 * st.alpha, 100.0 - 50.0 * st.alpha]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a system absent from every replicate
+            a, b = np.nanpercentile(rep, q, axis=0)
+        names = [str(s) for s in boot[SYSTEM].values]
+        lo, hi = dict(zip(names, a.tolist())), dict(zip(names, b.tolist()))
+    return _Boot(by, rows, stab, lo, hi, int(rep.shape[0]), st.over)
+
+
+def _bootstraps(scores: xr.DataArray, rk: _Rankings, st: _Settings, level: str | None, missing: str) -> dict[str, _Boot]:
+    """Every rule's bootstrap (:func:`engine.bootstrap`), summarised."""
     from engine.labelled.bootstrap import bootstrap
 
-    per_rule: list[tuple[str, dict[str, tuple[float, float, float, bool]]]] = []
-    rows: list[list[Any]] = []
-    stab: list[list[Any]] = []
+    boots = {}
     for i, label in enumerate(rk.labels):
         with stage(f"bootstrap {label} ({i + 1}/{len(rk.labels)} rules)"):
             boot = bootstrap(scores, rule=label, over=st.over, replicates=st.replicates, seed=st.seed, level=level,
                              missing=missing)
-            by, rule_rows, sb = _interval_summary(_numpy_ds(boot), label, st)
-        per_rule.append((label, by))
-        rows += rule_rows
-        stab.append(sb)
+            boots[label] = _boot_summary(_numpy_ds(boot), label, st)
+    return boots
+
+
+def _bootstrap_section(out: _Out, boots: Mapping[str, _Boot], st: _Settings) -> tuple[str, str]:
+    """Bootstrap rank intervals of every rule: the stability table, the intervals table and figure."""
+    per_rule = [(label, b.by) for label, b in boots.items()]
+    rows = [r for b in boots.values() for r in b.rows]
+    stab = [b.stab for b in boots.values()]
     intro = f"<p>Bootstrap over {html.escape(st.over)}: {st.replicates} replicates, seed {st.seed}; " + \
         html.escape(_interval_words(st)) + ".</p>"
     fig_html = _interval_figure(out, "intervals", per_rule, st, f"resampling {st.over}", st.replicates)
