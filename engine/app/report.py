@@ -187,6 +187,21 @@ _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#
         "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
+#: every table is written in these formats (and linked from the page)
+_TABLE_FORMATS = ("csv", "json", "md", "tex")
+
+
+def _json_value(v: Any) -> Any:
+    """A CSV cell as a JSON value: numbers as numbers (``null`` for NaN/inf), flags as booleans, the rest as text."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v) if math.isfinite(v) else None
+    return None if v is None or v == "" else str(v)
+
+
 def _tex_escape(v: object) -> str:
     return "".join(_TEX.get(c, c) for c in str(v))
 
@@ -233,8 +248,10 @@ class _Out:
         img = f'<img src="figures/{stem}.{shown}" alt="{html.escape(caption)}">' if shown else ""
         return f'<figure id="fig-{stem}">{img}<figcaption>{caption} <span class="links">[{links}]</span></figcaption></figure>'
 
-    def table(self, name: str, t: _Table, *, caption: str = "", show: bool = True) -> str:
-        """Write ``tables/NAME.csv|md|tex``; the HTML table (``show``) or links."""
+    def table(self, name: str, t: _Table, *, caption: str = "", show: bool = True, search: bool = False,
+              css: str = "") -> str:
+        """Write ``tables/NAME.csv|json|md|tex``; the HTML table (``show``; with a search box over its first column:
+        ``search``; ``css``: more CSS classes of the table) or links."""
         stem = _safe(self.prefix + name)
         d = self.root / "tables"
         d.mkdir(exist_ok=True)
@@ -253,8 +270,12 @@ class _Out:
         tex += [" & ".join(row) + " \\\\" for row in tex_rows]
         tex += ["\\hline", "\\end{tabular}"]
         (d / f"{stem}.tex").write_text("\n".join(tex) + "\n", encoding="utf-8")
-        self.files += [f"tables/{stem}.{e}" for e in ("csv", "md", "tex")]
-        links = " ".join(f'<a href="tables/{stem}.{e}">{e.upper()}</a>' for e in ("csv", "md", "tex"))
+        cols = t.csv_header or t.header
+        records = [{c: _json_value(v) for c, v in zip(cols, row)} for row in t.csv_rows]
+        (d / f"{stem}.json").write_text(json.dumps({"columns": cols, "rows": records}, ensure_ascii=False,
+                                                   allow_nan=False) + "\n", encoding="utf-8")
+        self.files += [f"tables/{stem}.{e}" for e in _TABLE_FORMATS]
+        links = " ".join(f'<a href="tables/{stem}.{e}" download>{e.upper()}</a>' for e in _TABLE_FORMATS)
         if not show:
             return f'<p class="links">{html.escape(caption)} [{links}]</p>'
         head = "".join(f'<th scope="col" aria-sort="none"><button type="button" class="sort">{html.escape(h)}</button></th>'
@@ -265,8 +286,15 @@ class _Out:
             body.append("<tr>" + "".join(f'<td class="{c}">{html.escape(v)}</td>' if c else f"<td>{html.escape(v)}</td>"
                                          for v, c in zip(row, cls)) + "</tr>")
         cap = f"<caption>{html.escape(caption)} [{links}]</caption>" if caption else ""
-        wrap = f'<div class="table" tabindex="0" role="region" aria-label="{html.escape(caption or name)}">'
-        return f'{wrap}<table class="sortable">{cap}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+        wrap = (f'<div class="table" id="t-{stem}" tabindex="0" role="region" '
+                f'aria-label="{html.escape(caption or name)}">')
+        box = ""
+        if search:
+            box = (f'<div class="search"><label for="q-{stem}">Search systems</label> <input type="search" id="q-{stem}" '
+                   f'data-table="t-{stem}" autocomplete="off" placeholder="name contains…"> '
+                   '<span class="count" role="status" aria-live="polite"></span></div>')
+        return (f'{box}{wrap}<table class="sortable{" " + css if css else ""}">{cap}<thead><tr>{head}</tr></thead>'
+                f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
 def _check_out(out: Path) -> None:
@@ -406,6 +434,152 @@ def _primary(rk: _Rankings, degen: Mapping[str, str], primary: str | None = None
     return next((j for j, lb in enumerate(rk.labels) if lb != rk.baseline and lb not in degen), 0)
 
 
+def score_decimals(values: Sequence[float], *, least_digits: int = 3, most: int = 10) -> int:
+    """Decimals that show ``values`` with at least ``least_digits`` significant digits of the largest and keep
+    apart every two values that differ (so that half Borda points stay visible and distinct scores never print
+    alike), at most ``most``.
+
+    Examples
+    --------
+    >>> score_decimals([1300.5, 1300.0, 12.0]), score_decimals([0.8512, 0.8519]), score_decimals([81.25, 80.0])
+    (1, 4, 2)
+    """
+    v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=np.float64)
+    if v.size == 0:
+        return 0
+    big = float(np.abs(v).max())
+    k = max(0, least_digits - 1 - int(math.floor(math.log10(big)))) if big > 0 else 0
+    distinct = np.unique(v).size
+    while k < most and len({f"{x:.{k}f}" for x in v.tolist()}) < distinct:
+        k += 1
+    return min(k, most)
+
+
+def _judge_counts(scores: xr.DataArray, systems: Sequence[str], missing: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per ranked system: the tasks and the (task, instance) judges with a score behind its row (under
+    ``drop-judges``: those where every ranked system has a score, the judges the rules use)."""
+    X = _numpy(scores.sel({SYSTEM: list(systems)}).transpose(SYSTEM, TASK, "instance"))
+    have = np.isfinite(np.asarray(X.values, dtype=np.float64))
+    if missing == "drop-judges":
+        have = np.broadcast_to(have.all(axis=0), have.shape)
+    return have.any(axis=2).sum(axis=1), have.sum(axis=(1, 2))
+
+
+@dataclass
+class _Board:
+    """What the leaderboard shows besides the rankings: the primary rule's bootstrap, the judges behind each row (None:
+    no scores) and the words of the aggregation level and missing-score policy."""
+
+    boot: _Boot | None
+    counts: tuple[np.ndarray, np.ndarray] | None
+    instances: bool
+    level: str
+    missing: str
+
+
+def _board_intervals(rk: _Rankings, p: int, boot: _Boot | None) -> tuple[np.ndarray, ...]:
+    """Rank interval, score interval and Rank(UB) of every ranked system (NaN without a bootstrap).
+
+    Rank(UB) is Arena's: 1 + the systems whose score interval lies entirely above this system's
+    (:func:`engine.kernels.battles.rank_upper_bound`); for a bootstrap over systems, whose replicates score different
+    sets of systems, from the rank ranges instead, as the dashboard does."""
+    from engine.kernels.battles import rank_upper_bound
+
+    nan = np.full(len(rk.systems), np.nan)
+    if boot is None:
+        return nan, nan, nan, nan, nan
+    r_lo = np.array([boot.by[s][1] if s in boot.by else np.nan for s in rk.systems])
+    r_hi = np.array([boot.by[s][2] if s in boot.by else np.nan for s in rk.systems])
+    if boot.score_low is None or boot.score_high is None:
+        return r_lo, r_hi, nan, nan, np.where(np.isnan(r_lo), np.nan, rank_upper_bound(-r_hi, -r_lo))
+    s_lo = np.array([boot.score_low.get(s, np.nan) for s in rk.systems])
+    s_hi = np.array([boot.score_high.get(s, np.nan) for s in rk.systems])
+    return r_lo, r_hi, s_lo, s_hi, rank_upper_bound(s_lo, s_hi)
+
+
+def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _Settings) -> _Table:
+    """The leaderboard's rows: system, rank, rank interval, Rank(UB), score, score interval, judges."""
+    from engine.app.units import rule_unit
+
+    label, boot = rk.labels[p], board.boot
+    r_lo, r_hi, s_lo, s_hi, ub = _board_intervals(rk, p, boot)
+    pct = f"{100 * (1 - st.alpha):g}%"
+    reps = f"B = {boot.replicates}" if boot else "no bootstrap"
+    score, rank = rk.score[p], rk.rank[p]
+    k = score_decimals([*score.tolist(), *s_lo.tolist(), *s_hi.tolist()])
+    vals, cnt = np.unique(rank[np.isfinite(rank)], return_counts=True)
+    shared = set(vals[cnt > 1].tolist())
+    unit = rule_unit(label).split(" (")[0]
+    header = ["system", f"rank by {label}", f"rank {pct} interval ({reps})", "Rank(UB)", f"score ({unit})",
+              f"score {pct} interval", "tasks with a score"]
+    csv_header = ["system", "rank", "rank_low", "rank_high", "rank_ub", "score", "score_low", "score_high", "tasks"]
+    if board.instances:
+        header.append("task × instance scores")
+        csv_header.append("judges")
+
+    def num(v: float, spec: str) -> str:
+        return f"{v:{spec}}" if math.isfinite(v) else "–"
+
+    def rng(a: float, b: float, spec: str) -> str:
+        return f"{a:{spec}} – {b:{spec}}" if math.isfinite(a) and math.isfinite(b) else "–"
+
+    csv_rows: list[list[Any]] = []
+    text_rows: list[list[str]] = []
+    for i in order:
+        c = [int(board.counts[0][i]), int(board.counts[1][i])] if board.counts is not None else [math.nan, math.nan]
+        r = float(rank[i])
+        csv_rows.append([rk.systems[i], int(r) if math.isfinite(r) else math.nan, float(r_lo[i]), float(r_hi[i]),
+                         float(ub[i]), float(score[i]), float(s_lo[i]), float(s_hi[i]), *c[: 1 + board.instances]])
+        text_rows.append([rk.systems[i], f"{r:g}" + ("=" if r in shared else ""), rng(r_lo[i], r_hi[i], ".3g"),
+                          num(ub[i], "g"), num(float(score[i]), f".{k}f"), rng(s_lo[i], s_hi[i], f".{k}f"),
+                          *[("–" if isinstance(v, float) else str(v)) for v in c[: 1 + board.instances]]])
+    return _Table(header, csv_rows, text_rows, csv_header=csv_header)
+
+
+def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board) -> tuple[str, str]:
+    """The main table: every system by the primary rule, its rank and score with their bootstrap intervals, Rank(UB)
+    and the judges behind its row."""
+    from engine.app.units import rule_unit
+
+    degen = _degenerate(rk)
+    p = _primary(rk, degen, st.primary)
+    label, boot = rk.labels[p], board.boot
+    st.primary_used.append(label)
+    n_s = len(rk.systems)
+    worst = np.where(np.isfinite(rk.rank), rk.rank, n_s + 1.0)
+    order = np.lexsort((np.arange(n_s), worst.mean(axis=0), worst[p]))
+    pct = f"{100 * (1 - st.alpha):g}%"
+    how = "chosen with --primary" if st.primary else f"the default: {PRIMARY_DEFAULT}"
+    reps = f"{pct} bootstrap intervals over {boot.replicates} replicates resampling {boot.over}" if boot else \
+        "no bootstrap (--replicates 0): no intervals and no Rank(UB)"
+    body = [f"<p>{n_s} systems ranked by <b>{html.escape(label)}</b> ({html.escape(how)}); {html.escape(reps)}.</p>"]
+    if label in degen:
+        body.append(f'<p class="warn">\u26a0 The {html.escape(label)} ranking is degenerate ({html.escape(degen[label])}): '
+                    "its ties do not separate these systems.</p>")
+    if boot is None:
+        iv = "no bootstrap"
+    elif boot.score_low is not None:
+        iv = ("1 + the systems whose score interval lies entirely above this system's (LMArena's rank upper bound: "
+              "no system below it can be ranked above it with confidence)")
+    else:
+        iv = ("1 + the systems whose rank range lies entirely above this system's (a bootstrap over systems scores "
+              "different sets of systems in its replicates, so it has no score interval; as the dashboard)")
+    cols = [("system", "the system (search: type part of a name; Esc clears)"),
+            (f"rank by {label}", "rank 1 = best; competition ranks: tied systems share the better rank, marked '='"),
+            ("rank interval", f"{_interval_words(st)}" if boot else "none"),
+            ("Rank(UB)", iv),
+            ("score", f"{rule_unit(label)}; higher is better; aggregation level {board.level}"),
+            ("score interval", f"the {50 * st.alpha:g}-{100 - 50 * st.alpha:g}% percentiles of the replicate scores"
+             if boot is not None and boot.score_low is not None else "none"),
+            ("tasks, task \u00d7 instance scores", f"the judges with a score behind the row (missing scores: "
+                                                   f"{board.missing})")]
+    legend = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in cols)
+    table = _board_table(rk, p, order, board, st)
+    body.append(out.table("leaderboard", table, caption=f"Leaderboard by {label}", search=True, css="board"))
+    body.append(f'<details class="cols" open><summary>Columns</summary><dl>{legend}</dl></details>')
+    return ("Leaderboard", "\n".join(body))
+
+
 def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str]) -> list[tuple[str, str]]:
     from engine.app import plots
 
@@ -414,7 +588,7 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
     n_r, n_s = R.shape
     degen = _degenerate(rk)
     worst = np.where(np.isfinite(R), R, n_s + 1.0)
-    p = _primary(rk, degen)
+    p = _primary(rk, degen, st.primary)
     order = np.lexsort((np.arange(n_s), worst.mean(axis=0), worst[p]))
     ranks = rk.ranks()
     delta = rank_changes(ranks, baseline=rk.baseline).values  # (S, R)
@@ -857,8 +1031,12 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     _judges_note(scores, missing, notes)
     X, tasks = _task_matrix(scores, missing, rk.systems)
     flags = rule_flags(rk.labels, {lb: lb for lb in rk.labels}, rk.score, X, rk.systems)
-    rk, _ = _apply_flags(rk, flags, explicit=explicit, notes=notes)
-    sections = _ranking_sections(out, rk, st, notes)
+    rk, _ = _apply_flags(rk, flags, explicit=explicit, notes=notes, keep=st.primary)
+    boots = _bootstraps(scores, rk, st, level, missing) if st.replicates >= 2 else {}
+    p = _primary(rk, _degenerate(rk), st.primary)
+    board = _Board(boots.get(rk.labels[p]), _judge_counts(scores, rk.systems, missing), scores.sizes["instance"] > 1,
+                   level_words(scores, level), missing)
+    sections = [_leaderboard_section(out, rk, st, board)] + _ranking_sections(out, rk, st, notes)
     flag_sec = _flag_section(flags, _degenerate(rk))
     if flag_sec:
         sections.append(flag_sec)
@@ -1075,6 +1253,8 @@ def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rul
         unknown = [r for r in rules if r not in all_labels]
         if unknown:
             raise VotebenchError(f"{path}: rule(s) {', '.join(unknown)} not in the store; its rules: {', '.join(all_labels)}")
+    if st.primary is not None and st.primary not in all_labels:
+        raise VotebenchError(f"{path}: primary rule {st.primary!r} not in the store; its rules: {', '.join(all_labels)}")
     specs = [r for r in cfg.rules if rules is None or r["label"] in rules]
     sections: list[tuple[str, str]] = []
     multi = len(cfg.inputs) > 1
@@ -1259,8 +1439,19 @@ dl{grid-template-columns:minmax(0,max-content) minmax(0,1fr)}.table{max-width:10
 button.sort{font:inherit;font-weight:600;background:none;border:0;padding:0;cursor:pointer;color:inherit;text-align:inherit}
 button.sort:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}th[aria-sort=ascending] button.sort::after{content:" \\25B2"}
 th[aria-sort=descending] button.sort::after{content:" \\25BC"}.legend span{margin-right:1.2em;font-size:.9em}
+table.board th:first-child,table.board td:first-child{position:sticky;left:0;background:#fff;z-index:1;
+white-space:normal;min-width:8em;max-width:16em;overflow-wrap:anywhere}table.board thead th{white-space:normal;
+vertical-align:bottom;max-width:11em;z-index:2}table.board thead th:first-child{background:#f6f6f6;z-index:3}
+table.board tbody tr:hover td{background:#f3f7ff}.board-wrap{max-height:70vh}
+.search{display:flex;flex-wrap:wrap;align-items:center;gap:.4em .8em;margin:.6em 0}.search label{font-weight:600}
+.search input{font:inherit;padding:.25em .5em;border:1px solid #767676;border-radius:4px;min-width:12em}
+.search input:focus-visible,a:focus-visible,.table:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}
+.count{font-size:.9em;color:#444}.warn{background:#fff4e5;border-left:4px solid #b35900;padding:.3em .6em}
+nav ul{display:flex;flex-wrap:wrap;gap:.2em 1.2em;list-style:none;padding:0;margin:.6em 0}
+details.notes,details.fold{margin:.4em 0}details summary{cursor:pointer;font-weight:600}
 @media (max-width:700px){body{margin:1em auto;padding:0 .6em}figure img{max-width:none;width:auto}
-nav ul{padding-left:1.2em}td,th{padding:.15em .35em}}
+td,th{padding:.15em .35em}h1{font-size:1.3em}table.board td:first-child,table.board th:first-child{min-width:6em;
+max-width:9em}dl{font-size:.8em;gap:.1em .6em}}
 """
 
 #: sorts a table by the header clicked (numbers by their leading number, else text; again: the other way)
@@ -1285,6 +1476,24 @@ document.querySelectorAll("table.sortable").forEach(function (t) {
     });
   });
 });
+if (window.matchMedia("(max-width: 700px)").matches) {  // a phone: the leaderboard on the first screen
+  document.querySelectorAll("details.fold").forEach(function (d) { d.open = false; });
+}
+document.querySelectorAll("input[type=search][data-table]").forEach(function (q) {
+  var t = document.getElementById(q.getAttribute("data-table")).querySelector("table");
+  var count = q.parentNode.querySelector(".count");
+  function apply() {
+    var s = q.value.trim().toLowerCase(), rows = t.tBodies[0].rows, n = 0;
+    Array.prototype.forEach.call(rows, function (r) {
+      var hit = !s || r.cells[0].textContent.toLowerCase().indexOf(s) >= 0;
+      r.hidden = !hit;
+      if (hit) n++;
+    });
+    count.textContent = s ? n + " of " + rows.length + " systems shown" : "";
+  }
+  q.addEventListener("input", apply);
+  q.addEventListener("keydown", function (e) { if (e.key === "Escape") { q.value = ""; apply(); } });
+});
 """
 
 
@@ -1293,13 +1502,18 @@ def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sec
 
     toc = "".join(f'<li><a href="#s{i}">{html.escape(t)}</a></li>' for i, (t, _) in enumerate(sections))
     dl = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in info)
-    note_html = ("<ul class=\"notes\">" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>") if notes else ""
+    note_html = (f'<details class="notes"{" open" if len(notes) <= 2 else ""}><summary>Notes ({len(notes)}): rules '
+                 "and systems left out, and why</summary><ul class=\"notes\">" + "".join(f"<li>{html.escape(n)}</li>"
+                                                                                       for n in notes)
+                 + "</ul></details>") if notes else ""
     body = "\n".join(f'<section id="s{i}"><h2>{html.escape(t)}</h2>\n{b}\n</section>' for i, (t, b) in enumerate(sections))
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="generator" content="votebench {html.escape(__version__)}">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{html.escape(title)}</title>\n'
-            f"<style>{_CSS}</style>\n</head>\n<body>\n<h1>{html.escape(title)}</h1>\n<dl>{dl}</dl>\n{note_html}\n"
-            f"<nav><ul>{toc}</ul></nav>\n{body}\n<script>{_JS}</script>\n</body>\n</html>\n")
+            f"<style>{_CSS}</style>\n</head>\n<body>\n<h1>{html.escape(title)}</h1>\n"
+            f'<details class="fold" open><summary>Settings</summary><dl>{dl}</dl></details>\n'
+            f'<details class="fold" open><summary>Contents</summary><nav aria-label="sections"><ul>{toc}</ul></nav>'
+            f"</details>\n{note_html}\n{body}\n<script>{_JS}</script>\n</body>\n</html>\n")
 
 
 def _check_int(name: str, v: Any, lo: int) -> int:
@@ -1390,8 +1604,6 @@ def _file_report(source: str | os.PathLike[str] | xr.DataArray, tmp: Path, fmts:
     """The page of a score file or score tensor, ranked here with every rule."""
     from engine.io.readers import open_scores
     from engine.labelled.canonical import directions_note, with_lower_is_better
-    from engine.labelled.core import resolve_level
-
     notes: list[str] = []
     scores = source if isinstance(source, xr.DataArray) else open_scores(source, meta=meta)
     scores = _numpy(with_lower_is_better(scores, lower))
@@ -1402,18 +1614,45 @@ def _file_report(source: str | os.PathLike[str] | xr.DataArray, tmp: Path, fmts:
     pol = missing or "error"
     sections = _file_sections(scores, _Out(tmp, fmts), rules=rules, level=level, missing=pol, st=st, notes=notes)
     name = str(scores.attrs.get("name") or (Path(source).name if not isinstance(source, xr.DataArray) else "scores"))
-    level_text = {"task": "task: each rule ranks the per-task scores (mean over a task's instances)",
-                  "one": "one: each rule pools every (task, instance) judge",
-                  "two": "two: each rule within every task over its instances, then across the tasks"}[resolve_level(scores, level)]
-    if level is None:
-        level_text += " (the default for " + ("instance-level" if scores.sizes["instance"] > 1 else "task-level") + " input)"
+    level_text = level_words(scores, level)
     B, n_rep = st.replicates, st.repeats
     info = [("input", str(scores.attrs.get("source_file", name))),
             ("systems x tasks x instances", " x ".join(str(scores.sizes[d]) for d in ("system", "task", "instance"))),
-            ("aggregation level", level_text), ("missing scores", pol), ("alpha", f"{st.alpha:g}"), ("top-k", str(st.top_k)),
+            ("primary rule", _primary_words(st)), ("aggregation level", level_text), ("missing scores", pol),
+            ("alpha", f"{st.alpha:g}"), ("top-k", str(st.top_k)),
             ("bootstrap", f"{B} replicates over {st.over}, seed {st.seed}" if B else "none"),
             ("task subsets", f"{n_rep} per size, seed {st.seed}" if n_rep else "none")]
     return f"votebench report: {name}", info, notes, sections
+
+
+def _primary_words(st: _Settings) -> str:
+    """The primary rule(s) of the page and how they were chosen."""
+    used = ", ".join(dict.fromkeys(st.primary_used)) or "none"
+    return f"{used} (chosen with --primary)" if st.primary else f"{used} (default: {PRIMARY_DEFAULT})"
+
+
+def level_words(scores: xr.DataArray, level: str | None) -> str:
+    """The aggregation level of a report on ``scores``, in words (``level`` None: the default, said so)."""
+    from engine.labelled.core import resolve_level
+
+    text = {"task": "task: each rule ranks the per-task scores (mean over a task's instances)",
+            "one": "one: each rule pools every (task, instance) judge",
+            "two": "two: each rule within every task over its instances, then across the tasks"}[resolve_level(scores, level)]
+    if level is None:
+        text += " (the default for " + ("instance-level" if scores.sizes["instance"] > 1 else "task-level") + " input)"
+    return text
+
+
+def _check_primary(primary: str | None, rules: Sequence[str] | None) -> str | None:
+    """``primary`` checked against the rules asked for (a :class:`VotebenchError` naming them)."""
+    if primary is None:
+        return None
+    if not isinstance(primary, str) or not primary:
+        raise VotebenchError(f"primary must be a rule name, got {primary!r}")
+    if rules is not None and primary not in rules and primary != _BASELINE:
+        raise VotebenchError(f"primary rule {primary!r} is not among the rules asked for ({', '.join(rules)}); "
+                             "add it with --rule or choose one of them")
+    return primary
 
 
 def _results_store(source: str | os.PathLike[str] | xr.DataArray) -> Path | None:
@@ -1441,7 +1680,7 @@ def build_report(
     level: str | None = None, missing: str | None = None, alpha: float = 0.05, top_k: int = 30, replicates: int = 200,
     repeats: int = 100, over: str = "tasks", seed: int = 0, formats: Sequence[str] = ("png", "svg"),
     meta: str | os.PathLike[str] | None = None, lower_is_better: Sequence[str] = (), test: str = "auto",
-    paired_top_k: int = 15, paired_resamples: int = 4000,
+    paired_top_k: int = 15, paired_resamples: int = 4000, primary: str | None = None,
 ) -> Path:
     """Write an HTML ranking report with figures and tables.
 
@@ -1482,6 +1721,9 @@ def build_report(
         ``auto`` chooses and says why).
     paired_top_k, paired_resamples : int
         The "Paired tests" section: the best ``paired_top_k`` systems by mean (0: no section); sign patterns per pair.
+    primary : str, optional
+        The rule (for a results store: the rule label) the leaderboard is ranked by; default the first rule asked for
+        that is neither the baseline nor degenerate.  It is kept even when it would be left out (a single-winner rule).
 
     Returns
     -------
@@ -1499,10 +1741,18 @@ def build_report(
     st, fmts, rules = _check_request(rules=rules, level=level, missing=missing, alpha=alpha, top_k=top_k,
                                      replicates=replicates, repeats=repeats, over=over, seed=seed, formats=formats, test=test,
                                      paired_top_k=paired_top_k, paired_resamples=paired_resamples)
+    st.primary = _check_primary(primary, rules)
     lower = [str(t) for t in ([lower_is_better] if isinstance(lower_is_better, str) else lower_is_better)]
     out = Path(out_dir)
     _check_out(out)
     store = _results_store(source)
+    if store is None and st.primary is not None and rules is None:
+        from engine.rules import get_rule
+
+        try:
+            get_rule(st.primary)
+        except VotebenchError as exc:
+            raise VotebenchError(f"primary rule: {exc}") from None
     tmp = make_temp_dir(out)  # usual permissions; strays of killed runs removed
     try:
         page = _report_page(source, store, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta, lower=lower)
