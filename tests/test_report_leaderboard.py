@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import one_line_error, run_cli
 
 import engine
 from engine.app.report import build_report, score_decimals
-from conftest import one_line_error, run_cli
 
 RULES = ["borda", "copeland", "plurality"]
 B = 40
@@ -265,3 +265,35 @@ def test_search_box_filters_the_board_by_keyboard(browser, report):
     assert box.input_value() == ""
     assert all(rows.nth(i).is_visible() for i in range(rows.count()))
     pg.close()
+
+
+def test_results_store_board_uses_the_stored_replicates(tmp_path, capsys):
+    """A `bootstrap --store` results store: the board's score intervals are the percentiles of the stored replicate
+    scores (read back here with zarr through engine.sweep), Rank(UB) Arena's bound over them."""
+    from engine.sweep import open_results
+
+    f = tmp_path / "s.csv"
+    rng = np.random.default_rng(8)
+    X = np.round(rng.normal(size=(7, 9)) + np.linspace(1, 0, 7)[:, None], 2)
+    f.write_text("system," + ",".join(f"t{j}" for j in range(9)) + "\n"
+                 + "".join(f"m{i}," + ",".join(str(v) for v in X[i]) + "\n" for i in range(7)), encoding="utf-8")
+    store = tmp_path / "st.zarr"
+    code, _, err = run_cli(capsys, "bootstrap", f, "--rule", "borda", "--replicates", "30", "--store", store)
+    assert code == 0, err
+    index = build_report(store, tmp_path / "rep", formats=("png",), primary="borda", paired_top_k=0)
+    ds = next(iter(open_results(store).values())).sel(rule="borda").compute()
+    rep = np.asarray(ds["replicate_score"].values, dtype=float)
+    names = [str(s) for s in ds["system"].values]
+    rows = board_rows(index)
+    for r in rows:
+        col = rep[:, names.index(r["system"])]
+        assert num(r["score_low"]) == pytest.approx(np.percentile(col, 2.5))
+        assert num(r["score_high"]) == pytest.approx(np.percentile(col, 97.5))
+        above = sum(1 for q in rows if num(q["score_low"]) > num(r["score_high"]))
+        assert num(r["rank_ub"]) == 1 + above
+        assert int(r["tasks"]) == 9
+    assert [num(r["rank"]) for r in rows] == sorted(num(r["rank"]) for r in rows)
+    assert "borda (chosen with --primary)" in index.read_text(encoding="utf-8")
+    with pytest.raises(engine.VotebenchError, match="primary rule 'copeland' not in the store"):
+        build_report(store, tmp_path / "rep2", formats=("png",), primary="copeland")
+    assert not (tmp_path / "rep2").exists()

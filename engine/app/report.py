@@ -1271,7 +1271,8 @@ def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rul
         labels = [r["label"] for r in specs]
         body: list[tuple[str, str]] = []
         if rk is not None:
-            rk, gone, body = _store_ranking_sections(out, inp, rk, scores, specs, st, mine_notes, explicit=rules is not None)
+            rk, gone, body = _store_ranking_sections(out, inp, rk, scores, specs, st, mine_notes, explicit=rules is not None,
+                                                     groups=mine)
             labels = [lb for lb in labels if lb not in gone]
         for gname, ds in sorted(mine.items()):
             with stage(f"group {gname}"):
@@ -1345,8 +1346,8 @@ def _store_rankings(inp: Mapping[str, Any], scores: xr.DataArray | None, specs: 
 
 
 def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, scores: xr.DataArray | None,
-                            specs: Sequence[Mapping[str, Any]], st: _Settings, notes: list[str], *, explicit: bool
-                            ) -> tuple[_Rankings, list[str], list[tuple[str, str]]]:
+                            specs: Sequence[Mapping[str, Any]], st: _Settings, notes: list[str], *, explicit: bool,
+                            groups: Mapping[str, xr.Dataset]) -> tuple[_Rankings, list[str], list[tuple[str, str]]]:
     """The ranking sections of an input of the store (and the score sections when its scores were found)."""
     from engine.sweep import aggregate_options
 
@@ -1357,8 +1358,9 @@ def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, sc
         _judges_note(scores, miss, notes)
     names = {r["label"]: r["name"] for r in specs} | {rk.baseline: _BASELINE}
     flags = rule_flags(rk.labels, names, rk.score, X, rk.systems, {r["label"]: r.get("options", {}) for r in specs})
-    rk, gone = _apply_flags(rk, flags, explicit=explicit, notes=notes)
-    body = _ranking_sections(out, rk, st, notes)
+    rk, gone = _apply_flags(rk, flags, explicit=explicit, notes=notes, keep=st.primary)
+    board, here = _store_board(rk, groups, st, inp, scores, notes)
+    body = [_leaderboard_section(out, rk, here, board)] + _ranking_sections(out, rk, st, notes)  # here shares primary_used
     flag_sec = _flag_section(flags, _degenerate(rk))
     if flag_sec:
         body.append(flag_sec)
@@ -1380,34 +1382,41 @@ def _find_meta(inp: Mapping[str, Any], store: Path) -> Path | None:
     return None
 
 
-def bootstrap_store_section(section: StoreSection, gname: str, ds: xr.Dataset) -> tuple[str, str]:
-    """Rank intervals and stability of a stored bootstrap group (its done replicates, the rules of ``section``)."""
+def _stored_boot(ds: xr.Dataset, label: str, st: _Settings, gname: str, notes: list[str]) -> _Boot | None:
+    """One rule's summary of a computed stored bootstrap group (its finished blocks only; None, with a note, when none)."""
     from engine.kernels.ranking import min_rank
 
-    st, notes = section.settings, section.notes
-    ds = ds.compute()
     n_rep = ds.sizes["replicate"]
     b = int(ds.attrs.get("block", n_rep))
+    one = ds.sel({RULE: label})
+    done = np.asarray(one["done"].values, dtype=bool)
+    keep = done[np.arange(n_rep) // b]
+    if not keep.any():
+        notes.append(f"{gname}: no finished replicates for rule {label!r}.")
+        return None
+    if not keep.all():
+        notes.append(f"{gname}: rule {label!r} has {int(keep.sum())} of {keep.size} replicates finished.")
+    rep = np.asarray(one["replicate_score"].values, dtype=np.float64)[keep]
+    boot = xr.Dataset({"score": one["score"], "rank": one["rank"],
+                       "replicate_score": (("replicate", SYSTEM), rep),
+                       "replicate_rank": (("replicate", SYSTEM), min_rank(rep))})
+    return _boot_summary(boot, label, st)
+
+
+def bootstrap_store_section(section: StoreSection, gname: str, ds: xr.Dataset) -> tuple[str, str]:
+    """Rank intervals and stability of a stored bootstrap group (its done replicates, the rules of ``section``)."""
+    st, notes = section.settings, section.notes
+    ds = ds.compute()
     here = replace(st, over=str(ds.attrs.get("over", st.over)))
     per_rule, rows, counts, stab = [], [], [], []
     for label in section.labels:
-        one = ds.sel({RULE: label})
-        done = np.asarray(one["done"].values, dtype=bool)
-        keep = done[np.arange(n_rep) // b]
-        if not keep.any():
-            notes.append(f"{gname}: no finished replicates for rule {label!r}.")
+        got = _stored_boot(ds, label, here, gname, notes)
+        if got is None:
             continue
-        if not keep.all():
-            notes.append(f"{gname}: rule {label!r} has {int(keep.sum())} of {keep.size} replicates finished.")
-        rep = np.asarray(one["replicate_score"].values, dtype=np.float64)[keep]
-        boot = xr.Dataset({"score": one["score"], "rank": one["rank"],
-                           "replicate_score": (("replicate", SYSTEM), rep),
-                           "replicate_rank": (("replicate", SYSTEM), min_rank(rep))})
-        by, r, sb = _interval_summary(boot, label, here)
-        per_rule.append((label, by))
-        rows += r
-        stab.append(sb)
-        counts.append(int(keep.sum()))
+        per_rule.append((label, got.by))
+        rows += got.rows
+        stab.append(got.stab)
+        counts.append(got.replicates)
     intro = (f"<p>Stored bootstrap {html.escape(gname)} (over {html.escape(here.over)}, seed "
              f"{html.escape(str(ds.attrs.get('seed', '?')))}); {html.escape(_interval_words(here))}.</p>")
     title = f"Bootstrap rank intervals and stability: {gname}"
@@ -1417,6 +1426,27 @@ def bootstrap_store_section(section: StoreSection, gname: str, ds: xr.Dataset) -
     fig_html = _interval_figure(out, f"{gname}_intervals", per_rule, here, f"resampling {here.over}", max(counts))
     return (title, intro + _stability_table(out, f"{gname}_stability", stab)
             + _interval_table(out, f"{gname}_intervals", rows, here) + fig_html)
+
+
+def _store_board(rk: _Rankings, groups: Mapping[str, xr.Dataset], st: _Settings, inp: Mapping[str, Any],
+                 scores: xr.DataArray | None, notes: list[str]) -> tuple[_Board, _Settings]:
+    """The leaderboard's extras for an input of a results store: the first bootstrap group holding the primary rule
+    (and the settings with its resampling axis), the judges behind each row when the scores were found."""
+    from engine.sweep import aggregate_options
+
+    label = rk.labels[_primary(rk, _degenerate(rk), st.primary)]
+    opts = aggregate_options(inp, {"name": _BASELINE})
+    miss, level = str(opts.get("missing") or "error"), opts.get("level")
+    boot, here = None, st
+    for gname, ds in sorted(groups.items()):
+        if str(ds.attrs.get("kind")) == "bootstrap" and label in [str(r) for r in ds[RULE].values]:
+            here = replace(st, over=str(ds.attrs.get("over", st.over)))
+            boot = _stored_boot(ds.sel({RULE: [label]}).compute(), label, here, gname, [])
+            break
+    if scores is None:
+        return _Board(boot, None, False, str(level or "the rules' own"), miss), here
+    counts = _judge_counts(scores, rk.systems, miss)
+    return _Board(boot, counts, scores.sizes["instance"] > 1, level_words(scores, level), miss), here
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1502,9 +1532,8 @@ def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sec
 
     toc = "".join(f'<li><a href="#s{i}">{html.escape(t)}</a></li>' for i, (t, _) in enumerate(sections))
     dl = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in info)
-    note_html = (f'<details class="notes"{" open" if len(notes) <= 2 else ""}><summary>Notes ({len(notes)}): rules '
-                 "and systems left out, and why</summary><ul class=\"notes\">" + "".join(f"<li>{html.escape(n)}</li>"
-                                                                                       for n in notes)
+    note_html = (f'<details class="notes"{" open" if len(notes) <= 2 else ""}><summary>Notes ({len(notes)})</summary>'
+                 '<ul class="notes">' + "".join(f"<li>{html.escape(n)}</li>" for n in notes)
                  + "</ul></details>") if notes else ""
     body = "\n".join(f'<section id="s{i}"><h2>{html.escape(t)}</h2>\n{b}\n</section>' for i, (t, b) in enumerate(sections))
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -1593,7 +1622,8 @@ def _store_report(store: Path, tmp: Path, fmts: tuple[str, ...], *, rules: Seque
     if options_given:
         notes.append("level, missing and lower-is-better are those of the sweep's inputs; the options given are not "
                      "used for a results store.")
-    info = [("results store", str(store)), ("inputs", ", ".join(by_input)), ("alpha", f"{st.alpha:g}"),
+    info = [("results store", str(store)), ("inputs", ", ".join(by_input)), ("primary rule", _primary_words(st)),
+            ("alpha", f"{st.alpha:g}"),
             ("top-k", str(st.top_k))]
     return f"votebench report: {store.name}", info, notes, sections
 
