@@ -297,3 +297,21 @@ def test_results_store_board_uses_the_stored_replicates(tmp_path, capsys):
     with pytest.raises(engine.VotebenchError, match="primary rule 'copeland' not in the store"):
         build_report(store, tmp_path / "rep2", formats=("png",), primary="copeland")
     assert not (tmp_path / "rep2").exists()
+
+
+def test_dashboard_names_an_unnamed_sweep_input_as_the_sweep_does(tmp_path, capsys):
+    """A sweep file whose [input] has no name: the dashboard finds its level and policy under the name the sweep gave
+    the input (its file's name), not under "None" (it showed "each rule's own (not set)" for level = "two")."""
+    from engine.app.dashboard import snapshot
+
+    f = tmp_path / "bench.csv"
+    f.write_text("system,a,b,c\nx,1,2,3\ny,2,1,1\nz,3,3,2\n", encoding="utf-8")
+    cfg = tmp_path / "s.toml"
+    cfg.write_text(f'seed = 0\nstore = "{(tmp_path / "st.zarr").as_posix()}"\n[input]\npath = "{f.as_posix()}"\n'
+                   'level = "task"\nmissing = "listwise"\n[[rules]]\nname = "borda"\n[[perturbations]]\n'
+                   'kind = "bootstrap"\nover = "tasks"\nreplicates = 4\n', encoding="utf-8")
+    code, _, err = run_cli(capsys, "sweep", cfg)
+    assert code == 0, err
+    snap = snapshot(tmp_path / "st.zarr")
+    assert {g["input"] for g in snap["groups"]} == {"bench"}
+    assert snap["input"]["bench"]["level"] == "task" and snap["input"]["bench"]["missing"] == "listwise"

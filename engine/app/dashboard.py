@@ -423,7 +423,12 @@ class LiveStore:
             cfg = json.loads(self.attrs.get("config") or "{}")
         except ValueError:
             return {}
-        inputs = cfg.get("inputs") or ([cfg["input"]] if isinstance(cfg.get("input"), dict) else [])
+        try:  # the inputs as the sweep named them (an input without ``name`` is named after its file)
+            from engine.sweep import parse_config
+
+            inputs = [dict(i) for i in parse_config(cfg, stored=True).inputs]
+        except (VotebenchError, ValueError, TypeError):
+            inputs = cfg.get("inputs") or ([cfg["input"]] if isinstance(cfg.get("input"), dict) else [])
         # not given: engine.rank's defaults (missing="error"; level=None: the rule's own level)
         return {str(i.get("name")): {"level": i.get("level"), "missing": i.get("missing") or "error",
                                      "defaults": [k for k in ("level", "missing") if not i.get(k)]}
