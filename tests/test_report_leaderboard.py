@@ -315,3 +315,22 @@ def test_dashboard_names_an_unnamed_sweep_input_as_the_sweep_does(tmp_path, caps
     snap = snapshot(tmp_path / "st.zarr")
     assert {g["input"] for g in snap["groups"]} == {"bench"}
     assert snap["input"]["bench"]["level"] == "task" and snap["input"]["bench"]["missing"] == "listwise"
+
+
+def test_letter_groups_compare_the_best_systems_by_the_primary_rule(tmp_path):
+    """The Paired tests section takes its systems from the leaderboard's rule, not from the mean: a system that is
+    best by mean (one huge task score) but last by Borda is left out when Borda is primary."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(6, 5)) + np.linspace(3, 0, 6)[:, None]
+    X[5] = -5.0
+    X[5, 0] = 500.0  # best mean, worst on 4 of 5 tasks
+    scores = engine.scores_from_array(X, systems=[f"s{i}" for i in range(6)])
+    index = build_report(scores, tmp_path / "r", rules=["borda"], replicates=0, repeats=0, formats=("png",),
+                         paired_top_k=3, primary="borda")
+    borda = engine.rank(scores, rule="borda")
+    rank = {str(s): float(v) for s, v in zip(borda["system"].values, borda["rank"].values)}
+    want = sorted(rank, key=lambda s: rank[s])[:3]
+    rows = list(csv.DictReader((index.parent / "tables" / "paired_letters.csv").open(encoding="utf-8")))
+    assert sorted(r["system"] for r in rows) == sorted(want) and "s5" not in want
+    assert all(float(r["rank_by_borda"]) == rank[r["system"]] for r in rows)
+    assert "the 3 best of 6 systems by the primary rule, borda" in index.read_text(encoding="utf-8")

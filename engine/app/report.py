@@ -536,18 +536,24 @@ def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _S
     return _Table(header, csv_rows, text_rows, csv_header=csv_header)
 
 
+def _board_order(rk: _Rankings, st: _Settings) -> tuple[str, np.ndarray]:
+    """The primary rule's label and the leaderboard's order: by its rank, then the mean rank over the rules, then
+    the system's position."""
+    p = _primary(rk, _degenerate(rk), st.primary)
+    n_s = len(rk.systems)
+    worst = np.where(np.isfinite(rk.rank), rk.rank, n_s + 1.0)
+    return rk.labels[p], np.lexsort((np.arange(n_s), worst.mean(axis=0), worst[p]))
+
+
 def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board) -> tuple[str, str]:
     """The main table: every system by the primary rule, its rank and score with their bootstrap intervals, Rank(UB)
     and the judges behind its row."""
     from engine.app.units import rule_unit
 
     degen = _degenerate(rk)
-    p = _primary(rk, degen, st.primary)
-    label, boot = rk.labels[p], board.boot
+    label, order = _board_order(rk, st)
+    p, boot, n_s = rk.labels.index(label), board.boot, len(rk.systems)
     st.primary_used.append(label)
-    n_s = len(rk.systems)
-    worst = np.where(np.isfinite(rk.rank), rk.rank, n_s + 1.0)
-    order = np.lexsort((np.arange(n_s), worst.mean(axis=0), worst[p]))
     pct = f"{100 * (1 - st.alpha):g}%"
     how = "chosen with --primary" if st.primary else f"the default: {PRIMARY_DEFAULT}"
     reps = f"{pct} bootstrap intervals over {boot.replicates} replicates resampling {boot.over}" if boot else \
@@ -789,16 +795,18 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
 
     if st.paired_top_k == 0:
         return None
+    label, order = _board_order(rk, st)
     try:
-        g = letter_groups(scores, systems=list(rk.systems), top_k=st.paired_top_k, alpha=st.alpha,
-                          resamples=st.paired_resamples, seed=st.seed, test=st.test)
+        g = letter_groups(scores, systems=[rk.systems[i] for i in order[: st.paired_top_k]], top_k=st.paired_top_k,
+                          alpha=st.alpha, resamples=st.paired_resamples, seed=st.seed, test=st.test)
     except VotebenchError as exc:
         notes.append(f"No paired tests: {exc}.")
         return None
-    k, n, P = len(g["systems"]), g["candidates"], len(g["pairs"])
-    cap = (f"the {k} best of {n} systems by mean score (--paired-top-k {st.paired_top_k}; all pairs of the {n} systems "
-           f"would be {n * (n - 1) // 2} tests, and the correction over so many would leave little power)" if k < n
-           else f"all {k} systems")
+    k, n, P = len(g["systems"]), len(rk.systems), len(g["pairs"])
+    by = "mean score" if label == _BASELINE else f"the primary rule, {label}"
+    cap = (f"the {k} best of {n} systems by {by} (ties broken by the mean rank over the rules; "
+           f"--paired-top-k {st.paired_top_k}; all pairs of the {n} systems would be {n * (n - 1) // 2} tests, and "
+           "the correction over so many would leave little power)" if k < n else f"all {k} systems")
     n_diff = sum(p["different"] for p in g["pairs"])
     if g["level"] == "instance":
         what = (f"Test: the <b>paired permutation (sign-flip) test</b>, between two systems on the same instances; "
@@ -820,22 +828,26 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
     elif fr:
         body.append(f"<p>Friedman test on these systems: chi-square = {fr['statistic']:.4g}, p = {fr['pvalue']:.3g}.</p>")
     body += [f"<p><b>Note:</b> {html.escape(t)}.</p>" for t in g["notes"]]
-    body.append(_letters_table(out, g["systems"], g["mean"], g["letters"], "Letter groups, best mean first" +
+    rank = dict(zip(rk.systems, rk.rank[rk.labels.index(label)].tolist()))
+    body.append(_letters_table(out, g["systems"], g["mean"], g["letters"], [rank[x] for x in g["systems"]], label,
+                               "Letter groups, best mean first" +
                                ("" if g["level"] == "instance" else f" (mean over these {g['n_tasks']} tasks)")))
     body.append(_pairs_table(out, g))
     return ("Paired tests", "\n".join(body))
 
 
 def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None], letters: Sequence[str],
-                   caption: str) -> str:
+                   rank: Sequence[float], label: str, caption: str) -> str:
+    """The compact letter display: system, its rank by the primary rule ``label``, its mean, its letters."""
     aligned = _aligned_letters(letters)
-    rows: list[list[Any]] = [[k + 1, n, m if m is not None else math.nan, lt] for k, (n, m, lt) in
-                             enumerate(zip(names, mean, letters))]
-    text = [[r[1], "n/a" if not math.isfinite(r[2]) else f"{r[2]:.6g}", a] for r, a in zip(rows, aligned)]
-    tex = [[_tex_escape(c) for c in t[:2]] + [_tex_escape(r[3])] for t, r in zip(text, rows)]
-    return out.table("paired_letters", _Table(["system", "mean", "letters"], rows, text, tex,
-                                              ["rank_by_mean", "system", "mean", "letters"],
-                                              [["", "", "cld"] for _ in rows]), caption=caption)
+    rows: list[list[Any]] = [[k + 1, n, r, m if m is not None else math.nan, lt] for k, (n, m, lt, r) in
+                             enumerate(zip(names, mean, letters, rank))]
+    d = score_decimals([r[3] for r in rows])
+    text = [[r[1], f"{r[2]:g}", "n/a" if not math.isfinite(r[3]) else f"{r[3]:.{d}f}", a] for r, a in zip(rows, aligned)]
+    tex = [[_tex_escape(c) for c in t[:3]] + [_tex_escape(r[4])] for t, r in zip(text, rows)]
+    return out.table("paired_letters", _Table(["system", f"rank by {label}", "mean", "letters"], rows, text, tex,
+                                              ["rank_by_mean", "system", f"rank_by_{label}", "mean", "letters"],
+                                              [["", "", "", "cld"] for _ in rows]), caption=caption)
 
 
 def _pairs_table(out: _Out, g: Mapping[str, Any]) -> str:
