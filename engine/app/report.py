@@ -667,6 +667,24 @@ def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str
     return sections
 
 
+def p_text(p: float) -> str:
+    """A p-value as text: 3 significant digits, and ``"< 1e-300"`` for one that underflowed to 0 (not a p of 0).
+
+    Examples
+    --------
+    >>> p_text(0.01234), p_text(0.0), p_text(float("nan"))
+    ('0.0123', '< 1e-300', 'n/a')
+    """
+    if not math.isfinite(p):
+        return "n/a"
+    return "< 1e-300" if p < 1e-300 else f"{p:.3g}"
+
+
+def _p_is(p: float) -> str:
+    t = p_text(p)
+    return t if t.startswith("<") else f"= {t}"
+
+
 def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarray, str], st: _Settings, notes: list[str],
                 what: str) -> tuple[str, str]:
     """The critical-difference section: Friedman test, the post-hoc test's cliques, average ranks (complete tasks ``Xc``)."""
@@ -682,9 +700,9 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
     test_name = "pairwise Wilcoxon signed-rank tests, Holm-corrected" if wilcoxon else "Nemenyi"
     stats_rows = [["post-hoc test", test_name], ["why", ph.reason],
                   ["Friedman chi-square (tie-corrected)", f"{fr.statistic:.4g}"],
-                  ["p-value (chi-square, df = k - 1)", f"{fr.pvalue:.3g}"],
+                  ["p-value (chi-square, df = k - 1)", p_text(fr.pvalue)],
                   ["Iman-Davenport F", f"{fr.iman_davenport:.4g}"],
-                  ["p-value (F)", f"{fr.iman_davenport_pvalue:.3g}"],
+                  ["p-value (F)", p_text(fr.iman_davenport_pvalue)],
                   ["systems k / tasks N", f"{fr.n_systems} / {fr.n_datasets}"],
                   [f"Nemenyi q (alpha = {st.alpha:g})", f"{nemenyi_q(fr.n_systems, st.alpha):.4g}"],
                   ["Nemenyi critical difference CD", f"{ph.cd:.4g}"],
@@ -694,7 +712,7 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
            "Thick bars join systems whose average ranks differ by less than Nemenyi's critical difference "
            "CD = q_alpha sqrt(k(k+1)/(6N)) (Demsar 2006)")
     body = [f"<p>Average ranks of the systems over the {fr.n_datasets} tasks ({what}; ties get the mean of their "
-            f"positions). Friedman test: chi-square = {fr.statistic:.4g}, p = {fr.pvalue:.3g} "
+            f"positions). Friedman test: chi-square = {fr.statistic:.4g}, p {_p_is(fr.pvalue)} "
             f"({'reject' if sig else 'cannot reject'} equal average ranks at alpha = {st.alpha:g}). "
             f"Post-hoc test: <b>{html.escape(test_name)}</b>, chosen automatically: {html.escape(ph.reason)}. "
             f"{how}.</p>"]
@@ -1481,7 +1499,8 @@ dl{grid-template-columns:minmax(0,max-content) minmax(0,1fr)}.table{max-width:10
 button.sort{font:inherit;font-weight:600;background:none;border:0;padding:0;cursor:pointer;color:inherit;text-align:inherit}
 button.sort:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}th[aria-sort=ascending] button.sort::after{content:" \\25B2"}
 th[aria-sort=descending] button.sort::after{content:" \\25BC"}.legend span{margin-right:1.2em;font-size:.9em}
-table.board th:first-child,table.board td:first-child{position:sticky;left:0;background:#fff;z-index:1;
+.table td:first-child{position:sticky;left:0;background:#fff;z-index:1}.table thead th:first-child{position:sticky;
+left:0;z-index:3}table.board th:first-child,table.board td:first-child{position:sticky;left:0;background:#fff;z-index:1;
 white-space:normal;min-width:8em;max-width:16em;overflow-wrap:anywhere}table.board thead th{white-space:normal;
 vertical-align:bottom;max-width:11em;z-index:2}table.board thead th:first-child{background:#f6f6f6;z-index:3}
 table.board tbody tr:hover td{background:#f3f7ff}.board-wrap{max-height:70vh}
@@ -1551,10 +1570,10 @@ def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sec
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="generator" content="votebench {html.escape(__version__)}">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{html.escape(title)}</title>\n'
-            f"<style>{_CSS}</style>\n</head>\n<body>\n<h1>{html.escape(title)}</h1>\n"
+            f"<style>{_CSS}</style>\n</head>\n<body>\n<main>\n<h1>{html.escape(title)}</h1>\n"
             f'<details class="fold" open><summary>Settings</summary><dl>{dl}</dl></details>\n'
             f'<details class="fold" open><summary>Contents</summary><nav aria-label="sections"><ul>{toc}</ul></nav>'
-            f"</details>\n{note_html}\n{body}\n<script>{_JS}</script>\n</body>\n</html>\n")
+            f"</details>\n{note_html}\n{body}\n</main>\n<script>{_JS}</script>\n</body>\n</html>\n")
 
 
 def _check_int(name: str, v: Any, lo: int) -> int:
