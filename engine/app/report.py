@@ -1499,10 +1499,11 @@ dl{grid-template-columns:minmax(0,max-content) minmax(0,1fr)}.table{max-width:10
 button.sort{font:inherit;font-weight:600;background:none;border:0;padding:0;cursor:pointer;color:inherit;text-align:inherit}
 button.sort:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}th[aria-sort=ascending] button.sort::after{content:" \\25B2"}
 th[aria-sort=descending] button.sort::after{content:" \\25BC"}.legend span{margin-right:1.2em;font-size:.9em}
-.table td:first-child{position:sticky;left:0;background:#fff;z-index:1}.table thead th:first-child{position:sticky;
+.table td:first-child{position:sticky;left:0;background:#fff;z-index:1;white-space:normal;max-width:18em;
+overflow-wrap:break-word}.table thead th:first-child{position:sticky;
 left:0;z-index:3}table.board th:first-child,table.board td:first-child{position:sticky;left:0;background:#fff;z-index:1;
 white-space:normal;min-width:8em;max-width:16em;overflow-wrap:anywhere}table.board thead th{white-space:normal;
-vertical-align:bottom;max-width:11em;z-index:2}table.board thead th:first-child{background:#f6f6f6;z-index:3}
+vertical-align:bottom;max-width:11em;z-index:2}table.board td:first-child{overflow-wrap:break-word}table.board thead th:first-child{background:#f6f6f6;z-index:3}
 table.board tbody tr:hover td{background:#f3f7ff}.board-wrap{max-height:70vh}
 .search{display:flex;flex-wrap:wrap;align-items:center;gap:.4em .8em;margin:.6em 0}.search label{font-weight:600}
 .search input{font:inherit;padding:.25em .5em;border:1px solid #767676;border-radius:4px;min-width:12em}
@@ -1511,7 +1512,7 @@ table.board tbody tr:hover td{background:#f3f7ff}.board-wrap{max-height:70vh}
 nav ul{display:flex;flex-wrap:wrap;gap:.2em 1.2em;list-style:none;padding:0;margin:.6em 0}
 details.notes,details.fold{margin:.4em 0}details summary{cursor:pointer;font-weight:600}
 @media (max-width:700px){body{margin:1em auto;padding:0 .6em}figure img{max-width:none;width:auto}
-td,th{padding:.15em .35em}h1{font-size:1.3em}table.board td:first-child,table.board th:first-child{min-width:6em;
+td,th{padding:.15em .35em}h1{font-size:1.3em}.table td:first-child{max-width:10em;min-width:8em}table.board td:first-child,table.board th:first-child{min-width:6em;
 max-width:9em}dl{font-size:.8em;gap:.1em .6em}}
 """
 
