@@ -400,9 +400,10 @@ def _flag_section(flags: Sequence[RuleFlag], degen: Mapping[str, str]) -> tuple[
             f"(\u26a0 in the tables and figures).</p><ul>{items}</ul>")
 
 
-def _shown(rk: _Rankings, top_k: int) -> tuple[np.ndarray, str]:
-    """Indices of the systems the figures show (best first by the baseline) and the title suffix."""
-    idx = select_systems(rk.rank, top_k, reference=0)
+def _shown(rk: _Rankings, st: _Settings) -> tuple[np.ndarray, str]:
+    """Indices of the systems the figures show (best first by the primary rule, as the tables) and the title suffix."""
+    top_k = st.top_k
+    idx = select_systems(rk.rank, top_k, reference=_primary(rk, _degenerate(rk), st.primary))
     n = len(rk.systems)
     return idx, (f" (top {len(idx)} of {n} systems)" if len(idx) < n else "")
 
@@ -510,8 +511,8 @@ def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _S
     vals, cnt = np.unique(rank[np.isfinite(rank)], return_counts=True)
     shared = set(vals[cnt > 1].tolist())
     unit = rule_unit(label).split(" (")[0]
-    header = ["system", f"rank by {label}", f"rank {pct} interval ({reps})", "Rank(UB)", f"score ({unit})",
-              f"score {pct} interval", "tasks with a score"]
+    header = ["system", f"rank by {label}", f"rank {pct} CI ({reps})", "Rank(UB)", f"score ({unit})",
+              f"score {pct} CI", "tasks with a score"]
     csv_header = ["system", "rank", "rank_low", "rank_high", "rank_ub", "score", "score_low", "score_high", "tasks"]
     if board.instances:
         header.append("task × instance scores")
@@ -572,10 +573,10 @@ def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board)
               "different sets of systems in its replicates, so it has no score interval; as the dashboard)")
     cols = [("system", "the system (search: type part of a name; Esc clears)"),
             (f"rank by {label}", "rank 1 = best; competition ranks: tied systems share the better rank, marked '='"),
-            ("rank interval", f"{_interval_words(st)}" if boot else "none"),
+            ("rank CI", f"bootstrap {_interval_words(st)}" if boot else "none"),
             ("Rank(UB)", iv),
             ("score", f"{rule_unit(label)}; higher is better; aggregation level {board.level}"),
-            ("score interval", f"the {50 * st.alpha:g}-{100 - 50 * st.alpha:g}% percentiles of the replicate scores"
+            ("score CI", f"bootstrap interval = the {50 * st.alpha:g}-{100 - 50 * st.alpha:g}% percentiles of the replicate scores"
              if boot is not None and boot.score_low is not None else "none"),
             ("tasks, task \u00d7 instance scores", f"the judges with a score behind the row (missing scores: "
                                                    f"{board.missing})")]
@@ -629,15 +630,17 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
     body.append(out.table("scores", _Table(["system"] + rk.labels, score_rows,
                                            [[r[0]] + [f"{v:.6g}" for v in r[1:]] for r in score_rows]),
                           caption="Aggregate scores by rule (higher is better):", show=False))
-    idx, suffix = _shown(rk, st.top_k)
+    idx, suffix = _shown(rk, st)
     if suffix:
         notes.append(f"Figures show {len(idx)} of {n_s} systems: the union of every rule's best systems, filled up by "
                      f"mean rank (--top-k {st.top_k}); the tables list all of them.")
     sub = ranks.isel({SYSTEM: idx})
     fig = plots.rank_change_figure(sub, baseline=rk.baseline, neutral=list(degen),
-                                   title=f"Rankings by rule, change against {rk.baseline}{suffix}")
-    body.append(out.figure("rankings", fig, f"Rank of every system under every rule; colour and arrow: change against "
-                                            f"the {html.escape(rk.baseline)} baseline{html.escape(suffix)}."))
+                                   title=f"Rankings by rule, change against {rk.baseline}{suffix}",
+                                   shared=np.stack(shared, axis=1)[idx])
+    body.append(out.figure("rankings", fig, f"Rank of every system under every rule ('=' shared rank); colour and "
+                                            f"arrow: change against the {html.escape(rk.baseline)} baseline; \u26a0 "
+                                            f"degenerate rule, not coloured{html.escape(suffix)}."))
     sections.append(("Rankings", "\n".join(body)))
     if n_r >= 1 and len(idx) >= 2:
         fig = plots.rank_heatmap_figure(sub, title=f"Ranks across rules{suffix}")
@@ -650,7 +653,7 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
 def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str], st: _Settings, notes: list[str],
                     instance_level: bool) -> list[tuple[str, str]]:
     """Friedman/Nemenyi CD, PROMETHEE flows, win matrix from oriented task-level scores ``X`` (T, S ranked systems)."""
-    shown = _shown(rk, st.top_k)
+    shown = _shown(rk, st)
     what = "per-task means over instances" if instance_level else "task scores"
     complete = np.isfinite(X).all(axis=1)
     Xc = X[complete]
@@ -1503,7 +1506,8 @@ th[aria-sort=descending] button.sort::after{content:" \\25BC"}.legend span{margi
 overflow-wrap:break-word}.table thead th:first-child{position:sticky;
 left:0;z-index:3}table.board th:first-child,table.board td:first-child{position:sticky;left:0;background:#fff;z-index:1;
 white-space:normal;min-width:8em;max-width:16em;overflow-wrap:anywhere}table.board thead th{white-space:normal;
-vertical-align:bottom;max-width:11em;z-index:2}table.board td:first-child{overflow-wrap:break-word}table.board thead th:first-child{background:#f6f6f6;z-index:3}
+vertical-align:bottom;max-width:11em;z-index:2}table.board td:first-child{overflow-wrap:break-word}
+table.board thead th:first-child{background:#f6f6f6;z-index:3}
 table.board tbody tr:hover td{background:#f3f7ff}.board-wrap{max-height:70vh}
 .search{display:flex;flex-wrap:wrap;align-items:center;gap:.4em .8em;margin:.6em 0}.search label{font-weight:600}
 .search input{font:inherit;padding:.25em .5em;border:1px solid #767676;border-radius:4px;min-width:12em}
@@ -1512,7 +1516,8 @@ table.board tbody tr:hover td{background:#f3f7ff}.board-wrap{max-height:70vh}
 nav ul{display:flex;flex-wrap:wrap;gap:.2em 1.2em;list-style:none;padding:0;margin:.6em 0}
 details.notes,details.fold{margin:.4em 0}details summary{cursor:pointer;font-weight:600}
 @media (max-width:700px){body{margin:1em auto;padding:0 .6em}figure img{max-width:none;width:auto}
-td,th{padding:.15em .35em}h1{font-size:1.3em}.table td:first-child{max-width:10em;min-width:8em}table.board td:first-child,table.board th:first-child{min-width:6em;
+td,th{padding:.15em .35em}h1{font-size:1.3em}.table td:first-child{max-width:10em;min-width:8em}
+table.board td:first-child,table.board th:first-child{min-width:6em;
 max-width:9em}dl{font-size:.8em;gap:.1em .6em}}
 """
 
