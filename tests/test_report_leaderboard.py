@@ -334,3 +334,18 @@ def test_letter_groups_compare_the_best_systems_by_the_primary_rule(tmp_path):
     assert sorted(r["system"] for r in rows) == sorted(want) and "s5" not in want
     assert all(float(r["rank_by_borda"]) == rank[r["system"]] for r in rows)
     assert "the 3 best of 6 systems by the primary rule, borda" in index.read_text(encoding="utf-8")
+
+
+def test_a_primary_rule_that_would_be_left_out_is_kept(tmp_path):
+    """random_judge is left out of a report of every rule unless named; --primary names it."""
+    rng = np.random.default_rng(6)
+    scores = engine.scores_from_array(rng.normal(size=(6, 4)), systems=[f"m{i}" for i in range(6)])
+    common = dict(replicates=0, repeats=0, paired_top_k=0, formats=("png",))
+    plain = build_report(scores, tmp_path / "a", **common).read_text(encoding="utf-8")
+    assert "Left out of the rank tables" in plain and "random_judge" in plain
+    index = build_report(scores, tmp_path / "b", primary="random_judge", **common)
+    head, _ = html_rows(index)
+    assert head[1] == "rank by random_judge"
+    want = engine.rank(scores, rule="random_judge")
+    rank = {str(s): float(v) for s, v in zip(want["system"].values, want["rank"].values)}
+    assert all(num(r["rank"]) == rank[r["system"]] for r in board_rows(index))

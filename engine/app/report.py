@@ -360,10 +360,10 @@ class _Settings:
 # rules whose ranking is not an aggregate to compare
 # ---------------------------------------------------------------------------------------------
 def _apply_flags(rk: _Rankings, flags: Sequence[RuleFlag], *, explicit: bool, notes: list[str],
-                 keep: str | None = None) -> tuple[_Rankings, list[str]]:
-    """The rankings without the rules left out (unless asked for by name, or ``keep``: the --primary rule), the notes,
-    and the labels left out."""
-    gone = [f for f in flags if f.leave_out and not explicit and f.label not in (rk.baseline, keep)]
+                 primary: str | None = None) -> tuple[_Rankings, list[str]]:
+    """The rankings without the rules left out (unless asked for by name, or ``primary``: the --primary rule), the
+    notes, and the labels left out."""
+    gone = [f for f in flags if f.leave_out and not explicit and f.label not in (rk.baseline, primary)]
     for f in flags:
         if f.kind == "fallback":
             notes.append(f"{f.text}.")
@@ -567,7 +567,8 @@ def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board)
         iv = "no bootstrap"
     elif boot.score_low is not None:
         iv = ("1 + the systems whose score interval lies entirely above this system's (LMArena's rank upper bound: "
-              "no system below it can be ranked above it with confidence)")
+              "the systems confidently better than it; the live dashboard, which merges ranks while a run goes on, "
+              "counts the systems whose rank interval lies entirely above instead, so its Rank(UB) can differ)")
     else:
         iv = ("1 + the systems whose rank range lies entirely above this system's (a bootstrap over systems scores "
               "different sets of systems in its replicates, so it has no score interval; as the dashboard)")
@@ -1064,7 +1065,7 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     _judges_note(scores, missing, notes)
     X, tasks = _task_matrix(scores, missing, rk.systems)
     flags = rule_flags(rk.labels, {lb: lb for lb in rk.labels}, rk.score, X, rk.systems)
-    rk, _ = _apply_flags(rk, flags, explicit=explicit, notes=notes, keep=st.primary)
+    rk, _ = _apply_flags(rk, flags, explicit=explicit, notes=notes, primary=st.primary)
     boots = _bootstraps(scores, rk, st, level, missing) if st.replicates >= 2 else {}
     p = _primary(rk, _degenerate(rk), st.primary)
     board = _Board(boots.get(rk.labels[p]), _judge_counts(scores, rk.systems, missing), scores.sizes["instance"] > 1,
@@ -1391,7 +1392,7 @@ def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, sc
         _judges_note(scores, miss, notes)
     names = {r["label"]: r["name"] for r in specs} | {rk.baseline: _BASELINE}
     flags = rule_flags(rk.labels, names, rk.score, X, rk.systems, {r["label"]: r.get("options", {}) for r in specs})
-    rk, gone = _apply_flags(rk, flags, explicit=explicit, notes=notes, keep=st.primary)
+    rk, gone = _apply_flags(rk, flags, explicit=explicit, notes=notes, primary=st.primary)
     board, here = _store_board(rk, groups, st, inp, scores, notes)
     body = [_leaderboard_section(out, rk, here, board)] + _ranking_sections(out, rk, st, notes)  # here shares primary_used
     flag_sec = _flag_section(flags, _degenerate(rk))
