@@ -507,7 +507,7 @@ def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _S
     pct = f"{100 * (1 - st.alpha):g}%"
     reps = f"B = {boot.replicates}" if boot else "no bootstrap"
     score, rank = rk.score[p], rk.rank[p]
-    k = score_decimals([*score.tolist(), *s_lo.tolist(), *s_hi.tolist()])
+    k = score_decimals(score.tolist())  # the bounds with the scores' decimals: they need not print apart
     vals, cnt = np.unique(rank[np.isfinite(rank)], return_counts=True)
     shared = set(vals[cnt > 1].tolist())
     unit = rule_unit(label).split(" (")[0]
@@ -626,7 +626,7 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
             f'<p class="legend"><span>\'=\' shared rank</span> <span>{_UP}n / {_DOWN}n: n places higher / lower than '
             f'the {html.escape(rk.baseline)} baseline, \u00b10 the same place</span> <span>\u26a0 degenerate ranking '
             "(its ties are not rank changes: not coloured)</span></p>"]
-    body.append(out.table("rankings", table, caption="Rankings by rule"))
+    body.append(out.table("rankings", table, caption="Rankings by rule", search=True))
     score_rows = [[rk.systems[i]] + [float(rk.score[j, i]) for j in range(n_r)] for i in order]
     body.append(out.table("scores", _Table(["system"] + rk.labels, score_rows,
                                            [[r[0]] + [f"{v:.6g}" for v in r[1:]] for r in score_rows]),

@@ -597,7 +597,17 @@
                    stabilityLine(g), lettersView(g)];
     const src = g.rules.find(r => r.ranking_source !== "full data");
     if (src) parts.push(el("div", {class: "note"}, `ranked by ${src.ranking_source} (no full-data ranking in the store)`));
+    // a live update redraws the table: keep the keyboard focus on the same header or system (not lost to <body>)
+    const act = document.activeElement;
+    const inHead = act && host.contains(act) ? act.closest("th[data-key]") : null;
+    const inRow = act && host.contains(act) ? act.closest("tr[data-system]") : null;
     host.replaceChildren(...parts);
+    if (inHead || inRow) {
+      const sel = inHead ? `th[data-key="${CSS.escape(inHead.getAttribute("data-key"))}"] button`
+        : `tr[data-system="${CSS.escape(inRow.getAttribute("data-system"))}"] button.rowbtn`;
+      const again = host.querySelector(sel);
+      if (again && !host.contains(document.activeElement)) again.focus();
+    }
   }
 
   // ------------------------------------------------------------------ bump chart
