@@ -436,20 +436,26 @@ def _primary(rk: _Rankings, degen: Mapping[str, str], primary: str | None = None
 
 
 def score_decimals(values: Sequence[float], *, least_digits: int = 3, most: int = 10) -> int:
-    """Decimals that show ``values`` with at least ``least_digits`` significant digits of the largest and keep
-    apart every two values that differ (so that half Borda points stay visible and distinct scores never print
-    alike), at most ``most``.
+    """Decimals that show ``values`` with at least ``least_digits`` significant digits of the largest, exactly when up
+    to two more decimals make them exact (half Borda points stay visible), and keep apart every two values that
+    differ (distinct scores never print alike); at most ``most``.
 
     Examples
     --------
     >>> score_decimals([1300.5, 1300.0, 12.0]), score_decimals([0.8512, 0.8519]), score_decimals([81.25, 80.0])
     (1, 4, 2)
+    >>> score_decimals([900.0, 894.5, 889.5]), score_decimals([85.23456, 84.1])
+    (1, 1)
     """
     v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=np.float64)
     if v.size == 0:
         return 0
     big = float(np.abs(v).max())
     k = max(0, least_digits - 1 - int(math.floor(math.log10(big)))) if big > 0 else 0
+    # values with few decimals (half Borda points, counts) are shown exactly when two more decimals suffice
+    exact = next((j for j in range(min(k + 3, most + 1))
+                  if np.all(np.abs(np.round(v, j) - v) <= 1e-9 * np.maximum(1.0, np.abs(v)))), None)
+    k = max(k, exact) if exact is not None else k
     distinct = np.unique(v).size
     while k < most and len({f"{x:.{k}f}" for x in v.tolist()}) < distinct:
         k += 1
