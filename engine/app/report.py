@@ -565,7 +565,8 @@ def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board)
     how = "chosen with --primary" if st.primary else f"the default: {PRIMARY_DEFAULT}"
     reps = f"{pct} bootstrap intervals over {boot.replicates} replicates resampling {boot.over}" if boot else \
         "no bootstrap (--replicates 0): no intervals and no Rank(UB)"
-    body = [f"<p>{n_s} systems ranked by <b>{html.escape(label)}</b> ({html.escape(how)}); {html.escape(reps)}.</p>"]
+    body = [f"<p>{n_s} systems ranked by <b>{html.escape(label)}</b> ({html.escape(how)}); {html.escape(reps)}. "
+            f"Aggregation level {html.escape(board.level)}; missing scores: {html.escape(board.missing)}.</p>"]
     if label in degen:
         body.append(f'<p class="warn">\u26a0 The {html.escape(label)} ranking is degenerate ({html.escape(degen[label])}): '
                     "its ties do not separate these systems.</p>")
