@@ -1718,8 +1718,9 @@ def level_words(scores: xr.DataArray, level: str | None) -> str:
     return text
 
 
-def _check_primary(primary: str | None, rules: Sequence[str] | None) -> str | None:
-    """``primary`` checked against the rules asked for (a :class:`VotebenchError` naming them)."""
+def _check_primary(primary: str | None, rules: Sequence[str] | None, store: bool) -> str | None:
+    """``primary`` checked against the rules asked for, or the registry (a :class:`VotebenchError` naming them); a
+    results store's rule labels are checked when it is opened."""
     if primary is None:
         return None
     if not isinstance(primary, str) or not primary:
@@ -1727,6 +1728,13 @@ def _check_primary(primary: str | None, rules: Sequence[str] | None) -> str | No
     if rules is not None and primary not in rules and primary != _BASELINE:
         raise VotebenchError(f"primary rule {primary!r} is not among the rules asked for ({', '.join(rules)}); "
                              "add it with --rule or choose one of them")
+    if rules is None and not store:
+        from engine.rules import get_rule
+
+        try:
+            get_rule(primary)
+        except VotebenchError as exc:
+            raise VotebenchError(f"primary rule: {exc}") from None
     return primary
 
 
@@ -1792,13 +1800,11 @@ def build_report(
         Tasks where lower scores are better (score input; overrides the sidecar).  The report notes
         the tasks whose direction nothing gave.
     test : {"auto", "nemenyi", "wilcoxon-holm"}
-        Post-hoc test of the critical-difference diagram (:func:`engine.kernels.significance.compare`;
-        ``auto`` chooses and says why).
+        Post-hoc test of the CD diagram (:func:`engine.kernels.significance.compare`; ``auto`` chooses, says why).
     paired_top_k, paired_resamples : int
-        The "Paired tests" section: the best ``paired_top_k`` systems by mean (0: no section); sign patterns per pair.
+        The "Paired tests": the ``paired_top_k`` best systems by ``primary`` (0: none); sign patterns per pair.
     primary : str, optional
-        The rule (for a results store: the rule label) the leaderboard is ranked by; default the first rule asked for
-        that is neither the baseline nor degenerate.  It is kept even when it would be left out (a single-winner rule).
+        Rule (store: rule label) of the leaderboard; default :data:`PRIMARY_DEFAULT`; kept even if flagged.
 
     Returns
     -------
@@ -1816,18 +1822,9 @@ def build_report(
     st, fmts, rules = _check_request(rules=rules, level=level, missing=missing, alpha=alpha, top_k=top_k,
                                      replicates=replicates, repeats=repeats, over=over, seed=seed, formats=formats, test=test,
                                      paired_top_k=paired_top_k, paired_resamples=paired_resamples)
-    st.primary = _check_primary(primary, rules)
     lower = [str(t) for t in ([lower_is_better] if isinstance(lower_is_better, str) else lower_is_better)]
-    out = Path(out_dir)
-    _check_out(out)
-    store = _results_store(source)
-    if store is None and st.primary is not None and rules is None:
-        from engine.rules import get_rule
-
-        try:
-            get_rule(st.primary)
-        except VotebenchError as exc:
-            raise VotebenchError(f"primary rule: {exc}") from None
+    _check_out(out := Path(out_dir))
+    st.primary = _check_primary(primary, rules, (store := _results_store(source)) is not None)
     tmp = make_temp_dir(out)  # usual permissions; strays of killed runs removed
     try:
         page = _report_page(source, store, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta, lower=lower)
