@@ -71,6 +71,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.app.units import RULE_UNITS, rule_unit  # noqa: F401 - re-exported: the dashboard's names
 from engine.errors import VotebenchError
 from engine.kernels.checks import check_level
 from engine.labelled.comparison import degenerate_ranking
@@ -93,16 +94,6 @@ LETTER_RESAMPLES = 4000
 LETTER_WORK = 2e9
 #: most replicate scores (rules x replicates x systems) read for the score intervals of a finished bootstrap group
 SCORE_VALUES = 20_000_000
-#: what a rule's aggregate score is, shown beside it (a rule not listed: "<rule> score")
-RULE_UNITS = {
-    "borda": "Borda points (per task: systems it beats, a tie counting ½; summed over tasks)",
-    "mteb_borda": "Borda points (MTEB's variant)", "dowdall": "Dowdall points (sum over tasks of 1 / rank)",
-    "copeland": "Copeland score (pairwise majority wins minus losses)", "pavao_copeland": "Copeland score (Pavão's)",
-    "mean": "mean score over tasks", "median": "median score over tasks", "geometric_mean": "geometric mean score",
-    "average_rank": "average rank over tasks, negated (higher is better)", "minimax": "minimax score",
-    "win_rate": "pairwise win rate", "mean_win_rate": "mean pairwise win rate", "success_rate": "success rate",
-    "plurality": "tasks won", "elo": "Elo rating", "bradley_terry": "Bradley-Terry strength",
-}
 _LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 _WEB = "web"
 _STATIC = {"dashboard.js": "application/javascript; charset=utf-8", "dashboard.css": "text/css; charset=utf-8"}
@@ -183,12 +174,6 @@ def _root_identity(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (st.st_ino, st.st_mtime_ns, st.st_size)
-
-
-def rule_unit(label: str) -> str:
-    """What the scores of the rule labelled ``label`` (``"borda"``, ``"borda(...)"``) are."""
-    base = label.split("(")[0].split(":")[0].strip()
-    return RULE_UNITS.get(base, f"{base} score")
 
 
 def annotate_bootstrap(g: dict[str, Any], score_iv: Mapping[str, Any], level: float) -> None:
@@ -438,7 +423,12 @@ class LiveStore:
             cfg = json.loads(self.attrs.get("config") or "{}")
         except ValueError:
             return {}
-        inputs = cfg.get("inputs") or ([cfg["input"]] if isinstance(cfg.get("input"), dict) else [])
+        try:  # the inputs as the sweep named them (an input without ``name`` is named after its file)
+            from engine.sweep import parse_config
+
+            inputs = [dict(i) for i in parse_config(cfg, stored=True).inputs]
+        except (VotebenchError, ValueError, TypeError):
+            inputs = cfg.get("inputs") or ([cfg["input"]] if isinstance(cfg.get("input"), dict) else [])
         # not given: engine.rank's defaults (missing="error"; level=None: the rule's own level)
         return {str(i.get("name")): {"level": i.get("level"), "missing": i.get("missing") or "error",
                                      "defaults": [k for k in ("level", "missing") if not i.get(k)]}

@@ -87,7 +87,8 @@ def _title_width(title: str, font: float = 10.0) -> float:
 # ---------------------------------------------------------------------------------------------
 # rankings side by side
 # ---------------------------------------------------------------------------------------------
-def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", neutral: Sequence[str] = ()) -> Figure:
+def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", neutral: Sequence[str] = (),
+                       shared: np.ndarray | None = None) -> Figure:
     """Rankings of several rules side by side, coloured by the change against a baseline rule.
 
     Parameters
@@ -98,6 +99,9 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", n
     baseline : str
         The ``rule`` label the changes are measured against.
     title : str
+    shared : ndarray of bool, shape (systems, rules), optional
+        Ranks shared with another system (of the full ranking, which may hold systems not drawn): ``=`` after them,
+        as in the tables.
     neutral : sequence of str
         Rules whose changes are not drawn (degenerate rankings: their ties are not rank moves); their
         cells show the rank alone, uncoloured, and their label ends in a warning sign.
@@ -135,7 +139,8 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", n
                 ax.text(j, i, "-", ha="center", va="center", fontsize=font, in_layout=False)
                 continue
             d = int(round(delta[i, j])) if np.isfinite(delta[i, j]) else 0
-            txt = f"{R[i, j]:g}" if j == rules.index(baseline) or d == 0 else f"{R[i, j]:g} {_UP if d > 0 else _DOWN}{abs(d)}"
+            r = f"{R[i, j]:g}" + ("=" if shared is not None and shared[i, j] else "")
+            txt = r if j == rules.index(baseline) or d == 0 else f"{r} {_UP if d > 0 else _DOWN}{abs(d)}"
             shade = im.cmap(float(np.asarray(im.norm(np.asarray(np.clip(delta[i, j], -lim, lim))))))
             ax.text(j, i, txt, ha="center", va="center", fontsize=font, color=_text_color(shade), in_layout=False)
     ax.set_xticks(range(m), [short_label(r, 18) + (" (baseline)" if r == baseline else "")

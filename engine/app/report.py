@@ -188,6 +188,21 @@ _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#
         "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 
 
+#: every table is written in these formats (and linked from the page)
+_TABLE_FORMATS = ("csv", "json", "md", "tex")
+
+
+def _json_value(v: Any) -> Any:
+    """A CSV cell as a JSON value: numbers as numbers (``null`` for NaN/inf), flags as booleans, the rest as text."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, (float, np.floating)):
+        return float(v) if math.isfinite(v) else None
+    return None if v is None or v == "" else str(v)
+
+
 def _tex_escape(v: object) -> str:
     return "".join(_TEX.get(c, c) for c in str(v))
 
@@ -226,8 +241,10 @@ class _Out:
         img = f'<img src="figures/{stem}.{shown}" alt="{html.escape(caption)}">' if shown else ""
         return f'<figure id="fig-{stem}">{img}<figcaption>{caption} <span class="links">[{links}]</span></figcaption></figure>'
 
-    def table(self, name: str, t: _Table, *, caption: str = "", show: bool = True) -> str:
-        """Write ``tables/NAME.csv|md|tex``; the HTML table (``show``) or links."""
+    def table(self, name: str, t: _Table, *, caption: str = "", show: bool = True, search: bool = False,
+              css: str = "") -> str:
+        """Write ``tables/NAME.csv|json|md|tex``; the HTML table (``show``; with a search box over its first column:
+        ``search``; ``css``: more CSS classes of the table) or links."""
         stem = _safe(self.prefix + name)
         d = self.root / "tables"
         d.mkdir(exist_ok=True)
@@ -246,8 +263,12 @@ class _Out:
         tex += [" & ".join(row) + " \\\\" for row in tex_rows]
         tex += ["\\hline", "\\end{tabular}"]
         (d / f"{stem}.tex").write_text("\n".join(tex) + "\n", encoding="utf-8")
-        self.files += [f"tables/{stem}.{e}" for e in ("csv", "md", "tex")]
-        links = " ".join(f'<a href="tables/{stem}.{e}">{e.upper()}</a>' for e in ("csv", "md", "tex"))
+        cols = t.csv_header or t.header
+        records = [{c: _json_value(v) for c, v in zip(cols, row)} for row in t.csv_rows]
+        (d / f"{stem}.json").write_text(json.dumps({"columns": cols, "rows": records}, ensure_ascii=False,
+                                                   allow_nan=False) + "\n", encoding="utf-8")
+        self.files += [f"tables/{stem}.{e}" for e in _TABLE_FORMATS]
+        links = " ".join(f'<a href="tables/{stem}.{e}" download>{e.upper()}</a>' for e in _TABLE_FORMATS)
         if not show:
             return f'<p class="links">{html.escape(caption)} [{links}]</p>'
         head = "".join(f'<th scope="col" aria-sort="none"><button type="button" class="sort">{html.escape(h)}</button></th>'
@@ -258,8 +279,15 @@ class _Out:
             body.append("<tr>" + "".join(f'<td class="{c}">{html.escape(v)}</td>' if c else f"<td>{html.escape(v)}</td>"
                                          for v, c in zip(row, cls)) + "</tr>")
         cap = f"<caption>{html.escape(caption)} [{links}]</caption>" if caption else ""
-        wrap = f'<div class="table" tabindex="0" role="region" aria-label="{html.escape(caption or name)}">'
-        return f'{wrap}<table class="sortable">{cap}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+        wrap = (f'<div class="table" id="t-{stem}" tabindex="0" role="region" '
+                f'aria-label="{html.escape(caption or name)}">')
+        box = ""
+        if search:
+            box = (f'<div class="search"><label for="q-{stem}">Search systems</label> <input type="search" id="q-{stem}" '
+                   f'data-table="t-{stem}" autocomplete="off" placeholder="name contains…"> '
+                   '<span class="count" role="status" aria-live="polite"></span></div>')
+        return (f'{box}{wrap}<table class="sortable{" " + css if css else ""}">{cap}<thead><tr>{head}</tr></thead>'
+                f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
 def _check_out(out: Path) -> None:
@@ -317,15 +345,18 @@ class _Settings:
     test: str = "auto"
     paired_top_k: int = 15
     paired_resamples: int = 4000
+    primary: str | None = None  # --primary: the rule the leaderboard is ranked by (None: the default choice)
+    primary_used: list[str] = field(default_factory=list)  # the primary rule of each input, as chosen (for the page)
 
 
 # ---------------------------------------------------------------------------------------------
 # rules whose ranking is not an aggregate to compare
 # ---------------------------------------------------------------------------------------------
-def _apply_flags(rk: _Rankings, flags: Sequence[RuleFlag], *, explicit: bool, notes: list[str]) -> tuple[_Rankings,
-                                                                                                           list[str]]:
-    """The rankings without the rules left out (unless asked for by name), the notes, and the rows of the flag table."""
-    gone = [f for f in flags if f.leave_out and not explicit and f.label != rk.baseline]
+def _apply_flags(rk: _Rankings, flags: Sequence[RuleFlag], *, explicit: bool, notes: list[str],
+                 primary: str | None = None) -> tuple[_Rankings, list[str]]:
+    """The rankings without the rules left out (unless asked for by name, or ``primary``: the --primary rule), the
+    notes, and the labels left out."""
+    gone = [f for f in flags if f.leave_out and not explicit and f.label not in (rk.baseline, primary)]
     for f in flags:
         if f.kind == "fallback":
             notes.append(f"{f.text}.")
@@ -362,9 +393,10 @@ def _flag_section(flags: Sequence[RuleFlag], degen: Mapping[str, str]) -> tuple[
             f"(\u26a0 in the tables and figures).</p><ul>{items}</ul>")
 
 
-def _shown(rk: _Rankings, top_k: int) -> tuple[np.ndarray, str]:
-    """Indices of the systems the figures show (best first by the baseline) and the title suffix."""
-    idx = select_systems(rk.rank, top_k, reference=0)
+def _shown(rk: _Rankings, st: _Settings) -> tuple[np.ndarray, str]:
+    """Indices of the systems the figures show (best first by the primary rule, as the tables) and the title suffix."""
+    top_k = st.top_k
+    idx = select_systems(rk.rank, top_k, reference=_primary(rk, _degenerate(rk), st.primary))
     n = len(rk.systems)
     return idx, (f" (top {len(idx)} of {n} systems)" if len(idx) < n else "")
 
@@ -381,9 +413,179 @@ def _degenerate(rk: _Rankings) -> dict[str, str]:
     return out
 
 
-def _primary(rk: _Rankings, degen: Mapping[str, str]) -> int:
-    """Row of the report's primary rule: the first rule asked for that is not the baseline nor degenerate."""
+#: how the page says which rule is the primary one when --primary is not given
+PRIMARY_DEFAULT = "the first rule asked for that is neither the baseline nor degenerate"
+
+
+def _primary(rk: _Rankings, degen: Mapping[str, str], primary: str | None = None) -> int:
+    """Row of the report's primary rule: ``primary`` (--primary), else the first rule asked for that is neither the
+    baseline nor degenerate (the baseline when there is none)."""
+    if primary is not None:
+        if primary not in rk.labels:
+            raise VotebenchError(f"primary rule {primary!r} is not among the rules of this report "
+                                 f"({', '.join(rk.labels)}): it cannot rank this input or was not asked for")
+        return rk.labels.index(primary)
     return next((j for j, lb in enumerate(rk.labels) if lb != rk.baseline and lb not in degen), 0)
+
+
+def score_decimals(values: Sequence[float], *, least_digits: int = 3, most: int = 10) -> int:
+    """Decimals that show ``values`` with at least ``least_digits`` significant digits of the largest, exactly when up
+    to two more decimals make them exact (half Borda points stay visible), and keep apart every two values that
+    differ (distinct scores never print alike); at most ``most``.
+
+    Examples
+    --------
+    >>> score_decimals([1300.5, 1300.0, 12.0]), score_decimals([0.8512, 0.8519]), score_decimals([81.25, 80.0])
+    (1, 4, 2)
+    >>> score_decimals([900.0, 894.5, 889.5]), score_decimals([85.23456, 84.1])
+    (1, 1)
+    """
+    v = np.asarray([x for x in values if x is not None and math.isfinite(x)], dtype=np.float64)
+    if v.size == 0:
+        return 0
+    big = float(np.abs(v).max())
+    k = max(0, least_digits - 1 - int(math.floor(math.log10(big)))) if big > 0 else 0
+    # values with few decimals (half Borda points, counts) are shown exactly when two more decimals suffice
+    exact = next((j for j in range(min(k + 3, most + 1))
+                  if np.all(np.abs(np.round(v, j) - v) <= 1e-9 * np.maximum(1.0, np.abs(v)))), None)
+    k = max(k, exact) if exact is not None else k
+    distinct = np.unique(v).size
+    while k < most and len({f"{x:.{k}f}" for x in v.tolist()}) < distinct:
+        k += 1
+    return min(k, most)
+
+
+def _judge_counts(scores: xr.DataArray, systems: Sequence[str], missing: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per ranked system: the tasks and the (task, instance) judges with a score behind its row (under
+    ``drop-judges``: those where every ranked system has a score, the judges the rules use)."""
+    X = _numpy(scores.sel({SYSTEM: list(systems)}).transpose(SYSTEM, TASK, "instance"))
+    have = np.isfinite(np.asarray(X.values, dtype=np.float64))
+    if missing == "drop-judges":
+        have = np.broadcast_to(have.all(axis=0), have.shape)
+    return have.any(axis=2).sum(axis=1), have.sum(axis=(1, 2))
+
+
+@dataclass
+class _Board:
+    """What the leaderboard shows besides the rankings: the primary rule's bootstrap, the judges behind each row (None:
+    no scores) and the words of the aggregation level and missing-score policy."""
+
+    boot: _Boot | None
+    counts: tuple[np.ndarray, np.ndarray] | None
+    instances: bool
+    level: str
+    missing: str
+
+
+def _board_intervals(rk: _Rankings, p: int, boot: _Boot | None) -> tuple[np.ndarray, ...]:
+    """Rank interval, score interval and Rank(UB) of every ranked system (NaN without a bootstrap).
+
+    Rank(UB) is Arena's: 1 + the systems whose score interval lies entirely above this system's
+    (:func:`engine.kernels.battles.rank_upper_bound`); for a bootstrap over systems, whose replicates score different
+    sets of systems, from the rank ranges instead, as the dashboard does."""
+    from engine.kernels.battles import rank_upper_bound
+
+    nan = np.full(len(rk.systems), np.nan)
+    if boot is None:
+        return nan, nan, nan, nan, nan
+    r_lo = np.array([boot.by[s][1] if s in boot.by else np.nan for s in rk.systems])
+    r_hi = np.array([boot.by[s][2] if s in boot.by else np.nan for s in rk.systems])
+    if boot.score_low is None or boot.score_high is None:
+        return r_lo, r_hi, nan, nan, np.where(np.isnan(r_lo), np.nan, rank_upper_bound(-r_hi, -r_lo))
+    s_lo = np.array([boot.score_low.get(s, np.nan) for s in rk.systems])
+    s_hi = np.array([boot.score_high.get(s, np.nan) for s in rk.systems])
+    return r_lo, r_hi, s_lo, s_hi, rank_upper_bound(s_lo, s_hi)
+
+
+def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _Settings) -> _Table:
+    """The leaderboard's rows: system, rank, rank interval, Rank(UB), score, score interval, judges."""
+    from engine.app.units import rule_unit
+
+    label, boot = rk.labels[p], board.boot
+    r_lo, r_hi, s_lo, s_hi, ub = _board_intervals(rk, p, boot)
+    pct = f"{100 * (1 - st.alpha):g}%"
+    reps = f"B = {boot.replicates}" if boot else "no bootstrap"
+    score, rank = rk.score[p], rk.rank[p]
+    k = score_decimals(score.tolist())  # the bounds with the scores' decimals: they need not print apart
+    vals, cnt = np.unique(rank[np.isfinite(rank)], return_counts=True)
+    shared = set(vals[cnt > 1].tolist())
+    unit = rule_unit(label).split(" (")[0]
+    header = ["system", f"rank by {label}", f"rank {pct} CI ({reps})", "Rank(UB)", f"score ({unit})",
+              f"score {pct} CI", "tasks with a score"]
+    csv_header = ["system", "rank", "rank_low", "rank_high", "rank_ub", "score", "score_low", "score_high", "tasks"]
+    if board.instances:
+        header.append("task × instance scores")
+        csv_header.append("judges")
+
+    def num(v: float, spec: str) -> str:
+        return f"{v:{spec}}" if math.isfinite(v) else "–"
+
+    def rng(a: float, b: float, spec: str) -> str:
+        return f"{a:{spec}} – {b:{spec}}" if math.isfinite(a) and math.isfinite(b) else "–"
+
+    csv_rows: list[list[Any]] = []
+    text_rows: list[list[str]] = []
+    for i in order:
+        c = [int(board.counts[0][i]), int(board.counts[1][i])] if board.counts is not None else [math.nan, math.nan]
+        r = float(rank[i])
+        csv_rows.append([rk.systems[i], int(r) if math.isfinite(r) else math.nan, float(r_lo[i]), float(r_hi[i]),
+                         float(ub[i]), float(score[i]), float(s_lo[i]), float(s_hi[i]), *c[: 1 + board.instances]])
+        text_rows.append([rk.systems[i], f"{r:g}" + ("=" if r in shared else ""), rng(r_lo[i], r_hi[i], ".3g"),
+                          num(ub[i], "g"), num(float(score[i]), f".{k}f"), rng(s_lo[i], s_hi[i], f".{k}f"),
+                          *[("–" if isinstance(v, float) else str(v)) for v in c[: 1 + board.instances]]])
+    return _Table(header, csv_rows, text_rows, csv_header=csv_header)
+
+
+def _board_order(rk: _Rankings, st: _Settings) -> tuple[str, np.ndarray]:
+    """The primary rule's label and the leaderboard's order: by its rank, then the mean rank over the rules, then
+    the system's position."""
+    p = _primary(rk, _degenerate(rk), st.primary)
+    n_s = len(rk.systems)
+    worst = np.where(np.isfinite(rk.rank), rk.rank, n_s + 1.0)
+    return rk.labels[p], np.lexsort((np.arange(n_s), worst.mean(axis=0), worst[p]))
+
+
+def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board) -> tuple[str, str]:
+    """The main table: every system by the primary rule, its rank and score with their bootstrap intervals, Rank(UB)
+    and the judges behind its row."""
+    from engine.app.units import rule_unit
+
+    degen = _degenerate(rk)
+    label, order = _board_order(rk, st)
+    p, boot, n_s = rk.labels.index(label), board.boot, len(rk.systems)
+    st.primary_used.append(label)
+    pct = f"{100 * (1 - st.alpha):g}%"
+    how = "chosen with --primary" if st.primary else f"the default: {PRIMARY_DEFAULT}"
+    reps = f"{pct} bootstrap intervals over {boot.replicates} replicates resampling {boot.over}" if boot else \
+        "no bootstrap (--replicates 0): no intervals and no Rank(UB)"
+    body = [f"<p>{n_s} systems ranked by <b>{html.escape(label)}</b> ({html.escape(how)}); {html.escape(reps)}. "
+            f"Aggregation level {html.escape(board.level)}; missing scores: {html.escape(board.missing)}.</p>"]
+    if label in degen:
+        body.append(f'<p class="warn">\u26a0 The {html.escape(label)} ranking is degenerate ({html.escape(degen[label])}): '
+                    "its ties do not separate these systems.</p>")
+    if boot is None:
+        iv = "no bootstrap"
+    elif boot.score_low is not None:
+        iv = ("1 + the systems whose score interval lies entirely above this system's (LMArena's rank upper bound: "
+              "the systems confidently better than it; the live dashboard, which merges ranks while a run goes on, "
+              "counts the systems whose rank interval lies entirely above instead, so its Rank(UB) can differ)")
+    else:
+        iv = ("1 + the systems whose rank range lies entirely above this system's (a bootstrap over systems scores "
+              "different sets of systems in its replicates, so it has no score interval; as the dashboard)")
+    cols = [("system", "the system (search: type part of a name; Esc clears)"),
+            (f"rank by {label}", "rank 1 = best; competition ranks: tied systems share the better rank, marked '='"),
+            ("rank CI", f"bootstrap {_interval_words(st)}" if boot else "none"),
+            ("Rank(UB)", iv),
+            ("score", f"{rule_unit(label)}; higher is better; aggregation level {board.level}"),
+            ("score CI", f"bootstrap interval = the {50 * st.alpha:g}-{100 - 50 * st.alpha:g}% percentiles of the replicate scores"
+             if boot is not None and boot.score_low is not None else "none"),
+            ("tasks, task \u00d7 instance scores", f"the judges with a score behind the row (missing scores: "
+                                                   f"{board.missing})")]
+    legend = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in cols)
+    table = _board_table(rk, p, order, board, st)
+    body.append(out.table("leaderboard", table, caption=f"Leaderboard by {label}", search=True, css="board"))
+    body.append(f'<details class="cols" open><summary>Columns</summary><dl>{legend}</dl></details>')
+    return ("Leaderboard", "\n".join(body))
 
 
 def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str]) -> list[tuple[str, str]]:
@@ -394,7 +596,7 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
     n_r, n_s = R.shape
     degen = _degenerate(rk)
     worst = np.where(np.isfinite(R), R, n_s + 1.0)
-    p = _primary(rk, degen)
+    p = _primary(rk, degen, st.primary)
     order = np.lexsort((np.arange(n_s), worst.mean(axis=0), worst[p]))
     ranks = rk.ranks()
     delta = rank_changes(ranks, baseline=rk.baseline).values  # (S, R)
@@ -424,20 +626,22 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
             f'<p class="legend"><span>\'=\' shared rank</span> <span>{_UP}n / {_DOWN}n: n places higher / lower than '
             f'the {html.escape(rk.baseline)} baseline, \u00b10 the same place</span> <span>\u26a0 degenerate ranking '
             "(its ties are not rank changes: not coloured)</span></p>"]
-    body.append(out.table("rankings", table, caption="Rankings by rule"))
+    body.append(out.table("rankings", table, caption="Rankings by rule", search=True))
     score_rows = [[rk.systems[i]] + [float(rk.score[j, i]) for j in range(n_r)] for i in order]
     body.append(out.table("scores", _Table(["system"] + rk.labels, score_rows,
                                            [[r[0]] + [f"{v:.6g}" for v in r[1:]] for r in score_rows]),
                           caption="Aggregate scores by rule (higher is better):", show=False))
-    idx, suffix = _shown(rk, st.top_k)
+    idx, suffix = _shown(rk, st)
     if suffix:
         notes.append(f"Figures show {len(idx)} of {n_s} systems: the union of every rule's best systems, filled up by "
                      f"mean rank (--top-k {st.top_k}); the tables list all of them.")
     sub = ranks.isel({SYSTEM: idx})
     fig = plots.rank_change_figure(sub, baseline=rk.baseline, neutral=list(degen),
-                                   title=f"Rankings by rule, change against {rk.baseline}{suffix}")
-    body.append(out.figure("rankings", fig, f"Rank of every system under every rule; colour and arrow: change against "
-                                            f"the {html.escape(rk.baseline)} baseline{html.escape(suffix)}."))
+                                   title=f"Rankings by rule, change against {rk.baseline}{suffix}",
+                                   shared=np.stack(shared, axis=1)[idx])
+    body.append(out.figure("rankings", fig, f"Rank of every system under every rule ('=' shared rank); colour and "
+                                            f"arrow: change against the {html.escape(rk.baseline)} baseline; \u26a0 "
+                                            f"degenerate rule, not coloured{html.escape(suffix)}."))
     sections.append(("Rankings", "\n".join(body)))
     if n_r >= 1 and len(idx) >= 2:
         fig = plots.rank_heatmap_figure(sub, title=f"Ranks across rules{suffix}")
@@ -450,7 +654,7 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
 def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str], st: _Settings, notes: list[str],
                     instance_level: bool) -> list[tuple[str, str]]:
     """Friedman/Nemenyi CD, PROMETHEE flows, win matrix from oriented task-level scores ``X`` (T, S ranked systems)."""
-    shown = _shown(rk, st.top_k)
+    shown = _shown(rk, st)
     what = "per-task means over instances" if instance_level else "task scores"
     complete = np.isfinite(X).all(axis=1)
     Xc = X[complete]
@@ -465,6 +669,24 @@ def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str
         notes.append("Too few complete tasks or systems for the Friedman test and PROMETHEE flows.")
     sections.append(_wins_section(out, rk, X, shown))
     return sections
+
+
+def p_text(p: float) -> str:
+    """A p-value as text: 3 significant digits, and ``"< 1e-300"`` for one that underflowed to 0 (not a p of 0).
+
+    Examples
+    --------
+    >>> p_text(0.01234), p_text(0.0), p_text(float("nan"))
+    ('0.0123', '< 1e-300', 'n/a')
+    """
+    if not math.isfinite(p):
+        return "n/a"
+    return "< 1e-300" if p < 1e-300 else f"{p:.3g}"
+
+
+def _p_is(p: float) -> str:
+    t = p_text(p)
+    return t if t.startswith("<") else f"= {t}"
 
 
 def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarray, str], st: _Settings, notes: list[str],
@@ -482,9 +704,9 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
     test_name = "pairwise Wilcoxon signed-rank tests, Holm-corrected" if wilcoxon else "Nemenyi"
     stats_rows = [["post-hoc test", test_name], ["why", ph.reason],
                   ["Friedman chi-square (tie-corrected)", f"{fr.statistic:.4g}"],
-                  ["p-value (chi-square, df = k - 1)", f"{fr.pvalue:.3g}"],
+                  ["p-value (chi-square, df = k - 1)", p_text(fr.pvalue)],
                   ["Iman-Davenport F", f"{fr.iman_davenport:.4g}"],
-                  ["p-value (F)", f"{fr.iman_davenport_pvalue:.3g}"],
+                  ["p-value (F)", p_text(fr.iman_davenport_pvalue)],
                   ["systems k / tasks N", f"{fr.n_systems} / {fr.n_datasets}"],
                   [f"Nemenyi q (alpha = {st.alpha:g})", f"{nemenyi_q(fr.n_systems, st.alpha):.4g}"],
                   ["Nemenyi critical difference CD", f"{ph.cd:.4g}"],
@@ -494,7 +716,7 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
            "Thick bars join systems whose average ranks differ by less than Nemenyi's critical difference "
            "CD = q_alpha sqrt(k(k+1)/(6N)) (Demsar 2006)")
     body = [f"<p>Average ranks of the systems over the {fr.n_datasets} tasks ({what}; ties get the mean of their "
-            f"positions). Friedman test: chi-square = {fr.statistic:.4g}, p = {fr.pvalue:.3g} "
+            f"positions). Friedman test: chi-square = {fr.statistic:.4g}, p {_p_is(fr.pvalue)} "
             f"({'reject' if sig else 'cannot reject'} equal average ranks at alpha = {st.alpha:g}). "
             f"Post-hoc test: <b>{html.escape(test_name)}</b>, chosen automatically: {html.escape(ph.reason)}. "
             f"{how}.</p>"]
@@ -595,16 +817,18 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
 
     if st.paired_top_k == 0:
         return None
+    label, order = _board_order(rk, st)
     try:
-        g = letter_groups(scores, systems=list(rk.systems), top_k=st.paired_top_k, alpha=st.alpha,
-                          resamples=st.paired_resamples, seed=st.seed, test=st.test)
+        g = letter_groups(scores, systems=[rk.systems[i] for i in order[: st.paired_top_k]], top_k=st.paired_top_k,
+                          alpha=st.alpha, resamples=st.paired_resamples, seed=st.seed, test=st.test)
     except VotebenchError as exc:
         notes.append(f"No paired tests: {exc}.")
         return None
-    k, n, P = len(g["systems"]), g["candidates"], len(g["pairs"])
-    cap = (f"the {k} best of {n} systems by mean score (--paired-top-k {st.paired_top_k}; all pairs of the {n} systems "
-           f"would be {n * (n - 1) // 2} tests, and the correction over so many would leave little power)" if k < n
-           else f"all {k} systems")
+    k, n, P = len(g["systems"]), len(rk.systems), len(g["pairs"])
+    by = "mean score" if label == _BASELINE else f"the primary rule, {label}"
+    cap = (f"the {k} best of {n} systems by {by} (ties broken by the mean rank over the rules; "
+           f"--paired-top-k {st.paired_top_k}; all pairs of the {n} systems would be {n * (n - 1) // 2} tests, and "
+           "the correction over so many would leave little power)" if k < n else f"all {k} systems")
     n_diff = sum(p["different"] for p in g["pairs"])
     if g["level"] == "instance":
         what = (f"Test: the <b>paired permutation (sign-flip) test</b>, between two systems on the same instances; "
@@ -626,22 +850,26 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
     elif fr:
         body.append(f"<p>Friedman test on these systems: chi-square = {fr['statistic']:.4g}, p = {fr['pvalue']:.3g}.</p>")
     body += [f"<p><b>Note:</b> {html.escape(t)}.</p>" for t in g["notes"]]
-    body.append(_letters_table(out, g["systems"], g["mean"], g["letters"], "Letter groups, best mean first" +
+    rank = dict(zip(rk.systems, rk.rank[rk.labels.index(label)].tolist()))
+    body.append(_letters_table(out, g["systems"], g["mean"], g["letters"], [rank[x] for x in g["systems"]], label,
+                               "Letter groups, best mean first" +
                                ("" if g["level"] == "instance" else f" (mean over these {g['n_tasks']} tasks)")))
     body.append(_pairs_table(out, g))
     return ("Paired tests", "\n".join(body))
 
 
 def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None], letters: Sequence[str],
-                   caption: str) -> str:
+                   rank: Sequence[float], label: str, caption: str) -> str:
+    """The compact letter display: system, its rank by the primary rule ``label``, its mean, its letters."""
     aligned = _aligned_letters(letters)
-    rows: list[list[Any]] = [[k + 1, n, m if m is not None else math.nan, lt] for k, (n, m, lt) in
-                             enumerate(zip(names, mean, letters))]
-    text = [[r[1], "n/a" if not math.isfinite(r[2]) else f"{r[2]:.6g}", a] for r, a in zip(rows, aligned)]
-    tex = [[_tex_escape(c) for c in t[:2]] + [_tex_escape(r[3])] for t, r in zip(text, rows)]
-    return out.table("paired_letters", _Table(["system", "mean", "letters"], rows, text, tex,
-                                              ["rank_by_mean", "system", "mean", "letters"],
-                                              [["", "", "cld"] for _ in rows]), caption=caption)
+    rows: list[list[Any]] = [[k + 1, n, r, m if m is not None else math.nan, lt] for k, (n, m, lt, r) in
+                             enumerate(zip(names, mean, letters, rank))]
+    d = score_decimals([r[3] for r in rows])
+    text = [[r[1], f"{r[2]:g}", "n/a" if not math.isfinite(r[3]) else f"{r[3]:.{d}f}", a] for r, a in zip(rows, aligned)]
+    tex = [[_tex_escape(c) for c in t[:3]] + [_tex_escape(r[4])] for t, r in zip(text, rows)]
+    return out.table("paired_letters", _Table(["system", f"rank by {label}", "mean", "letters"], rows, text, tex,
+                                              ["rank_by_mean", "system", f"rank_by_{label}", "mean", "letters"],
+                                              [["", "", "", "cld"] for _ in rows]), caption=caption)
 
 
 def _pairs_table(out: _Out, g: Mapping[str, Any]) -> str:
@@ -837,8 +1065,12 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     _judges_note(scores, missing, notes)
     X, tasks = _task_matrix(scores, missing, rk.systems)
     flags = rule_flags(rk.labels, {lb: lb for lb in rk.labels}, rk.score, X, rk.systems)
-    rk, _ = _apply_flags(rk, flags, explicit=explicit, notes=notes)
-    sections = _ranking_sections(out, rk, st, notes)
+    rk, _ = _apply_flags(rk, flags, explicit=explicit, notes=notes, primary=st.primary)
+    boots = _bootstraps(scores, rk, st, level, missing) if st.replicates >= 2 else {}
+    p = _primary(rk, _degenerate(rk), st.primary)
+    board = _Board(boots.get(rk.labels[p]), _judge_counts(scores, rk.systems, missing), scores.sizes["instance"] > 1,
+                   level_words(scores, level), missing)
+    sections = [_leaderboard_section(out, rk, st, board)] + _ranking_sections(out, rk, st, notes)
     flag_sec = _flag_section(flags, _degenerate(rk))
     if flag_sec:
         sections.append(flag_sec)
@@ -848,8 +1080,8 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
         paired = _paired_section(out, scores, rk, st, notes)
     if paired:
         sections.append(paired)
-    if st.replicates >= 2:
-        sections.append(_bootstrap_section(out, scores, rk, st, level, missing))
+    if boots:
+        sections.append(_bootstrap_section(out, boots, st))
     T = X.shape[0]
     if st.repeats >= 1 and T >= 2:
         try:
@@ -868,22 +1100,57 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     return sections
 
 
-def _bootstrap_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Settings, level: str | None,
-                       missing: str) -> tuple[str, str]:
-    """Bootstrap rank intervals of every rule: the stability table, the intervals table and figure."""
+@dataclass
+class _Boot:
+    """One rule's bootstrap as the report shows it: per system (rank, low, high, tied with the leader), the interval
+    table's rows, the stability row, the percentile interval of the replicate scores (None: not comparable across
+    replicates, a bootstrap over systems) and the replicates behind it."""
+
+    by: dict[str, tuple[float, float, float, bool]]
+    rows: list[list[Any]]
+    stab: list[Any]
+    score_low: dict[str, float] | None
+    score_high: dict[str, float] | None
+    replicates: int
+    over: str
+
+
+def _boot_summary(boot: xr.Dataset, label: str, st: _Settings) -> _Boot:
+    """:func:`_interval_summary` and the ``1 - alpha`` percentile interval of the replicate scores (not for a
+    bootstrap over systems, whose replicates score different sets of systems)."""
+    import warnings
+
+    by, rows, stab = _interval_summary(boot, label, st)
+    rep = np.asarray(boot["replicate_score"].values, dtype=np.float64)
+    lo = hi = None
+    if st.over != "systems":
+        q = [50.0 * st.alpha, 100.0 - 50.0 * st.alpha]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a system absent from every replicate
+            a, b = np.nanpercentile(rep, q, axis=0)
+        names = [str(s) for s in boot[SYSTEM].values]
+        lo, hi = dict(zip(names, a.tolist())), dict(zip(names, b.tolist()))
+    return _Boot(by, rows, stab, lo, hi, int(rep.shape[0]), st.over)
+
+
+def _bootstraps(scores: xr.DataArray, rk: _Rankings, st: _Settings, level: str | None, missing: str) -> dict[str, _Boot]:
+    """Every rule's bootstrap (:func:`engine.bootstrap`), summarised."""
     from engine.labelled.bootstrap import bootstrap
 
-    per_rule: list[tuple[str, dict[str, tuple[float, float, float, bool]]]] = []
-    rows: list[list[Any]] = []
-    stab: list[list[Any]] = []
+    boots = {}
     for i, label in enumerate(rk.labels):
         with stage(f"bootstrap {label} ({i + 1}/{len(rk.labels)} rules)"):
             boot = bootstrap(scores, rule=label, over=st.over, replicates=st.replicates, seed=st.seed, level=level,
                              missing=missing)
-            by, rule_rows, sb = _interval_summary(_numpy_ds(boot), label, st)
-        per_rule.append((label, by))
-        rows += rule_rows
-        stab.append(sb)
+            boots[label] = _boot_summary(_numpy_ds(boot), label, st)
+    return boots
+
+
+def _bootstrap_section(out: _Out, boots: Mapping[str, _Boot], st: _Settings) -> tuple[str, str]:
+    """Bootstrap rank intervals of every rule: the stability table, the intervals table and figure."""
+    per_rule = [(label, b.by) for label, b in boots.items()]
+    rows = [r for b in boots.values() for r in b.rows]
+    stab = [b.stab for b in boots.values()]
     intro = f"<p>Bootstrap over {html.escape(st.over)}: {st.replicates} replicates, seed {st.seed}; " + \
         html.escape(_interval_words(st)) + ".</p>"
     fig_html = _interval_figure(out, "intervals", per_rule, st, f"resampling {st.over}", st.replicates)
@@ -1020,6 +1287,8 @@ def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rul
         unknown = [r for r in rules if r not in all_labels]
         if unknown:
             raise VotebenchError(f"{path}: rule(s) {', '.join(unknown)} not in the store; its rules: {', '.join(all_labels)}")
+    if st.primary is not None and st.primary not in all_labels:
+        raise VotebenchError(f"{path}: primary rule {st.primary!r} not in the store; its rules: {', '.join(all_labels)}")
     specs = [r for r in cfg.rules if rules is None or r["label"] in rules]
     sections: list[tuple[str, str]] = []
     multi = len(cfg.inputs) > 1
@@ -1036,7 +1305,8 @@ def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rul
         labels = [r["label"] for r in specs]
         body: list[tuple[str, str]] = []
         if rk is not None:
-            rk, gone, body = _store_ranking_sections(out, inp, rk, scores, specs, st, mine_notes, explicit=rules is not None)
+            rk, gone, body = _store_ranking_sections(out, inp, rk, scores, specs, st, mine_notes, explicit=rules is not None,
+                                                     groups=mine)
             labels = [lb for lb in labels if lb not in gone]
         for gname, ds in sorted(mine.items()):
             with stage(f"group {gname}"):
@@ -1110,8 +1380,8 @@ def _store_rankings(inp: Mapping[str, Any], scores: xr.DataArray | None, specs: 
 
 
 def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, scores: xr.DataArray | None,
-                            specs: Sequence[Mapping[str, Any]], st: _Settings, notes: list[str], *, explicit: bool
-                            ) -> tuple[_Rankings, list[str], list[tuple[str, str]]]:
+                            specs: Sequence[Mapping[str, Any]], st: _Settings, notes: list[str], *, explicit: bool,
+                            groups: Mapping[str, xr.Dataset]) -> tuple[_Rankings, list[str], list[tuple[str, str]]]:
     """The ranking sections of an input of the store (and the score sections when its scores were found)."""
     from engine.sweep import aggregate_options
 
@@ -1122,8 +1392,9 @@ def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, sc
         _judges_note(scores, miss, notes)
     names = {r["label"]: r["name"] for r in specs} | {rk.baseline: _BASELINE}
     flags = rule_flags(rk.labels, names, rk.score, X, rk.systems, {r["label"]: r.get("options", {}) for r in specs})
-    rk, gone = _apply_flags(rk, flags, explicit=explicit, notes=notes)
-    body = _ranking_sections(out, rk, st, notes)
+    rk, gone = _apply_flags(rk, flags, explicit=explicit, notes=notes, primary=st.primary)
+    board, here = _store_board(rk, groups, st, inp, scores, notes)
+    body = [_leaderboard_section(out, rk, here, board)] + _ranking_sections(out, rk, st, notes)  # here shares primary_used
     flag_sec = _flag_section(flags, _degenerate(rk))
     if flag_sec:
         body.append(flag_sec)
@@ -1145,34 +1416,41 @@ def _find_meta(inp: Mapping[str, Any], store: Path) -> Path | None:
     return None
 
 
-def bootstrap_store_section(section: StoreSection, gname: str, ds: xr.Dataset) -> tuple[str, str]:
-    """Rank intervals and stability of a stored bootstrap group (its done replicates, the rules of ``section``)."""
+def _stored_boot(ds: xr.Dataset, label: str, st: _Settings, gname: str, notes: list[str]) -> _Boot | None:
+    """One rule's summary of a computed stored bootstrap group (its finished blocks only; None, with a note, when none)."""
     from engine.kernels.ranking import min_rank
 
-    st, notes = section.settings, section.notes
-    ds = ds.compute()
     n_rep = ds.sizes["replicate"]
     b = int(ds.attrs.get("block", n_rep))
+    one = ds.sel({RULE: label})
+    done = np.asarray(one["done"].values, dtype=bool)
+    keep = done[np.arange(n_rep) // b]
+    if not keep.any():
+        notes.append(f"{gname}: no finished replicates for rule {label!r}.")
+        return None
+    if not keep.all():
+        notes.append(f"{gname}: rule {label!r} has {int(keep.sum())} of {keep.size} replicates finished.")
+    rep = np.asarray(one["replicate_score"].values, dtype=np.float64)[keep]
+    boot = xr.Dataset({"score": one["score"], "rank": one["rank"],
+                       "replicate_score": (("replicate", SYSTEM), rep),
+                       "replicate_rank": (("replicate", SYSTEM), min_rank(rep))})
+    return _boot_summary(boot, label, st)
+
+
+def bootstrap_store_section(section: StoreSection, gname: str, ds: xr.Dataset) -> tuple[str, str]:
+    """Rank intervals and stability of a stored bootstrap group (its done replicates, the rules of ``section``)."""
+    st, notes = section.settings, section.notes
+    ds = ds.compute()
     here = replace(st, over=str(ds.attrs.get("over", st.over)))
     per_rule, rows, counts, stab = [], [], [], []
     for label in section.labels:
-        one = ds.sel({RULE: label})
-        done = np.asarray(one["done"].values, dtype=bool)
-        keep = done[np.arange(n_rep) // b]
-        if not keep.any():
-            notes.append(f"{gname}: no finished replicates for rule {label!r}.")
+        got = _stored_boot(ds, label, here, gname, notes)
+        if got is None:
             continue
-        if not keep.all():
-            notes.append(f"{gname}: rule {label!r} has {int(keep.sum())} of {keep.size} replicates finished.")
-        rep = np.asarray(one["replicate_score"].values, dtype=np.float64)[keep]
-        boot = xr.Dataset({"score": one["score"], "rank": one["rank"],
-                           "replicate_score": (("replicate", SYSTEM), rep),
-                           "replicate_rank": (("replicate", SYSTEM), min_rank(rep))})
-        by, r, sb = _interval_summary(boot, label, here)
-        per_rule.append((label, by))
-        rows += r
-        stab.append(sb)
-        counts.append(int(keep.sum()))
+        per_rule.append((label, got.by))
+        rows += got.rows
+        stab.append(got.stab)
+        counts.append(got.replicates)
     intro = (f"<p>Stored bootstrap {html.escape(gname)} (over {html.escape(here.over)}, seed "
              f"{html.escape(str(ds.attrs.get('seed', '?')))}); {html.escape(_interval_words(here))}.</p>")
     title = f"Bootstrap rank intervals and stability: {gname}"
@@ -1182,6 +1460,27 @@ def bootstrap_store_section(section: StoreSection, gname: str, ds: xr.Dataset) -
     fig_html = _interval_figure(out, f"{gname}_intervals", per_rule, here, f"resampling {here.over}", max(counts))
     return (title, intro + _stability_table(out, f"{gname}_stability", stab)
             + _interval_table(out, f"{gname}_intervals", rows, here) + fig_html)
+
+
+def _store_board(rk: _Rankings, groups: Mapping[str, xr.Dataset], st: _Settings, inp: Mapping[str, Any],
+                 scores: xr.DataArray | None, notes: list[str]) -> tuple[_Board, _Settings]:
+    """The leaderboard's extras for an input of a results store: the first bootstrap group holding the primary rule
+    (and the settings with its resampling axis), the judges behind each row when the scores were found."""
+    from engine.sweep import aggregate_options
+
+    label = rk.labels[_primary(rk, _degenerate(rk), st.primary)]
+    opts = aggregate_options(inp, {"name": _BASELINE})
+    miss, level = str(opts.get("missing") or "error"), opts.get("level")
+    boot, here = None, st
+    for gname, ds in sorted(groups.items()):
+        if str(ds.attrs.get("kind")) == "bootstrap" and label in [str(r) for r in ds[RULE].values]:
+            here = replace(st, over=str(ds.attrs.get("over", st.over)))
+            boot = _stored_boot(ds.sel({RULE: [label]}).compute(), label, here, gname, [])
+            break
+    if scores is None:
+        return _Board(boot, None, False, str(level or "the rules' own"), miss), here
+    counts = _judge_counts(scores, rk.systems, miss)
+    return _Board(boot, counts, scores.sizes["instance"] > 1, level_words(scores, level), miss), here
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1204,8 +1503,23 @@ dl{grid-template-columns:minmax(0,max-content) minmax(0,1fr)}.table{max-width:10
 button.sort{font:inherit;font-weight:600;background:none;border:0;padding:0;cursor:pointer;color:inherit;text-align:inherit}
 button.sort:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}th[aria-sort=ascending] button.sort::after{content:" \\25B2"}
 th[aria-sort=descending] button.sort::after{content:" \\25BC"}.legend span{margin-right:1.2em;font-size:.9em}
+.table td:first-child{position:sticky;left:0;background:#fff;z-index:1;white-space:normal;max-width:18em;
+overflow-wrap:break-word}.table thead th:first-child{position:sticky;
+left:0;z-index:3}table.board th:first-child,table.board td:first-child{position:sticky;left:0;background:#fff;z-index:1;
+white-space:normal;min-width:8em;max-width:16em;overflow-wrap:anywhere}table.board thead th{white-space:normal;
+vertical-align:bottom;max-width:11em;z-index:2}table.board td:first-child{overflow-wrap:break-word}
+table.board thead th:first-child{background:#f6f6f6;z-index:3}
+table.board tbody tr:hover td{background:#f3f7ff}.board-wrap{max-height:70vh}
+.search{display:flex;flex-wrap:wrap;align-items:center;gap:.4em .8em;margin:.6em 0}.search label{font-weight:600}
+.search input{font:inherit;padding:.25em .5em;border:1px solid #767676;border-radius:4px;min-width:12em}
+.search input:focus-visible,a:focus-visible,.table:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}
+.count{font-size:.9em;color:#444}.warn{background:#fff4e5;border-left:4px solid #b35900;padding:.3em .6em}
+nav ul{display:flex;flex-wrap:wrap;gap:.2em 1.2em;list-style:none;padding:0;margin:.6em 0}
+details.notes,details.fold{margin:.4em 0}details summary{cursor:pointer;font-weight:600}
 @media (max-width:700px){body{margin:1em auto;padding:0 .6em}figure img{max-width:none;width:auto}
-nav ul{padding-left:1.2em}td,th{padding:.15em .35em}}
+td,th{padding:.15em .35em}h1{font-size:1.3em}.table td:first-child{max-width:10em;min-width:8em}
+table.board td:first-child,table.board th:first-child{min-width:6em;
+max-width:9em}dl{font-size:.8em;gap:.1em .6em}}
 """
 
 #: sorts a table by the header clicked (numbers by their leading number, else text; again: the other way)
@@ -1230,6 +1544,24 @@ document.querySelectorAll("table.sortable").forEach(function (t) {
     });
   });
 });
+if (window.matchMedia("(max-width: 700px)").matches) {  // a phone: the leaderboard on the first screen
+  document.querySelectorAll("details.fold").forEach(function (d) { d.open = false; });
+}
+document.querySelectorAll("input[type=search][data-table]").forEach(function (q) {
+  var t = document.getElementById(q.getAttribute("data-table")).querySelector("table");
+  var count = q.parentNode.querySelector(".count");
+  function apply() {
+    var s = q.value.trim().toLowerCase(), rows = t.tBodies[0].rows, n = 0;
+    Array.prototype.forEach.call(rows, function (r) {
+      var hit = !s || r.cells[0].textContent.toLowerCase().indexOf(s) >= 0;
+      r.hidden = !hit;
+      if (hit) n++;
+    });
+    count.textContent = s ? n + " of " + rows.length + " systems shown" : "";
+  }
+  q.addEventListener("input", apply);
+  q.addEventListener("keydown", function (e) { if (e.key === "Escape") { q.value = ""; apply(); } });
+});
 """
 
 
@@ -1238,13 +1570,17 @@ def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sec
 
     toc = "".join(f'<li><a href="#s{i}">{html.escape(t)}</a></li>' for i, (t, _) in enumerate(sections))
     dl = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in info)
-    note_html = ("<ul class=\"notes\">" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>") if notes else ""
+    note_html = (f'<details class="notes"{" open" if len(notes) <= 2 else ""}><summary>Notes ({len(notes)})</summary>'
+                 '<ul class="notes">' + "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+                 + "</ul></details>") if notes else ""
     body = "\n".join(f'<section id="s{i}"><h2>{html.escape(t)}</h2>\n{b}\n</section>' for i, (t, b) in enumerate(sections))
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="generator" content="votebench {html.escape(__version__)}">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n<title>{html.escape(title)}</title>\n'
-            f"<style>{_CSS}</style>\n</head>\n<body>\n<h1>{html.escape(title)}</h1>\n<dl>{dl}</dl>\n{note_html}\n"
-            f"<nav><ul>{toc}</ul></nav>\n{body}\n<script>{_JS}</script>\n</body>\n</html>\n")
+            f"<style>{_CSS}</style>\n</head>\n<body>\n<main>\n<h1>{html.escape(title)}</h1>\n"
+            f'<details class="fold" open><summary>Settings</summary><dl>{dl}</dl></details>\n'
+            f'<details class="fold" open><summary>Contents</summary><nav aria-label="sections"><ul>{toc}</ul></nav>'
+            f"</details>\n{note_html}\n{body}\n</main>\n<script>{_JS}</script>\n</body>\n</html>\n")
 
 
 def _check_int(name: str, v: Any, lo: int) -> int:
@@ -1324,7 +1660,8 @@ def _store_report(store: Path, tmp: Path, fmts: tuple[str, ...], *, rules: Seque
     if options_given:
         notes.append("level, missing and lower-is-better are those of the sweep's inputs; the options given are not "
                      "used for a results store.")
-    info = [("results store", str(store)), ("inputs", ", ".join(by_input)), ("alpha", f"{st.alpha:g}"),
+    info = [("results store", str(store)), ("inputs", ", ".join(by_input)), ("primary rule", _primary_words(st)),
+            ("alpha", f"{st.alpha:g}"),
             ("top-k", str(st.top_k))]
     return f"votebench report: {store.name}", info, notes, sections
 
@@ -1335,8 +1672,6 @@ def _file_report(source: str | os.PathLike[str] | xr.DataArray, tmp: Path, fmts:
     """The page of a score file or score tensor, ranked here with every rule."""
     from engine.io.readers import open_scores
     from engine.labelled.canonical import directions_note, with_lower_is_better
-    from engine.labelled.core import resolve_level
-
     notes: list[str] = []
     scores = source if isinstance(source, xr.DataArray) else open_scores(source, meta=meta)
     scores = _numpy(with_lower_is_better(scores, lower))
@@ -1347,18 +1682,53 @@ def _file_report(source: str | os.PathLike[str] | xr.DataArray, tmp: Path, fmts:
     pol = missing or "error"
     sections = _file_sections(scores, _Out(tmp, fmts), rules=rules, level=level, missing=pol, st=st, notes=notes)
     name = str(scores.attrs.get("name") or (Path(source).name if not isinstance(source, xr.DataArray) else "scores"))
-    level_text = {"task": "task: each rule ranks the per-task scores (mean over a task's instances)",
-                  "one": "one: each rule pools every (task, instance) judge",
-                  "two": "two: each rule within every task over its instances, then across the tasks"}[resolve_level(scores, level)]
-    if level is None:
-        level_text += " (the default for " + ("instance-level" if scores.sizes["instance"] > 1 else "task-level") + " input)"
+    level_text = level_words(scores, level)
     B, n_rep = st.replicates, st.repeats
     info = [("input", str(scores.attrs.get("source_file", name))),
             ("systems x tasks x instances", " x ".join(str(scores.sizes[d]) for d in ("system", "task", "instance"))),
-            ("aggregation level", level_text), ("missing scores", pol), ("alpha", f"{st.alpha:g}"), ("top-k", str(st.top_k)),
+            ("primary rule", _primary_words(st)), ("aggregation level", level_text), ("missing scores", pol),
+            ("alpha", f"{st.alpha:g}"), ("top-k", str(st.top_k)),
             ("bootstrap", f"{B} replicates over {st.over}, seed {st.seed}" if B else "none"),
             ("task subsets", f"{n_rep} per size, seed {st.seed}" if n_rep else "none")]
     return f"votebench report: {name}", info, notes, sections
+
+
+def _primary_words(st: _Settings) -> str:
+    """The primary rule(s) of the page and how they were chosen."""
+    used = ", ".join(dict.fromkeys(st.primary_used)) or "none"
+    return f"{used} (chosen with --primary)" if st.primary else f"{used} (default: {PRIMARY_DEFAULT})"
+
+
+def level_words(scores: xr.DataArray, level: str | None) -> str:
+    """The aggregation level of a report on ``scores``, in words (``level`` None: the default, said so)."""
+    from engine.labelled.core import resolve_level
+
+    text = {"task": "task: each rule ranks the per-task scores (mean over a task's instances)",
+            "one": "one: each rule pools every (task, instance) judge",
+            "two": "two: each rule within every task over its instances, then across the tasks"}[resolve_level(scores, level)]
+    if level is None:
+        text += " (the default for " + ("instance-level" if scores.sizes["instance"] > 1 else "task-level") + " input)"
+    return text
+
+
+def _check_primary(primary: str | None, rules: Sequence[str] | None, store: bool) -> str | None:
+    """``primary`` checked against the rules asked for, or the registry (a :class:`VotebenchError` naming them); a
+    results store's rule labels are checked when it is opened."""
+    if primary is None:
+        return None
+    if not isinstance(primary, str) or not primary:
+        raise VotebenchError(f"primary must be a rule name, got {primary!r}")
+    if rules is not None and primary not in rules and primary != _BASELINE:
+        raise VotebenchError(f"primary rule {primary!r} is not among the rules asked for ({', '.join(rules)}); "
+                             "add it with --rule or choose one of them")
+    if rules is None and not store:
+        from engine.rules import get_rule
+
+        try:
+            get_rule(primary)
+        except VotebenchError as exc:
+            raise VotebenchError(f"primary rule: {exc}") from None
+    return primary
 
 
 def _results_store(source: str | os.PathLike[str] | xr.DataArray) -> Path | None:
@@ -1386,7 +1756,7 @@ def build_report(
     level: str | None = None, missing: str | None = None, alpha: float = 0.05, top_k: int = 30, replicates: int = 200,
     repeats: int = 100, over: str = "tasks", seed: int = 0, formats: Sequence[str] = ("png", "svg"),
     meta: str | os.PathLike[str] | None = None, lower_is_better: Sequence[str] = (), test: str = "auto",
-    paired_top_k: int = 15, paired_resamples: int = 4000,
+    paired_top_k: int = 15, paired_resamples: int = 4000, primary: str | None = None,
 ) -> Path:
     """Write an HTML ranking report with figures and tables.
 
@@ -1423,10 +1793,11 @@ def build_report(
         Tasks where lower scores are better (score input; overrides the sidecar).  The report notes
         the tasks whose direction nothing gave.
     test : {"auto", "nemenyi", "wilcoxon-holm"}
-        Post-hoc test of the critical-difference diagram (:func:`engine.kernels.significance.compare`;
-        ``auto`` chooses and says why).
+        Post-hoc test of the CD diagram (:func:`engine.kernels.significance.compare`; ``auto`` chooses, says why).
     paired_top_k, paired_resamples : int
-        The "Paired tests" section: the best ``paired_top_k`` systems by mean (0: no section); sign patterns per pair.
+        The "Paired tests": the ``paired_top_k`` best systems by ``primary`` (0: none); sign patterns per pair.
+    primary : str, optional
+        Rule (store: rule label) of the leaderboard; default :data:`PRIMARY_DEFAULT`; kept even if flagged.
 
     Returns
     -------
@@ -1445,9 +1816,8 @@ def build_report(
                                      replicates=replicates, repeats=repeats, over=over, seed=seed, formats=formats, test=test,
                                      paired_top_k=paired_top_k, paired_resamples=paired_resamples)
     lower = [str(t) for t in ([lower_is_better] if isinstance(lower_is_better, str) else lower_is_better)]
-    out = Path(out_dir)
-    _check_out(out)
-    store = _results_store(source)
+    _check_out(out := Path(out_dir))
+    st.primary = _check_primary(primary, rules, (store := _results_store(source)) is not None)
     tmp = make_temp_dir(out)  # usual permissions; strays of killed runs removed
     try:
         with figure_writer():  # figures drawn by a second process while the sections compute; all written here

@@ -25,6 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--rule", action="append", default=None, metavar="RULE",
                    help="rule to compare, repeatable (default: every rule that can rank the input; for a store: "
                    "its rule labels); the mean baseline is always included")
+    p.add_argument("--primary", default=None, metavar="RULE",
+                   help="rule the leaderboard (the report's main table) is ranked by (for a results store: a rule "
+                   "label of it; default: the first rule asked for that is neither the mean baseline nor degenerate)")
     p.add_argument("--level", default=None, choices=LEVELS, help="aggregation level (score input)")
     p.add_argument("--missing", default=None, choices=MISSING_POLICIES,
                    help="missing-score policy (score input; default error)")
@@ -71,11 +74,12 @@ def _build(args: argparse.Namespace, formats: list[str]) -> Any:
                          top_k=args.top_k, replicates=args.replicates, repeats=args.repeats, over=args.over,
                          seed=args.seed, formats=formats, meta=args.meta, test=args.test,
                          paired_top_k=args.paired_top_k, paired_resamples=args.paired_resamples,
-                         lower_is_better=lower_list(args.lower_is_better))
+                         lower_is_better=lower_list(args.lower_is_better), primary=args.primary)
 
 
 #: the description of ``votebench report --help``
 DESCRIPTION = ("Rank a score file with several rules (or read a sweep results store) and write OUT/index.html, "
-               "OUT/figures/*.png|svg and OUT/tables/*.csv|md|tex: rankings side by side with changes against the mean "
+               "OUT/figures/*.png|svg and OUT/tables/*.csv|json|md|tex: a leaderboard by the primary rule (score and rank with "
+               "their bootstrap intervals, Rank(UB), the judges behind each row), rankings side by side with changes against the mean "
                "baseline, a rank heatmap with a dendrogram, a critical-difference diagram (Friedman + Nemenyi), "
                "PROMETHEE II flows, the pairwise win matrix, bootstrap rank intervals and task-subset curves.")

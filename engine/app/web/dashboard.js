@@ -584,15 +584,30 @@
       el("span", {}, el("span", {class: "badge tied"}, "≈"), ` tied with the leader: the leader scores above it in fewer than ${Math.round(100 * s.level)}% of the replicates`),
       el("span", {}, "'=' shared rank"), el("span", {}, "⚠ degenerate ranking"));
     const scoreNotes = [...new Set(g.rules.filter(r => r.score_interval_note).map(r => r.score_interval_note))];
-    const parts = [head, settingsLine(s, g), ...degenerateNotes(g), controls, legend,
+    // how to read the table: open on a wide screen, folded on a phone (the table on the first screen); kept as the user left it
+    if (ui.howOpen === undefined) ui.howOpen = !window.matchMedia("(max-width: 600px)").matches;
+    const how = el("details", {class: "how"}, el("summary", {}, "How to read this table"), legend,
                    el("div", {class: "explain"}, explainInterval(g, s.level) + " Rank(UB): 1 + the number of systems whose rank " +
                      "interval lies entirely above this system's (LMArena's rank upper bound)." +
-                     (scoreNotes.length ? ` Score intervals: ${scoreNotes.join("; ")}.` : "")),
+                     (scoreNotes.length ? ` Score intervals: ${scoreNotes.join("; ")}.` : "")));
+    how.open = ui.howOpen;
+    how.addEventListener("toggle", () => { ui.howOpen = how.open; });
+    const parts = [head, settingsLine(s, g), ...degenerateNotes(g), controls, how,
                    el("div", {class: "tablewrap lbwrap", tabindex: "0", role: "region", "aria-labelledby": "board-h"}, table),
                    stabilityLine(g), lettersView(g)];
     const src = g.rules.find(r => r.ranking_source !== "full data");
     if (src) parts.push(el("div", {class: "note"}, `ranked by ${src.ranking_source} (no full-data ranking in the store)`));
+    // a live update redraws the table: keep the keyboard focus on the same header or system (not lost to <body>)
+    const act = document.activeElement;
+    const inHead = act && host.contains(act) ? act.closest("th[data-key]") : null;
+    const inRow = act && host.contains(act) ? act.closest("tr[data-system]") : null;
     host.replaceChildren(...parts);
+    if (inHead || inRow) {
+      const sel = inHead ? `th[data-key="${CSS.escape(inHead.getAttribute("data-key"))}"] button`
+        : `tr[data-system="${CSS.escape(inRow.getAttribute("data-system"))}"] button.rowbtn`;
+      const again = host.querySelector(sel);
+      if (again && !host.contains(document.activeElement)) again.focus();
+    }
   }
 
   // ------------------------------------------------------------------ bump chart
