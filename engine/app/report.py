@@ -1744,11 +1744,13 @@ def _results_store(source: str | os.PathLike[str] | xr.DataArray) -> Path | None
 def _report_page(source: str | os.PathLike[str] | xr.DataArray, store: Path | None, tmp: Path, fmts: tuple[str, ...], *,
                  rules: Sequence[str] | None, st: _Settings, level: str | None, missing: str | None,
                  meta: str | os.PathLike[str] | None, lower: list[str]) -> _Page:
-    """The page of a results store (``store``) or of a score input."""
-    if store is not None:
-        return _store_report(store, tmp, fmts, rules=rules, st=st,
-                             options_given=level is not None or missing is not None or bool(lower))
-    return _file_report(source, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta, lower=lower)
+    """The page of a results store (``store``) or of a score input; its figures may be drawn by a second process
+    while the sections compute (:func:`engine.app.render.figure_writer`), and are all written on return."""
+    with figure_writer():
+        if store is not None:
+            return _store_report(store, tmp, fmts, rules=rules, st=st,
+                                 options_given=level is not None or missing is not None or bool(lower))
+        return _file_report(source, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta, lower=lower)
 
 
 def build_report(
@@ -1820,9 +1822,7 @@ def build_report(
     st.primary = _check_primary(primary, rules, (store := _results_store(source)) is not None)
     tmp = make_temp_dir(out)  # usual permissions; strays of killed runs removed
     try:
-        with figure_writer():  # figures drawn by a second process while the sections compute; all written here
-            page = _report_page(source, store, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta,
-                                lower=lower)
+        page = _report_page(source, store, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta, lower=lower)
         (tmp / "index.html").write_text(_page(*page), encoding="utf-8")
         (tmp / _MARKER).write_text(json.dumps({"engine_version": __version__}) + "\n", encoding="utf-8")
         _publish(tmp, out)
