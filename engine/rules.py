@@ -464,7 +464,7 @@ register_rule(Rule("threshold", V.threshold_across,
                    ties="positions shared equally; systems equal under every vector tie", references=(_VNR,)))
 register_rule(Rule("baldwin", V.baldwin_across, "iterative Borda elimination; score = elimination round",
                    ties="all systems with the minimum Borda score leave together and tie", references=(_VNR,), resample="weights",
-                   from_sums=V.baldwin_from_sums, sums=("wins", "pairs"), absent_neutral=True))
+                   from_sums=V.baldwin_from_sums, sums=("wins", "pairs")))
 register_rule(Rule("condorcet", V.condorcet_across, "1 for the Condorcet winner, 0 for everyone else (all 0: no winner)",
                    ties=_PAIRWISE, missing="pairwise", references=(_VNR,),
                    resample="weights", from_sums=V.condorcet_from_sums, sums=('wins', 'pairs')))

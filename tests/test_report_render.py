@@ -61,10 +61,10 @@ def test_a_report_with_its_figures_drawn_by_the_worker_equals_the_inline_one(tmp
     rows += [f"s{i}," + ",".join(f"{v:.3f}" for v in rng.normal(size=6)) for i in range(9)]
     table.write_text("\n".join(rows) + "\n")
     args = dict(rules=["borda", "mean", "copeland"], replicates=20, repeats=5)
-    with costs.forced("figure_save", "inline"):
+    with costs.forced("figure_save", "inline"), costs.forced("subset_curves", "inline"):
         build_report(table, tmp_path / "inline", **args)
     monkeypatch.setattr(render, "_cores", lambda: 2)
-    with costs.forced("figure_save", "process"):
+    with costs.forced("figure_save", "process"), costs.forced("subset_curves", "process"):
         build_report(table, tmp_path / "worker", **args)
     _same_tree(tmp_path / "inline", tmp_path / "worker")
 
@@ -78,3 +78,17 @@ def test_a_failing_worker_leaves_no_report(tmp_path, monkeypatch):
         build_report(table, tmp_path / "rep", rules=["borda"], replicates=5, repeats=2)
     assert not (tmp_path / "rep").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+
+
+def test_work_run_aside_gives_its_result_or_its_error_where_it_is_asked_for():
+    from engine.kernels.kemeny import kendall_tau_b
+
+    a, b = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 3.0, 2.0, 4.0])
+    shape = costs.Sizes(systems=4)
+    for path in ("inline", "process"):
+        with render.figure_writer(parallel=True), costs.forced("subset_curves", path):
+            got = render.run_aside("subset_curves", shape, kendall_tau_b, a, b)
+            bad = render.run_aside("subset_curves", shape, float, "not a number")
+            assert float(got()) == pytest.approx(4 / 6)
+            with pytest.raises(ValueError, match="not a number"):
+                bad()

@@ -1,4 +1,4 @@
-"""Saving figures: inline, or in a second process while the report goes on computing.
+"""Saving figures, and other self-contained work, inline or in worker processes while the report goes on.
 
 Drawing a figure with a few hundred labels into PNG and SVG takes seconds of pure-Python matplotlib,
 which holds the interpreter; the numbers of the next section do not depend on it.  Inside
@@ -7,7 +7,8 @@ it to one spawned worker process (the figure pickled, drawn and written there, i
 the block ends only when every file is written -- an error in the worker is raised there, so the report's
 folder is never published half-drawn.  Small figures, or a machine with one core, save inline.  Either
 way the files are the same bytes: the same figure, the same settings (:data:`SAVE_RC`), the same
-format order.
+format order.  :func:`run_aside` does the same for a whole computation (the report's task-subset curves):
+a pure function of picklable arguments, started early in a worker and collected where it is needed.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import contextvars
 import multiprocessing
 import os
 import pickle
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from typing import Any
 from engine.kernels.costs import Cost, Sizes, choose, register_path
 from engine.progress import stage
 
-__all__ = ["SAVE_RC", "figure_writer", "save_figure"]
+__all__ = ["SAVE_RC", "figure_writer", "run_aside", "save_figure"]
 
 #: matplotlib settings of every saved file: text as text in SVG, fixed SVG ids, TrueType in PDF
 SAVE_RC = {"svg.fonttype": "none", "svg.hashsalt": "votebench", "pdf.fonttype": 42}
@@ -49,6 +50,22 @@ def _process(z: Sizes) -> Cost:
 
 register_path("figure_save", "inline", _inline)
 register_path("figure_save", "process", _process)
+
+_EVAL_SECONDS = 4.2e-6  # per system and rule evaluation of a subset curve (300 x 80 table, 31,500 evaluations)
+
+
+def _curves_inline(z: Sizes) -> Cost:
+    """``fits`` rule evaluations on ``systems`` systems, here, on the report's path."""
+    return Cost(seconds=z.fits * z.systems * _EVAL_SECONDS, bytes=0.0)
+
+
+def _curves_process(z: Sizes) -> Cost:
+    """The same in a worker, beside the other sections: this process pays the start of a worker."""
+    return Cost(seconds=_START_SECONDS, bytes=0.0)
+
+
+register_path("subset_curves", "inline", _curves_inline)
+register_path("subset_curves", "process", _curves_process)
 
 
 def _save(fig: Any, targets: Sequence[tuple[str, str]], rc: dict[str, Any]) -> None:
@@ -77,6 +94,12 @@ class _Writer:
         self.pool: ProcessPoolExecutor | None = None
         self.jobs: list[Future[None]] = []
 
+    def workers(self) -> ProcessPoolExecutor:
+        """Two spawned workers (started once): figures in order, and a computation beside them."""
+        if self.pool is None:
+            self.pool = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
+        return self.pool
+
     def save(self, fig: Any, targets: Sequence[tuple[str, str]]) -> None:
         from matplotlib.text import Text
 
@@ -87,9 +110,7 @@ class _Writer:
         if path == "inline":
             _save(fig, targets, dict(SAVE_RC))
             return
-        if self.pool is None:
-            self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-        self.jobs.append(self.pool.submit(_save_pickled, pickle.dumps(fig), list(targets), dict(SAVE_RC)))
+        self.jobs.append(self.workers().submit(_save_pickled, pickle.dumps(fig), list(targets), dict(SAVE_RC)))
 
     def wait(self) -> None:
         if self.jobs:
@@ -135,3 +156,22 @@ def save_figure(fig: Any, targets: Sequence[tuple[str | Path, str]]) -> None:
         _save(fig, pairs, dict(SAVE_RC))
     else:
         writer.save(fig, pairs)
+
+
+def run_aside(problem: str, shape: Sizes, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Callable[[], Any]:
+    """Start ``fn(*args, **kwargs)`` in a worker of the enclosing :func:`figure_writer` when the cost model
+    prefers it for ``problem`` at ``shape`` (else run it now); returns the function that gives its result
+    (or raises its error).  ``fn`` must be importable by name and its arguments picklable."""
+    writer = _CURRENT.get()
+    if writer is None or not writer.parallel or choose(problem, shape) == "inline":
+        try:
+            value = fn(*args, **kwargs)
+        except Exception as exc:  # raised where the result is asked for, as from a worker
+            error = exc
+
+            def fail() -> Any:
+                raise error
+
+            return fail
+        return lambda: value
+    return writer.workers().submit(fn, *args, **kwargs).result

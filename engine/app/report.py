@@ -63,10 +63,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
-from engine.app.render import figure_writer, save_figure
+from engine.app.render import figure_writer, run_aside, save_figure
 from engine.dims import RULE, SYSTEM, TASK
 from engine.errors import VotebenchError
 from engine.kernels.checks import check_alpha
+from engine.kernels.costs import Sizes
 from engine.kernels.significance import friedman_test, nemenyi_q
 from engine.labelled.comparison import RuleFlag, degenerate_ranking, promethee_flows, rank_changes, rule_flags
 from engine.progress import stage
@@ -1066,6 +1067,15 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     X, tasks = _task_matrix(scores, missing, rk.systems)
     flags = rule_flags(rk.labels, {lb: lb for lb in rk.labels}, rk.score, X, rk.systems)
     rk, _ = _apply_flags(rk, flags, explicit=explicit, notes=notes, primary=st.primary)
+    T = X.shape[0]
+    curve = None
+    if st.repeats >= 1 and T >= 2:  # the subset curves, in a worker beside the next sections when worth it
+        sizes = _subset_sizes(T)
+        with stage("task subsets"):
+            curve = run_aside("subset_curves", Sizes(systems=len(rk.systems), judges=T,
+                                                     fits=len(rk.labels) * len(sizes) * st.repeats),
+                              task_subset_curve, scores, rules=rk.labels, sizes=sizes, repeats=st.repeats,
+                              seed=st.seed, level=level, missing=missing)
     boots = _bootstraps(scores, rk, st, level, missing) if st.replicates >= 2 else {}
     p = _primary(rk, _degenerate(rk), st.primary)
     board = _Board(boots.get(rk.labels[p]), _judge_counts(scores, rk.systems, missing), scores.sizes["instance"] > 1,
@@ -1082,16 +1092,14 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
         sections.append(paired)
     if boots:
         sections.append(_bootstrap_section(out, boots, st))
-    T = X.shape[0]
-    if st.repeats >= 1 and T >= 2:
+    if curve is not None:
         try:
-            with stage("task subsets"):
-                curve = task_subset_curve(scores, rules=rk.labels, sizes=_subset_sizes(T), repeats=st.repeats,
-                                          seed=st.seed, level=level, missing=missing)
+            with stage("task subsets (collecting)"):
+                ds = curve()
         except VotebenchError as exc:
             notes.append(f"No task-subset curves: {exc}.")
         else:
-            body = _subset_body(out, "subset_curves", curve,
+            body = _subset_body(out, "subset_curves", ds,
                                 f"Task-subset robustness ({st.repeats} random subsets per size)",
                                 f"Kendall tau-b between the ranking on a random subset of tasks and the ranking on all "
                                 f"{T} tasks, mean and +-1 std (clipped to tau's range [-1, 1]) over {st.repeats} subsets "
