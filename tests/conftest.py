@@ -38,6 +38,9 @@ _COMMON = dict(
 settings.register_profile("ci", derandomize=True, **_COMMON)
 settings.register_profile("dev", **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "ci")
+# reports draw and compute in this process: the suite's workers already use every core (tests/test_report_render.py
+# checks the worker path, with the same files)
+os.environ.setdefault("VOTEBENCH_CORES", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"

@@ -92,3 +92,12 @@ def test_work_run_aside_gives_its_result_or_its_error_where_it_is_asked_for():
             assert float(got()) == pytest.approx(4 / 6)
             with pytest.raises(ValueError, match="not a number"):
                 bad()
+
+
+def test_the_cores_a_report_may_use_can_be_set(monkeypatch):
+    monkeypatch.setenv(render.CORES_ENV, "1")
+    assert render._cores() == 1
+    monkeypatch.setenv(render.CORES_ENV, "3")
+    assert render._cores() == 3
+    monkeypatch.setenv(render.CORES_ENV, "many")
+    assert render._cores() >= 1

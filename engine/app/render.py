@@ -26,13 +26,13 @@ from typing import Any
 from engine.kernels.costs import Cost, Sizes, choose, register_path
 from engine.progress import stage
 
-__all__ = ["SAVE_RC", "figure_writer", "run_aside", "save_figure"]
+__all__ = ["CORES_ENV", "SAVE_RC", "figure_writer", "run_aside", "save_figure"]
 
 #: matplotlib settings of every saved file: text as text in SVG, fixed SVG ids, TrueType in PDF
 SAVE_RC = {"svg.fonttype": "none", "svg.hashsalt": "votebench", "pdf.fonttype": 42}
 
 _TEXT_SECONDS = 1.0e-3  # per text artist and format: layout and drawing (cProfile of a 300 x 80 report)
-_FIGURE_SECONDS = 0.2  # per figure and format besides its texts
+_FIGURE_SECONDS = 1.0  # per figure and format besides its texts (a 73-text figure: 2.5 s for PNG + SVG)
 _PICKLE_SECONDS = 0.05  # per figure: pickling here, unpickling there
 _START_SECONDS = 2.0  # starting the worker: a Python process importing matplotlib
 
@@ -126,7 +126,15 @@ class _Writer:
 _CURRENT: contextvars.ContextVar[_Writer | None] = contextvars.ContextVar("figure_writer", default=None)
 
 
+#: environment variable: the cores a report may use (1: everything in this process)
+CORES_ENV = "VOTEBENCH_CORES"
+
+
 def _cores() -> int:
+    """The cores this process may run on, or :data:`CORES_ENV` when set to a whole number."""
+    given = os.environ.get(CORES_ENV, "").strip()
+    if given.isdigit():
+        return max(1, int(given))
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - platforms without affinity
