@@ -333,7 +333,10 @@ def run(out, *, smoke=False, scheduler=None):
 '''
 
 
-def test_an_experiment_runs_its_engine_blocks_on_worker_processes(capsys, cluster, tmp_path):
+def test_an_experiment_runs_its_engine_blocks_on_worker_processes(capsys, cluster, tmp_path, monkeypatch):
+    from engine.app import experiment
+
+    monkeypatch.setattr(experiment, "ROOT", experiment.ROOT)  # --root changes the process's project folder: restored
     root = tmp_path / "root"
     (root / "experiments" / "toy").mkdir(parents=True)
     (root / "experiments" / "toy" / "run.py").write_text(textwrap.dedent(EXPERIMENT), encoding="utf-8")

@@ -13,7 +13,7 @@ from typing import Any
 #: ``--block`` when neither given nor chosen from a cluster (in this process)
 DEFAULT_BLOCK = 50
 
-__all__ = ["DEFAULT_BLOCK", "replicate_block", "replicate_bytes", "stored_block"]
+__all__ = ["DEFAULT_BLOCK", "replicate_block", "stored_block"]
 
 
 def stored_block(store: str | os.PathLike[str] | None, kind: str = "bootstrap") -> int | None:
@@ -31,27 +31,6 @@ def stored_block(store: str | os.PathLike[str] | None, kind: str = "bootstrap") 
     return None
 
 
-def replicate_bytes(path: str) -> float | None:
-    """Bytes one replicate of the input at ``path`` holds at least: its score tensor (a store: systems x tasks x
-    instances float64), else its size on disk (an over-estimate for text formats); ``None`` when unknown (a URL)."""
-    if "://" in str(path):  # a URL: its size is not looked up
-        return None
-    p = Path(path)
-    if p.is_dir():
-        try:
-            import xarray as xr
-
-            ds = xr.open_zarr(p, consolidated=False)
-            var = next(iter(ds.data_vars.values()))
-            return 8.0 * float(var.size)
-        except Exception:  # noqa: BLE001 - not a store of scores: its files' size below
-            return float(sum(f.stat().st_size for f in p.rglob("*") if f.is_file()))
-    try:
-        return float(p.stat().st_size)
-    except OSError:
-        return None
-
-
 def replicate_block(args: Any, client: Any | None, prefix: str = "") -> tuple[int, str | None]:
     """``args.block`` when given; else the block of the store a run resumes; else, with a ``client``, the block
     :func:`engine.distributed.choose_block` picks for its cluster; else :data:`DEFAULT_BLOCK`.
@@ -67,9 +46,9 @@ def replicate_block(args: Any, client: Any | None, prefix: str = "") -> tuple[in
             return kept, None
     if client is None:
         return DEFAULT_BLOCK, None
-    from engine.distributed.cluster import MEMORY_SHARE, TASKS_PER_THREAD, cluster_block
+    from engine.distributed.cluster import MEMORY_SHARE, TASKS_PER_THREAD, cluster_block, score_bytes
 
-    per = replicate_bytes(args.input)
+    per = score_bytes(args.input)  # one replicate holds at least the input's scores
     block, shape = cluster_block(client, args.replicates, per or 0.0)
     tasks = -(-args.replicates // block)
     memory = ("no worker memory limit" if shape.memory_per_thread is None else

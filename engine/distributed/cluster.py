@@ -27,7 +27,7 @@ from engine.budget import running_blocks
 from engine.errors import ClusterLost
 
 __all__ = ["TASKS_PER_THREAD", "MEMORY_SHARE", "ClusterRunner", "ClusterShape", "choose_block", "cluster_block",
-           "cluster_shape", "current_client", "input_bytes", "lost_cluster", "map_blocks", "on_cluster"]
+           "cluster_shape", "current_client", "score_bytes", "lost_cluster", "map_blocks", "on_cluster"]
 
 #: tasks per worker thread the block rule aims at: a few per thread keep every thread busy while the slowest
 #: tasks finish (the tail) and let a restarted worker's share be spread, without the scheduler's cost per task
@@ -127,7 +127,7 @@ def cluster_block(client: Any, items: int, bytes_per_item: float) -> tuple[int, 
     return choose_block(items, shape.threads, shape.memory_per_thread, bytes_per_item), shape
 
 
-def input_bytes(path: str) -> float | None:
+def score_bytes(path: str) -> float | None:
     """Bytes the scores of the input at ``path`` take at least: a store's score tensor (float64), else the file's size
     on disk (an over-estimate for text formats, so blocks sized from it err small); ``None`` for a URL or an
     unreadable path."""

@@ -34,7 +34,6 @@ import io
 import math
 import os
 import re
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain
 from pathlib import Path
@@ -54,13 +53,14 @@ from engine.io.convert import (
     fill_rows,
     long_header,
     parse_range,
+    publish_counts,
     read_rows,
-    skeleton,
+    remove_work,
     slabs_of,
     sort_rows,
+    start_store,
 )
-from engine.io.files import make_temp_dir, publish_dir
-from engine.io.readers.tables import instance_labels
+from engine.io.files import make_temp_dir
 
 __all__ = ["PARSE_MEMORY", "PART_UNIT", "convert_on_cluster", "fill_slab", "line_spans", "parse_part", "sort_part"]
 
@@ -110,15 +110,7 @@ def convert_on_cluster(client: Any, source: str | os.PathLike[str], store: str |
     build = None
     try:
         n_rows, labels, row0, codes = _parse(client, src, header, spans, work)
-        systems, tasks = labels["system"], labels["task"]
-        insts = instance_labels(labels["instance"]) if "instance" in labels else np.array([0])
-        S, T, K = len(systems), len(tasks), len(insts)
-        if S < 2:
-            raise VotebenchError(f"{src}: ranking needs at least two systems, found {S} ({', '.join(systems)})")
-        ds = skeleton(src, systems, tasks, insts, meta, chunks)
-        tc, ic = ds["scores"].data.chunksize[:2]
-        build = make_temp_dir(target.absolute())
-        ds.to_zarr(build, mode="w", zarr_format=3, consolidated=False, compute=False)
+        build, (S, T, K), (tc, ic), tasks = start_store(src, labels, meta, chunks, target)
         # slabs of whole chunks: about TASKS_PER_THREAD per worker thread, never more cells than in this process
         most = min(streamed.SLAB_CELLS, math.ceil(T * K * S / (TASKS_PER_THREAD * max(1, shape.threads))))
         slabs = slabs_of(T, K, S, tc, ic, most)
@@ -128,16 +120,10 @@ def convert_on_cluster(client: Any, source: str | os.PathLike[str], store: str |
                                                          for i, b in enumerate(bounds) if b[j + 1] > b[j]], S)
                                           for j, slab in enumerate(slabs)])
         n_inst, n_missing = _counts(src, header, tasks, slabs, filled)
-        import zarr
-
-        counts = zarr.open_array(str(build), path="n_instances", mode="r+", zarr_format=3)
-        counts[...] = n_inst if K > 1 else np.ones(T, np.int64)
-        publish_dir(build, target)
+        publish_counts(build, target, n_inst, T, K)
         build = None
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-        if build is not None:
-            shutil.rmtree(build, ignore_errors=True)
+        remove_work(work, build)
     return {"store": target, "streamed": True, "rows": n_rows, "systems": S, "tasks": T, "instances": K,
             "missing": n_missing, "chunks": (int(tc), int(ic)), "parts": len(spans), "slabs": len(slabs),
             "where": "cluster"}

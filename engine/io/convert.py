@@ -52,6 +52,7 @@ from engine.io.store import default_chunks, store_dataset, to_zarr
 from engine.labelled.canonical import apply_sidecar, read_sidecar, sidecar_path
 
 __all__ = ["BLOCK_BYTES", "SLAB_CELLS", "SLAB_ROW", "RowError", "check_filled", "check_target", "convert", "duplicate_message",
+           "publish_counts", "remove_work", "start_store",
            "fill_rows", "in_memory", "long_header", "parse_range", "read_rows", "skeleton", "slabs_of", "sort_rows"]
 
 #: bytes of CSV text parsed per block
@@ -275,32 +276,52 @@ def _stream(src: Path, target: Path, header: list[str], meta: Any, chunks: Mappi
         n_rows, labels = parse_range(src, header, rows_file)
         if n_rows == 0:
             raise VotebenchError(f"{src}: no score rows")
-        systems, tasks = labels["system"], labels["task"]
-        insts = instance_labels(labels["instance"]) if "instance" in labels else np.array([0])
-        S, T, K = len(systems), len(tasks), len(insts)
-        if S < 2:
-            raise VotebenchError(f"{src}: ranking needs at least two systems, found {S} ({', '.join(systems)})")
-        # the store's skeleton: labels, directions and groups (sidecar), attributes; no scores yet
-        ds = skeleton(src, systems, tasks, insts, meta, chunks)
-        tc, ic = ds["scores"].data.chunksize[:2]
-        build = make_temp_dir(target)
-        ds.to_zarr(build, mode="w", zarr_format=3, consolidated=False, compute=False)
+        build, (S, T, K), (tc, ic), tasks = start_store(src, labels, meta, chunks, target)
         # 2. rows to one file per slab
         slabs = slabs_of(T, K, S, tc, ic)
         slab_files = _split_rows(rows_file, slabs, work, K)
         # 3. fill, check and write every slab
         scores = zarr.open_array(str(build), path="scores", mode="r+", zarr_format=3)
         n_inst, n_missing = _fill_slabs(scores, slabs, slab_files, S, src, header, tasks)
-        counts = zarr.open_array(str(build), path="n_instances", mode="r+", zarr_format=3)
-        counts[...] = n_inst if K > 1 else np.ones(T, np.int64)
-        publish_dir(build, target)
+        publish_counts(build, target, n_inst, T, K)
         build = None
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-        if build is not None:
-            shutil.rmtree(build, ignore_errors=True)
+        remove_work(work, build)
     return {"store": target, "streamed": True, "rows": n_rows, "systems": S, "tasks": T, "instances": K,
             "missing": n_missing, "chunks": (int(tc), int(ic))}
+
+
+def start_store(src: Path, labels: dict[str, list[str]], meta: Any, chunks: Any, target: Path
+                ) -> tuple[Path, tuple[int, int, int], tuple[int, int], list[str]]:
+    """The store's skeleton (labels, directions and groups from the sidecar, attributes; no scores yet) written
+    into a temporary folder beside ``target``: that folder, the sizes ``(S, T, K)``, the (task, instance) chunk
+    and the task labels.  Refuses fewer than two systems."""
+    systems, tasks = labels["system"], labels["task"]
+    insts = instance_labels(labels["instance"]) if "instance" in labels else np.array([0])
+    S, T, K = len(systems), len(tasks), len(insts)
+    if S < 2:
+        raise VotebenchError(f"{src}: ranking needs at least two systems, found {S} ({', '.join(systems)})")
+    ds = skeleton(src, systems, tasks, insts, meta, chunks)
+    tc, ic = ds["scores"].data.chunksize[:2]
+    build = make_temp_dir(target.absolute())  # absolute: workers of a cluster may run in another folder
+    ds.to_zarr(build, mode="w", zarr_format=3, consolidated=False, compute=False)
+    return build, (S, T, K), (int(tc), int(ic)), tasks
+
+
+def publish_counts(build: Path, target: Path, n_inst: np.ndarray, T: int, K: int) -> None:
+    """Write the instances per task into the store built at ``build`` and rename it into place as ``target``."""
+    import zarr
+
+    counts = zarr.open_array(str(build), path="n_instances", mode="r+", zarr_format=3)
+    counts[...] = n_inst if K > 1 else np.ones(T, np.int64)
+    publish_dir(build, target)
+
+
+def remove_work(work: Path, build: Path | None) -> None:
+    """Remove the conversion's work folder and, unless it was published (``None``), the half-built store."""
+    shutil.rmtree(work, ignore_errors=True)
+    if build is not None:
+        shutil.rmtree(build, ignore_errors=True)
 
 
 def parse_range(src: Path, header: list[str], rows_file: Path, span: tuple[int, int] | None = None

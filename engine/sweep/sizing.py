@@ -18,7 +18,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from engine.distributed.cluster import TASKS_PER_THREAD, ClusterShape, choose_block, input_bytes
+from engine.distributed.cluster import TASKS_PER_THREAD, ClusterShape, choose_block, score_bytes
 from engine.sweep.config import SweepConfig, parse_config
 from engine.sweep.kinds.base import get_kind
 from engine.sweep.results import resolve_store
@@ -83,7 +83,7 @@ def _cut(cfg: SweepConfig, spec: Mapping[str, Any]) -> tuple[int, int, float]:
     kind = get_kind(spec["kind"])
     if kind is not None and kind.needs_input:
         variants = len(cfg.inputs) * len(cfg.rules) * len(spec.get("sizes") or [1])
-        sizes = [input_bytes(input_source(cfg, inp).path) for inp in cfg.inputs]
+        sizes = [score_bytes(input_source(cfg, inp).path) for inp in cfg.inputs]
         return n, variants, max([s for s in sizes if s is not None], default=0.0)
     cells = int(spec.get("n_systems", 1)) * int(spec.get("n_tasks", 1)) * int(spec.get("n_instances", 1))
     return n, len(spec.get("variants") or [1]), 32.0 * cells  # a synthetic replicate draws float64 tensors of these
