@@ -51,6 +51,14 @@ def brute_rank_ub(low, high):
     return out
 
 
+def brute_score_ub(low, high):
+    """1 + the systems whose score interval lies entirely above system i's (low_j > high_i), by plain loops: LMArena's
+    Rank(UB), as the report computes it."""
+    return [None if low[i] is None else
+            1.0 + sum(1 for j in range(len(low)) if j != i and low[j] is not None and low[j] > high[i])
+            for i in range(len(low))]
+
+
 def percentile(values, q):
     """numpy's default ('linear') percentile by hand: sorted values, interpolated at q/100 * (n - 1)."""
     v = sorted(x for x in values if x == x)
@@ -91,7 +99,13 @@ def test_rank_ub_matches_plain_loops():
             g = {"interval": interval, "rules": [rule]}
             annotate_bootstrap(g, {"why": "none"}, 0.95)
             assert g["rules"][0]["rank_ub"] == brute_rank_ub(low, high)
-            assert g["rules"][0]["score_interval_note"] == "none"
+            assert g["rules"][0]["score_interval_note"] == "none" and g["rules"][0]["rank_ub_from"] == "rank"
+            # with score intervals: Arena's bound over them, as in the report
+            c, d = rng.normal(size=S), rng.normal(size=S)
+            s_lo, s_hi = np.minimum(c, d), np.maximum(c, d)
+            annotate_bootstrap(g, {"low": [s_lo], "high": [s_hi]}, 0.95)
+            expect = brute_score_ub(list(s_lo), list(s_hi))
+            assert g["rules"][0]["rank_ub"] == [None if lo is None else e for lo, e in zip(low, expect)]
 
 
 # ------------------------------------------------------------------------------------ a store with a degenerate rule
@@ -138,7 +152,8 @@ def test_snapshot_flags_the_degenerate_rule_and_gives_score_intervals(store):
         for i in range(N_SYS):
             assert r["score_low"][i] == pytest.approx(percentile(reps[ri, :, i], 2.5))
             assert r["score_high"][i] == pytest.approx(percentile(reps[ri, :, i], 97.5))
-        assert r["rank_ub"] == brute_rank_ub(r["rank_low"], r["rank_high"])
+        assert r["rank_ub"] == brute_score_ub(r["score_low"], r["score_high"]) and r["rank_ub_from"] == "score"
+    assert any(v > 1 for r in g["rules"] for v in r["rank_ub"] if v is not None)  # the bound separates someone
     assert [r["degenerate"] is not None for r in g["rules"]] == [False, True, False]  # plurality: 10 systems win 0 tasks
     assert g["rules"][0]["unit"].startswith("Borda points")
     stored = json.loads(zarr.open_group(str(store.store), mode="r").attrs["config"])["input"]
@@ -279,7 +294,7 @@ def test_statistics_per_row(browser, served, store):
             cells = tr.locator("td").all_inner_texts()
             assert cells[1] == f"{N_TASKS} · {N_TASKS}"  # every task scored, one instance each
             assert cells[2] == f"{borda['score'][i]:.1f}" or float(cells[2]) == borda["score"][i]
-            ub = brute_rank_ub(borda["rank_low"], borda["rank_high"])[i]
+            ub = brute_score_ub(borda["score_low"], borda["score_high"])[i]
             assert cells[6] == f"{ub:g}"
             if tr.locator("td").nth(4).inner_text().endswith("="):
                 mates = [s for j, s in enumerate(g["systems"]) if j != i and borda["rank"][j] == borda["rank"][i]]

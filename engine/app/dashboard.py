@@ -177,9 +177,12 @@ def _root_identity(path: Path) -> tuple[int, int, int] | None:
 
 
 def annotate_bootstrap(g: dict[str, Any], score_iv: Mapping[str, Any], level: float) -> None:
-    """Add to a bootstrap group's JSON, per rule: ``unit``, ``degenerate``, ``rank_ub`` (Rank(UB), from the rank
-    interval the page shows: 1 + the systems whose interval lies entirely above) and ``score_low``/``score_high``
-    (or ``score_interval_note`` saying why not)."""
+    """Add to a bootstrap group's JSON, per rule: ``unit``, ``degenerate``, ``rank_ub`` and ``score_low``/``score_high``
+    (or ``score_interval_note`` saying why not).
+
+    ``rank_ub`` is Rank(UB) as LMArena and the report define it: 1 + the systems whose score interval lies entirely
+    above this system's; where there are no comparable score intervals (a bootstrap over systems), 1 + the systems
+    whose rank interval lies entirely above (``rank_ub_from`` says which)."""
     from engine.kernels.battles import rank_upper_bound
     from engine.sweep.live import json_numbers
 
@@ -191,13 +194,17 @@ def annotate_bootstrap(g: dict[str, Any], score_iv: Mapping[str, Any], level: fl
         r["unit"] = rule_unit(str(r["rule"]))
         r["degenerate"] = degenerate_ranking(r["rank"])
         lo, hi = arr(r[low_key]), arr(r[high_key])
-        # ranks: lower is better, so "entirely above" is high_j < low_i; on the negated ranks it is Arena's low_j > high_i
-        ub = rank_upper_bound(-hi, -lo) if r.get("replicates_done") else np.full(lo.shape, np.nan)
-        r["rank_ub"] = json_numbers(np.where(np.isnan(lo), np.nan, ub))
         if "low" in score_iv:
-            r["score_low"], r["score_high"] = json_numbers(score_iv["low"][ri]), json_numbers(score_iv["high"][ri])
+            s_lo, s_hi = np.asarray(score_iv["low"][ri], dtype=np.float64), np.asarray(score_iv["high"][ri], dtype=np.float64)
+            r["score_low"], r["score_high"] = json_numbers(s_lo), json_numbers(s_hi)
+            ub, r["rank_ub_from"] = rank_upper_bound(s_lo, s_hi), "score"
         else:
             r["score_interval_note"] = str(score_iv.get("why", "no score intervals"))
+            # ranks: lower is better, so "entirely above" is high_j < low_i; on the negated ranks it is Arena's low_j > high_i
+            ub, r["rank_ub_from"] = rank_upper_bound(-hi, -lo), "rank"
+        if not r.get("replicates_done"):
+            ub = np.full(lo.shape, np.nan)
+        r["rank_ub"] = json_numbers(np.where(np.isnan(lo), np.nan, ub))
     g["level"] = level
 
 

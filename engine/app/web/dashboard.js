@@ -364,7 +364,7 @@
       if (hasScoreIv[ri]) h2.append(el("th", {scope: "col", title: `${pct} percentile interval of the rule's score over the replicates`, "data-x": `score ${pct} CI`}, `score ${pct} CI`));
       h2.append(th("rank", `${ri}:rank`, "", "full-data rank ('=' marks ties: hover or open the row for whom)"),
         th(ivLabel, `${ri}:iv`, "", explainInterval(g, ui.snap.level)),
-        th("Rank(UB)", `${ri}:ub`, "", "1 + the systems whose rank interval lies entirely above this one (LMArena's upper bound on the rank)"));
+        th("Rank(UB)", `${ri}:ub`, "", "1 + the systems whose score interval lies entirely above this one's (LMArena's upper bound on the rank; from the rank intervals when there are no score intervals)"));
     });
     t.append(el("thead", {}, h1, h2));
     const body = el("tbody");
@@ -587,8 +587,9 @@
     // how to read the table: open on a wide screen, folded on a phone (the table on the first screen); kept as the user left it
     if (ui.howOpen === undefined) ui.howOpen = !window.matchMedia("(max-width: 600px)").matches;
     const how = el("details", {class: "how"}, el("summary", {}, "How to read this table"), legend,
-                   el("div", {class: "explain"}, explainInterval(g, s.level) + " Rank(UB): 1 + the number of systems whose rank " +
-                     "interval lies entirely above this system's (LMArena's rank upper bound)." +
+                   el("div", {class: "explain"}, explainInterval(g, s.level) + " Rank(UB): 1 + the number of systems whose score " +
+                     "interval lies entirely above this system's (LMArena's rank upper bound, as in the report)" +
+                     (g.rules.some(r => r.rank_ub_from === "rank") ? "; from the rank intervals where there are no score intervals." : ".") +
                      (scoreNotes.length ? ` Score intervals: ${scoreNotes.join("; ")}.` : "")));
     how.open = ui.howOpen;
     how.addEventListener("toggle", () => { ui.howOpen = how.open; });
