@@ -47,7 +47,6 @@ from engine.io import convert as streamed
 from engine.io.convert import (
     SLAB_ROW,
     RowError,
-    check_filled,
     check_target,
     convert,
     fill_rows,
@@ -56,6 +55,7 @@ from engine.io.convert import (
     publish_counts,
     read_rows,
     remove_work,
+    slab_totals,
     slabs_of,
     sort_rows,
     start_store,
@@ -119,7 +119,7 @@ def convert_on_cluster(client: Any, source: str | os.PathLike[str], store: str |
         filled = _run(client, fill_slab, [(build, slab, [(work / f"sorted{i}.bin", int(b[j]), int(b[j + 1]))
                                                          for i, b in enumerate(bounds) if b[j + 1] > b[j]], S)
                                           for j, slab in enumerate(slabs)])
-        n_inst, n_missing = _counts(src, header, tasks, slabs, filled)
+        n_inst, n_missing = slab_totals(src, header, tasks, slabs, filled)
         publish_counts(build, target, n_inst, T, K)
         build = None
     finally:
@@ -240,22 +240,6 @@ def _parse(client: Any, src: Path, header: list[str], spans: list[tuple[int, int
                 (index.setdefault(v, len(index)) for v in values), dtype=np.int32, count=len(values))
         codes.append(part)
     return before, {name: list(index) for name, index in merged.items()}, row0, codes
-
-
-def _counts(src: Path, header: list[str], tasks: list[str], slabs: list[tuple[int, int, int, int]],
-            filled: list[Any]) -> tuple[np.ndarray, int]:
-    """The judged instances per task and the missing scores, from every slab's counts; a duplicate or a task without
-    scores refused (:func:`engine.io.convert.check_filled`)."""
-    n_inst = np.zeros(len(tasks), dtype=np.int64)
-    has = np.zeros(len(tasks), dtype=bool)
-    n_missing, dups = 0, []
-    for (t0, t1, _, _), (counted, any_judged, missing, dup) in zip(slabs, filled):
-        n_inst[t0:t1] += counted
-        has[t0:t1] |= any_judged
-        n_missing += missing
-        dups += [] if dup is None else [dup]
-    check_filled(src, header, tasks, has, min(dups) if dups else None)
-    return n_inst, n_missing
 
 
 def _run(client: Any, fn: Callable[..., Any], calls: list[tuple[Any, ...]]) -> list[Any]:

@@ -52,7 +52,7 @@ from engine.io.store import default_chunks, store_dataset, to_zarr
 from engine.labelled.canonical import apply_sidecar, read_sidecar, sidecar_path
 
 __all__ = ["BLOCK_BYTES", "SLAB_CELLS", "SLAB_ROW", "RowError", "check_filled", "check_target", "convert", "duplicate_message",
-           "publish_counts", "remove_work", "start_store",
+           "publish_counts", "remove_work", "slab_totals", "start_store",
            "fill_rows", "in_memory", "long_header", "parse_range", "read_rows", "skeleton", "slabs_of", "sort_rows"]
 
 #: bytes of CSV text parsed per block
@@ -452,14 +452,21 @@ def fill_rows(arr: Any, slab: tuple[int, int, int, int], batches: Iterator[np.nd
 def _fill_slabs(arr: Any, slabs: list[tuple[int, int, int, int]], slab_files: list[Path], S: int, src: Path,
                 header: list[str], tasks: list[str]) -> tuple[np.ndarray, int]:
     """Fill every slab from its file, check it and write it to ``arr``; the instances of each task and the missing scores."""
-    T = len(tasks)
-    n_inst = np.zeros(T, dtype=np.int64)
-    has = np.zeros(T, dtype=bool)
-    dups: list[int] = []
-    n_missing = 0
-    for (t0, t1, k0, k1), f in zip(slabs, slab_files):
-        counted, any_judged, missing, dup = fill_rows(arr, (t0, t1, k0, k1), read_rows(f, _SLAB_ROW), S)
+    filled = []
+    for slab, f in zip(slabs, slab_files):
+        filled.append(fill_rows(arr, slab, read_rows(f, _SLAB_ROW), S))
         f.unlink()
+    return slab_totals(src, header, tasks, slabs, filled)
+
+
+def slab_totals(src: Path, header: list[str], tasks: list[str], slabs: list[tuple[int, int, int, int]],
+                filled: list[Any]) -> tuple[np.ndarray, int]:
+    """The judged instances per task and the missing scores, from every slab's ``fill_rows`` counts (in slab
+    order); a duplicate or a task without scores refused (:func:`check_filled`)."""
+    n_inst = np.zeros(len(tasks), dtype=np.int64)
+    has = np.zeros(len(tasks), dtype=bool)
+    n_missing, dups = 0, []
+    for (t0, t1, _, _), (counted, any_judged, missing, dup) in zip(slabs, filled):
         n_inst[t0:t1] += counted
         has[t0:t1] |= any_judged
         n_missing += missing
