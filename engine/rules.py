@@ -147,7 +147,7 @@ class Rule:
     absent_neutral : bool
         A system without any score (an all-``NaN`` column) changes nothing for the others: the kernel's
         scores of the present systems are those it gives without that column (pairwise rules ignore
-        missing pairs; Borda, Baldwin, ... count only what is present).  Batch elements that differ only
+        missing pairs; Borda, plurality, ... count only what is present).  Batch elements that differ only
         in their absent systems then share one kernel call (:func:`engine.labelled.core.call_kernel`);
         tested for every rule that declares it.
     tie_scale : {"score", "input", "unit"}

@@ -117,7 +117,7 @@ def _concordance_counts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
     batch = shape[:-1]
     rows = []
     for v in (a, b):  # each vector's own rows ranked once, paired by index over the broadcast batch
-        v = np.broadcast_to(v, v.shape[:-1] + (S,)) if v.ndim else v
+        v = np.broadcast_to(v, v.shape[:-1] + (S,))  # a one-system axis broadcast to S
         own = v.shape[:-1]
         idx = np.broadcast_to(np.arange(prod(own), dtype=np.int64).reshape(own), batch).reshape(-1)
         rows.append((dense_ranks(v.reshape(prod(own), S)), idx))

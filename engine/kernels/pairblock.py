@@ -110,13 +110,13 @@ def _whole_weights(weights: Any, n_tasks: int) -> np.ndarray | None | Literal[Fa
     return w2
 
 
-def dense_batch(X: np.ndarray, rows: int | None = None) -> int:
+def dense_batch(X: np.ndarray) -> int:
     """Batch elements whose dense pair matrices fit the cell budget together (``X`` (..., T, S)), or 0 when a
     single element's do not or a row block is forced: then :func:`blocked_scores` is the path.  A batch
     that is large only in its elements is run densely in slices of this many elements (each element is
     computed alone either way, so the slices do not show)."""
     S = np.asarray(X).shape[-1]
-    if rows is not None or forced_rows() is not None or S * S > _SMALL:
+    if forced_rows() is not None or S * S > _SMALL:
         return 0
     return max(1, _SMALL // max(1, S * S))
 

@@ -550,14 +550,14 @@ def baldwin_from_counts(wins: np.ndarray, ties: np.ndarray, present: np.ndarray)
     # tie tolerance of the minimum count as tied (engine.kernels.exact)
     tol = TIE_RTOL * max(1.0, float(np.abs(pts).sum(axis=-1).max(initial=0.0)))
     if pts.ndim == 2:
-        return _baldwin_one(pts, np.asarray(present, dtype=bool), tol)
+        return baldwin_rounds(pts, np.asarray(present, dtype=bool), tol)
     S = pts.shape[-1]
     batch = pts.shape[:-2]
     fits = int(np.prod(batch))
     if choose("baldwin", Sizes(systems=S, fits=fits)) == "each":
         flat = pts.reshape(fits, S, S)
         pres = np.broadcast_to(np.asarray(present, dtype=bool), batch + (S,)).reshape(fits, S)
-        rows = [_baldwin_one(flat[b], pres[b], tol) for b in range(fits)]
+        rows = [baldwin_rounds(flat[b], pres[b], tol) for b in range(fits)]
         return np.stack(rows).reshape(batch + (S,)) if rows else np.zeros(batch + (S,))
     alive = np.broadcast_to(present, pts.shape[:-1]).copy()  # one row per batch element (weight stacks too)
     score = np.where(alive, 0.0, np.nan)
@@ -591,11 +591,6 @@ def baldwin_round(borda: np.ndarray, alive: np.ndarray, score: np.ndarray, tol: 
         return None
     out = np.asarray(alive & active & (b <= mn + tol))
     return out, np.where(out, float(rnd), score), alive & ~out
-
-
-def _baldwin_one(pts: np.ndarray, present: np.ndarray, tol: float) -> np.ndarray:
-    """:func:`baldwin_from_counts` of one ranking (no batch axes): the compiled loop over the alive systems."""
-    return baldwin_rounds(pts, present, tol)
 
 
 # --------------------------------------------------------------------------------------------
