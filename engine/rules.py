@@ -22,23 +22,23 @@ For task-level data (one instance per task) the three levels coincide.
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from engine.errors import VotebenchError
 from engine.kernels import aggregate as K
-from engine.kernels import baselines as B
-from engine.kernels import kemeny as KE
-from engine.kernels import mcdm as M
-from engine.kernels import social as V
 from engine.kernels.exact import snap_ties
 from engine.kernels.ranking import borda_points
 
 __all__ = [
+    "LazyFunction",
     "Names",
     "PLUGIN_GROUPS",
     "load_plugins",
@@ -58,6 +58,57 @@ __all__ = [
 ]
 
 LEVELS = ("task", "one", "two")
+
+
+class LazyFunction:
+    """A function named by its module and name, imported when first called.
+
+    The built-in rules name their kernels this way and the built-in readers their openers, so a
+    command imports only the rule families and readers it runs (a Borda bootstrap of a CSV does not
+    import the MCDM, Kemeny or battle kernels, nor the HELM reader).  It calls, pickles (by name, for
+    the workers) and reports its signature as the function it names.
+
+    Examples
+    --------
+    >>> ref = LazyFunction("engine.kernels.social", "copeland_across")
+    >>> ref
+    LazyFunction('engine.kernels.social', 'copeland_across')
+    >>> ref.resolve().__name__
+    'copeland_across'
+    """
+
+    __slots__ = ("module", "name", "_function")
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+        self._function: Callable[..., Any] | None = None
+
+    def resolve(self) -> Callable[..., Any]:
+        """The function named (its module imported on first use)."""
+        if self._function is None:
+            self._function = getattr(importlib.import_module(self.module), self.name)
+        return self._function
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.resolve()(*args, **kwargs)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self.resolve())
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        return LazyFunction, (self.module, self.name)
+
+    def __repr__(self) -> str:
+        return f"LazyFunction({self.module!r}, {self.name!r})"
+
+
+def _family(module: str) -> Callable[[str], LazyFunction]:
+    """``ref(name)``: a :class:`LazyFunction` naming ``name`` in the kernel module ``engine.kernels.<module>``."""
+    return partial(LazyFunction, f"engine.kernels.{module}")
+
+
+V, B, KE, M, BA = (_family(m) for m in ("social", "baselines", "kemeny", "mcdm", "battles"))
 
 
 @dataclass(frozen=True)
@@ -444,106 +495,105 @@ register_rule(
 
 # scoring rules decompose over judges: per-judge positional points, summed
 register_within(
-    Within("plurality", judge=lambda x: V.scoring_points(x, V.plurality_vector), task=K.sum_task, pool=K.sum_pool)
+    Within("plurality", judge=partial(V("scoring_points"), vector=V("plurality_vector")), task=K.sum_task, pool=K.sum_pool)
 )
-register_within(Within("dowdall", judge=lambda x: V.scoring_points(x, V.dowdall_vector), task=K.sum_task, pool=K.sum_pool))
+register_within(Within("dowdall", judge=partial(V("scoring_points"), vector=V("dowdall_vector")), task=K.sum_task, pool=K.sum_pool))
 
 _VNR = "Rofin et al. 2023 (Vote'n'Rank), section 2.2 and Appendix A.1"
 _SHARED = "tied systems share the mean of the points of the positions they occupy"
 _PAIRWISE = "a pair with equal scores counts for neither system; pairs with a missing score are ignored"
 
-register_rule(Rule("plurality", V.plurality_across, "tasks won: scoring vector (1, 0, ..., 0)", within="plurality",
+register_rule(Rule("plurality", V("plurality_across"), "tasks won: scoring vector (1, 0, ..., 0)", within="plurality",
                    ties="k systems tied for first get 1/k each", references=(_VNR,), resample="weights",
                    absent_neutral=True))
-register_rule(Rule("dowdall", V.dowdall_across, "scoring vector (1, 1/2, ..., 1/|M|)", within="dowdall",
+register_rule(Rule("dowdall", V("dowdall_across"), "scoring vector (1, 1/2, ..., 1/|M|)", within="dowdall",
                    ties=_SHARED, references=(_VNR,), resample="weights", absent_neutral=True))
-register_rule(Rule("scoring", V.scoring_vector_across, "generic positional rule with option vector=[c1, c2, ...]",
+register_rule(Rule("scoring", V("scoring_vector_across"), "generic positional rule with option vector=[c1, c2, ...]",
                    ties=_SHARED, references=(_VNR,)))
-register_rule(Rule("threshold", V.threshold_across,
+register_rule(Rule("threshold", V("threshold_across"),
                    "fewest last places, then fewest in the last two, ... (c = (1,..,1,0), then (1,..,1,0,0), ...)",
                    ties="positions shared equally; systems equal under every vector tie", references=(_VNR,)))
-register_rule(Rule("baldwin", V.baldwin_across, "iterative Borda elimination; score = elimination round",
+register_rule(Rule("baldwin", V("baldwin_across"), "iterative Borda elimination; score = elimination round",
                    ties="all systems with the minimum Borda score leave together and tie", references=(_VNR,), resample="weights",
-                   from_sums=V.baldwin_from_sums, sums=("wins", "pairs")))
-register_rule(Rule("condorcet", V.condorcet_across, "1 for the Condorcet winner, 0 for everyone else (all 0: no winner)",
+                   from_sums=V("baldwin_from_sums"), sums=("wins", "pairs")))
+register_rule(Rule("condorcet", V("condorcet_across"), "1 for the Condorcet winner, 0 for everyone else (all 0: no winner)",
                    ties=_PAIRWISE, missing="pairwise", references=(_VNR,),
-                   resample="weights", from_sums=V.condorcet_from_sums, sums=('wins', 'pairs')))
-register_rule(Rule("copeland", V.copeland_across, "majority wins minus majority losses, u = |L| - |U|",
+                   resample="weights", from_sums=V("condorcet_from_sums"), sums=('wins', 'pairs')))
+register_rule(Rule("copeland", V("copeland_across"), "majority wins minus majority losses, u = |L| - |U|",
                    ties=_PAIRWISE, missing="pairwise", references=(_VNR,),
-                   resample="weights", from_sums=V.copeland_from_sums, sums=('wins', 'pairs')))
-register_rule(Rule("minimax", V.minimax_across, "minus the largest majority defeat, -max_B s(B, m)",
+                   resample="weights", from_sums=V("copeland_from_sums"), sums=('wins', 'pairs')))
+register_rule(Rule("minimax", V("minimax_across"), "minus the largest majority defeat, -max_B s(B, m)",
                    ties=_PAIRWISE, missing="pairwise", references=(_VNR,),
-                   resample="weights", from_sums=V.minimax_from_sums, sums=('wins', 'pairs')))
-register_rule(Rule("kemeny", KE.kemeny_across,
+                   resample="weights", from_sums=V("minimax_from_sums"), sums=('wins', 'pairs')))
+register_rule(Rule("kemeny", KE("kemeny_across"),
                    "exact Kemeny consensus (minimum total Kendall distance) up to 12 systems, Borda count beyond",
                    ties="a tied pair costs 0.5 either way; systems that optimal orders rank both ways share their mean position",
                    references=("Colombo et al. 2022, sections 3.1-3.2",), resample="weights"))
 
 _PAVAO = "Pavao, Vaccaro, Guyon 2021 (ESANN), section 2.1"
-register_rule(Rule("geometric_mean", B.geometric_mean_across, "weighted geometric mean over tasks (sigma_gm); scores > 0",
+register_rule(Rule("geometric_mean", B("geometric_mean_across"), "weighted geometric mean over tasks (sigma_gm); scores > 0",
                    ties="equal means share a rank", references=("Rofin et al. 2023, section 3.1",), separable=True))
-register_rule(Rule("median", B.median_across, "median over tasks (Pavao's median judge); whole-number weights repeat tasks",
+register_rule(Rule("median", B("median_across"), "median over tasks (Pavao's median judge); whole-number weights repeat tasks",
                    ties="equal medians share a rank", references=(_PAVAO,), separable=True,
                    resample="weights", tie_scale="input"))
-register_rule(Rule("optimality_gap", B.optimality_gap_across,
+register_rule(Rule("optimality_gap", B("optimality_gap_across"),
                    "minus the mean shortfall below gamma (option gamma, default 0.95; scores on a 0-1 scale)",
                    ties="equal gaps share a rank", references=("Rofin et al. 2023, section 3.1; Agarwal et al. 2021",),
                    separable=True, tie_scale="input"))
-register_rule(Rule("average_rank", B.average_rank_across, "minus the mean per-task rank (ties get the average rank)",
+register_rule(Rule("average_rank", B("average_rank_across"), "minus the mean per-task rank (ties get the average rank)",
                    ties="average ranks", references=(_PAVAO,), resample="weights",
-                   from_candidates=B.average_rank_from_candidates))
-register_rule(Rule("success_rate", B.success_rate_across, "mean share of tasks won against each opponent",
+                   from_candidates=B("average_rank_from_candidates")))
+register_rule(Rule("success_rate", B("success_rate_across"), "mean share of tasks won against each opponent",
                    ties="a tie wins nothing; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
-                   resample="weights", from_sums=B.success_rate_from_sums, sums=('wins', 'pairs'), tie_scale="unit"))
-register_rule(Rule("relative_difference", B.relative_difference_across,
+                   resample="weights", from_sums=B("success_rate_from_sums"), sums=('wins', 'pairs'), tie_scale="unit"))
+register_rule(Rule("relative_difference", B("relative_difference_across"),
                    "mean relative difference (u - v) / (u + v) against each opponent (scores >= 0)",
                    ties="both 0 counts 0; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
-                   resample="weights", from_sums=B.relative_difference_from_sums, sums=('reldiff', 'pairs'),
+                   resample="weights", from_sums=B("relative_difference_from_sums"), sums=('reldiff', 'pairs'),
                    tie_scale="unit"))
-register_rule(Rule("pavao_copeland", B.pavao_copeland_across,
+register_rule(Rule("pavao_copeland", B("pavao_copeland_across"),
                    "pairwise Copeland of Pavao: 1 / 0.5 / 0 per opponent by majority of tasks, averaged",
                    ties="a majority tie counts 0.5; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
-                   resample="weights", from_sums=B.pavao_copeland_from_sums, sums=('wins', 'pairs')))
-register_rule(Rule("random_judge", B.random_judge_across, "the ranking of one task drawn at random (option seed)",
+                   resample="weights", from_sums=B("pavao_copeland_from_sums"), sums=('wins', 'pairs')))
+register_rule(Rule("random_judge", B("random_judge_across"), "the ranking of one task drawn at random (option seed)",
                    ties="those of the drawn task", references=(_PAVAO,), resample="loop"))
 
 _XLLM = "Gjorgjevik et al. 2025 (xLLMBench), sections 3.2, 4.3-4.4, Appendix C"
-register_rule(Rule("promethee2", M.promethee2_net,
+register_rule(Rule("promethee2", M("promethee2_net"),
                    "PROMETHEE II net flow; options preference (usual|quasi|vshape|level|linear_indifference|gaussian, "
                    "or one per task), q, p, s, maximize",
                    ties="equal differences give no preference (usual function); equal net flows share a rank",
                    references=(_XLLM,), resample="weights", tie_scale="unit"))
-register_rule(Rule("topsis", M.topsis, "TOPSIS relative closeness to the ideal (min-max normalisation)",
+register_rule(Rule("topsis", M("topsis"), "TOPSIS relative closeness to the ideal (min-max normalisation)",
                    ties="equal closeness shares a rank", references=(_XLLM,), tie_scale="unit"))
-register_rule(Rule("vikor", M.vikor_score, "VIKOR compromise: -Q with v = 0.5 (option v)",
+register_rule(Rule("vikor", M("vikor_score"), "VIKOR compromise: -Q with v = 0.5 (option v)",
                    ties="equal Q shares a rank", references=(_XLLM,), tie_scale="unit"))
 
 # --- pairwise battles and leaderboard win rates (engine/kernels/battles.py) ------------------
-from engine.kernels import battles as BA  # noqa: E402  (appended section: battles and win rates)
 
 _ARENA = "Bradley & Terry 1952; Davidson 1970; Chiang et al. 2024 (Chatbot Arena), FastChat elo_analysis.py"
 _BATTLES = "every task is a judge: one battle per pair of systems it scores (equal scores tie); missing pairs ignored"
-register_rule(Rule("bradley_terry", BA.bradley_terry_across,
+register_rule(Rule("bradley_terry", BA("bradley_terry_across"),
                    "Bradley-Terry maximum likelihood on the battles of every task; options tie_model (half|davidson), "
                    "scale (logit: log-odds centred at 0 | elo: 1000 + 400 log10 odds)",
                    ties=_BATTLES + "; a tie is half a win (tie_model=half) or Davidson's tie", missing="pairwise",
                    references=(_ARENA,), resample="weights", tie_scale="unit"))
-register_rule(Rule("elo", BA.elo_across,
+register_rule(Rule("elo", BA("elo_across"),
                    "online Elo over the tasks in canonical (label) order, all pairs of a task at once; option k "
                    "(default 4); order-dependent",
                    ties=_BATTLES + "; a tie scores 0.5", missing="pairwise", references=(_ARENA,), resample="index",
                    tie_scale="unit"))
-register_rule(Rule("win_rate", BA.win_rate_across,
+register_rule(Rule("win_rate", BA("win_rate_across"),
                    "share of its battles over all tasks a system won, ties counting half",
                    ties=_BATTLES + "; a tie counts half", missing="pairwise", references=(_ARENA,),
                    resample="weights", tie_scale="unit"))
-register_rule(Rule("mean_win_rate", BA.mean_win_rate_across,
+register_rule(Rule("mean_win_rate", BA("mean_win_rate_across"),
                    "HELM mean win rate: per task (worse + (ties - 1)/2)/(n - 1) over the systems present, averaged "
                    "over tasks (tasks with < 2 systems dropped)",
                    ties="a tie counts half; a system is averaged over the tasks that score it",
                    missing="pairwise", references=("Liang et al. 2023 (HELM), summarize.py compute_aggregate_row_win_rates",),
                    resample="weights", tie_scale="unit"))
-register_rule(Rule("mteb_borda", BA.mteb_borda_across,
+register_rule(Rule("mteb_borda", BA("mteb_borda_across"),
                    "MTEB Borda count: sum over tasks of N - average rank among the systems present (missing = 0 points)",
                    ties="tied systems share the mean position (0.5 per tie); a missing score earns 0 and every "
                         "present system one point per absent one", missing="pairwise",

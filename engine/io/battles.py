@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,6 +29,7 @@ import xarray as xr
 from engine.dims import OPPONENT, REPLICATE, SYSTEM
 from engine.errors import VotebenchError
 from engine.io.readers.battles import CHUNK_ROWS, BattleInput, iter_battle_chunks, open_battles
+from engine.io.readers.registry import input_kind
 from engine.kernels import battles as BA
 from engine.kernels.exact import snap_ties
 from engine.kernels.ranking import min_rank
@@ -42,25 +42,6 @@ BATTLE_RULES: dict[str, tuple[str, ...]] = {"bradley_terry": ("tie_model", "scal
 #: rules with a bootstrap over battles (Elo is order-dependent: resampled counts have no order)
 BOOTSTRAP_RULES = ("bradley_terry", "win_rate")
 _ELO_ORDER = "online, in file order: another order of the same battles gives other ratings"
-
-
-def input_kind(path: str | os.PathLike[str], format: str | None = None) -> str:
-    """The kind of input ``path`` is, by the reader registry: ``"battles"`` or ``"scores"``.
-
-    A path no reader recognises, a URL or a missing file counts as ``"scores"`` (reading it then says
-    what is wrong).
-    """
-    from engine.io.readers import get_reader, guess_reader
-
-    if format is not None:
-        return get_reader(format).kind
-    text = str(path)
-    if "://" in text or not Path(text).exists():
-        return "scores"
-    try:
-        return guess_reader(Path(text)).kind
-    except VotebenchError:
-        return "scores"
 
 
 def check_battle_rule(rule: str, options: Mapping[str, Any] | None = None, *, source: str = "battles") -> dict[str, Any]:

@@ -81,12 +81,14 @@ def _render_all(results: list[tuple[str, dict[str, Any]]], *, fmt: str, level: f
 def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any | None, prefix: str = "") -> dict[str, Any]:
     """The bootstrap result object (``rule``, ``over``, ``replicates``, ``seed``, ``interval``, ``ranking``, ``stability``)
     of ``args.input``; its notes (directions assumed, what a policy left out) start with ``prefix``."""
-    from engine.io.battles import battle_request, bootstrap_battles, input_kind
     from engine.io.files import storage_errors
+    from engine.io.readers import input_kind
     from engine.sweep import bootstrap_input
 
     battles = input_kind(args.input, getattr(args, "input_format", None)) == "battles"
     if battles or args.over == "battles":  # another input kind: engine.io.battles
+        from engine.io.battles import battle_request, bootstrap_battles
+
         if not battles or args.over != "battles" or args.store or client is not None:
             raise VotebenchError("--over battles resamples the records of a battles file (columns model_a, model_b, "
                                  "winner), in this process (no --store, no --scheduler); a battles file is resampled "

@@ -18,12 +18,14 @@ HELP = "rank the systems of a score table or store"
 def run(args: argparse.Namespace) -> int:
     """Rank every input (all before anything is printed: an error leaves no partial output), then print."""
     from engine.distributed import rank_input
-    from engine.io.battles import battle_request, input_kind, rank_battles
+    from engine.io.readers import input_kind
 
     opts = rank_options(args)
 
     def one_input(one: argparse.Namespace, client: Any | None, prefix: str) -> tuple[Any, Any]:
         if input_kind(one.input, getattr(one, "input_format", None)) == "battles":  # another input kind: engine.io.battles
+            from engine.io.battles import battle_request, rank_battles
+
             return rank_battles(one.input, **battle_request(opts, one.input)), None
         return rank_input(one.input, client=client, meta=one.meta, lower_is_better=lower_list(one.lower_is_better),
                           loader=loader_options(one), **opts)

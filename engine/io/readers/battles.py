@@ -16,7 +16,6 @@ records themselves, chunk by chunk in file order (online Elo uses them).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -26,62 +25,14 @@ from typing import Any
 import numpy as np
 
 from engine.errors import VotebenchError
-from engine.io.readers.common import open_text
-from engine.io.readers.registry import Reader
+from engine.io.readers.common import BATTLE_COLUMNS, battle_file_format, file_header, is_battles_file
 from engine.kernels.battles import WINNERS, BattleCounts, battle_counts, outcome_code
 
-__all__ = ["BATTLES", "BATTLE_COLUMNS", "BattleInput", "Battles", "iter_battle_chunks", "is_battles_file", "open_battles",
-           "read_battles"]
+__all__ = ["BATTLE_COLUMNS", "BattleInput", "Battles", "iter_battle_chunks", "is_battles_file", "open_battles",
+           "open_battles_reader", "read_battles"]
 
-#: the columns every battle record has
-BATTLE_COLUMNS = ("model_a", "model_b", "winner")
 #: records read at once from Parquet (three int32 codes each, plus Arrow's buffers); text is read in blocks of 1 MiB
 CHUNK_ROWS = 1 << 20
-
-_CSV = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
-_JSONL = (".jsonl", ".jsonl.gz")
-_PARQUET = (".parquet", ".pq")
-
-
-def _format_of(path: Path) -> str | None:
-    name = path.name.lower()
-    if name.endswith(_CSV):
-        return "csv"
-    if name.endswith(_JSONL):
-        return "jsonl"
-    if name.endswith(_PARQUET):
-        return "parquet"
-    return None
-
-
-def _header(path: Path, fmt: str) -> list[str]:
-    """The column names of the file (its first line / first object / schema); ``[]`` when unreadable."""
-    try:
-        if fmt == "parquet":
-            import pyarrow.parquet as pq
-
-            return list(pq.read_schema(path).names)
-        with open_text(path) as fh:
-            if fmt == "csv":
-                line = fh.readline()
-                return [c.strip().strip('"') for c in line.rstrip("\r\n").split("\t" if ".tsv" in path.name.lower() else ",")]
-            for line in fh:
-                if line.strip():
-                    obj = json.loads(line)
-                    return list(obj) if isinstance(obj, dict) else []
-    except Exception:  # noqa: BLE001 - a file that cannot be sniffed is not recognised as battles (its reader says why)
-        return []
-    return []
-
-
-def is_battles_file(path: Path) -> bool:
-    """Whether ``path`` is a CSV, JSON Lines or Parquet file whose columns include ``model_a``, ``model_b`` and ``winner``.
-
-    Reads only the header (the first line, the first JSON object, the Parquet schema).
-    """
-    p = Path(path)
-    fmt = _format_of(p)
-    return fmt is not None and p.is_file() and set(BATTLE_COLUMNS) <= set(_header(p, fmt))
 
 
 @dataclass(frozen=True)
@@ -145,7 +96,7 @@ def iter_battle_chunks(path: str | os.PathLike[str], *, chunk_rows: int = CHUNK_
         bad value).
     """
     p = Path(path)
-    fmt = _format_of(p)
+    fmt = battle_file_format(p)
     if fmt is None:
         raise VotebenchError(f"{p}: not a battles file (expected .csv, .tsv, .jsonl or .parquet, optionally .gz)")
     codes: dict[str, int] = {}
@@ -221,7 +172,7 @@ def _arrow_batches(p: Path, fmt: str, chunk_rows: int) -> Iterator[list[Any]]:
             out.append(arr)
         return out
 
-    have = _header(p, fmt)
+    have = file_header(p, fmt)
     missing = [c for c in cols if c not in have]
     if missing:
         raise VotebenchError(f"{p}: no column {missing[0]!r} in the battles file (columns: {', '.join(have[:8]) or 'none'})")
@@ -334,13 +285,9 @@ def open_battles(path: str | os.PathLike[str], *, chunk_rows: int = CHUNK_ROWS) 
     return BattleInput(source=str(p), models=tuple(models[i] for i in order), counts=counts, n_records=n)
 
 
-def _open_battles_reader(path: Path) -> Any:  # Any: the registry types openers of score tensors
+def open_battles_reader(path: Path) -> Any:  # Any: the registry types openers of score tensors
+    """The registry's opener: :func:`open_battles` with its defaults."""
     return open_battles(path)
-
-
-#: the registry record: tried before the table readers, which would take the same suffixes
-BATTLES = Reader("battles", _open_battles_reader, is_battles_file, description="a battles file (columns model_a, model_b, "
-                 "winner; .csv, .tsv, .jsonl, .parquet)", kind="battles")
 
 
 # ------------------------------------------------- whole-file records (for Elo's file order and weights)

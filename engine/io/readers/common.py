@@ -28,7 +28,8 @@ from engine.errors import VotebenchError
 from engine.kernels.ranking import natural_key
 from engine.labelled.canonical import least_systems, scores_from_array
 
-__all__ = ["BYTES_HELD", "assemble", "check_mapping_tasks", "input_bytes", "json_lines", "label", "need_two", "open_text",
+__all__ = ["BATTLE_COLUMNS", "BYTES_HELD", "assemble", "battle_file_format", "file_header", "is_battles_file",
+           "check_mapping_tasks", "input_bytes", "json_lines", "label", "need_two", "open_text",
            "parse_task_option", "per_task_option", "read_json", "reading_text", "short_list"]
 
 #: the files of at most this many bytes in all are held in memory once read (:func:`input_bytes`)
@@ -248,3 +249,53 @@ def parse_task_option(text: str | None) -> str | dict[str, str] | None:
             raise VotebenchError(f"{text!r}: expected NAME or TASK=NAME[,TASK=NAME...]")
         out[task.strip()] = value.strip()
     return out
+
+
+# ------------------------------------------------- recognising a battles file (cheaply: by its header)
+#: the columns every battle record has
+BATTLE_COLUMNS = ("model_a", "model_b", "winner")
+_CSV = (".csv", ".csv.gz", ".tsv", ".tsv.gz")
+_JSONL = (".jsonl", ".jsonl.gz")
+_PARQUET = (".parquet", ".pq")
+
+
+def battle_file_format(path: Path) -> str | None:
+    """``"csv"``, ``"jsonl"`` or ``"parquet"``: the kind of table a battles file of this name would be; else ``None``."""
+    name = path.name.lower()
+    if name.endswith(_CSV):
+        return "csv"
+    if name.endswith(_JSONL):
+        return "jsonl"
+    if name.endswith(_PARQUET):
+        return "parquet"
+    return None
+
+
+def file_header(path: Path, fmt: str) -> list[str]:
+    """The column names of the file (its first line / first object / schema); ``[]`` when unreadable."""
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
+        with open_text(path) as fh:
+            if fmt == "csv":
+                line = fh.readline()
+                return [c.strip().strip('"') for c in line.rstrip("\r\n").split("\t" if ".tsv" in path.name.lower() else ",")]
+            for line in fh:
+                if line.strip():
+                    obj = json.loads(line)
+                    return list(obj) if isinstance(obj, dict) else []
+    except Exception:  # noqa: BLE001 - a file that cannot be sniffed is not recognised as battles (its reader says why)
+        return []
+    return []
+
+
+def is_battles_file(path: Path) -> bool:
+    """Whether ``path`` is a CSV, JSON Lines or Parquet file whose columns include ``model_a``, ``model_b`` and ``winner``.
+
+    Reads only the header (the first line, the first JSON object, the Parquet schema).
+    """
+    p = Path(path)
+    fmt = battle_file_format(p)
+    return fmt is not None and p.is_file() and set(BATTLE_COLUMNS) <= set(file_header(p, fmt))

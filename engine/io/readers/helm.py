@@ -22,10 +22,9 @@ import xarray as xr
 
 from engine.errors import VotebenchError
 from engine.io.readers.common import assemble, check_mapping_tasks, label, need_two, per_task_option, read_json, short_list
-from engine.io.readers.registry import Reader
 from engine.magnitudes import as_float
 
-__all__ = ["HELM", "HELM_DEFAULT_METRICS", "HELM_LOWER_IS_BETTER", "has_helm_stats", "read_helm"]
+__all__ = ["guess_helm", "HELM_DEFAULT_METRICS", "HELM_LOWER_IS_BETTER", "has_helm_stats", "read_helm"]
 
 #: HELM metric names for which lower is better (all others: higher); names starting
 #: with ``bias_metric:`` are lower-is-better too
@@ -287,9 +286,6 @@ def has_helm_stats(path: Path) -> bool:
     return any(path.rglob("per_instance_stats.json"))
 
 
-def _guess_helm(path: Path) -> bool:
+def guess_helm(path: Path) -> bool:
+    """A folder holding HELM ``per_instance_stats.json`` (the registry's guess)."""
     return path.is_dir() and has_helm_stats(path)
-
-
-HELM = Reader("helm", read_helm, _guess_helm, options=("metric", "split", "perturbation"),
-              description="a folder of HELM per_instance_stats.json", keeps_own_directions=True)

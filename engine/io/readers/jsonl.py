@@ -10,10 +10,9 @@ import xarray as xr
 
 from engine.errors import VotebenchError
 from engine.io.readers.common import assemble, json_lines, label, need_two
-from engine.io.readers.registry import Reader, by_suffix
 from engine.magnitudes import as_float, shown
 
-__all__ = ["JSONL", "read_jsonl"]
+__all__ = ["read_jsonl"]
 
 
 def _json_number(value: Any, where: str) -> float | None:
@@ -96,7 +95,3 @@ def read_jsonl(path: str | Path) -> xr.DataArray:
     da = assemble(rows, source=p, systems=systems, tasks=tasks, sort_instances=False)
     da.attrs["format"] = "jsonl"
     return da
-
-
-JSONL = Reader("jsonl", read_jsonl, by_suffix(".jsonl", ".jsonl.gz"),
-              description="JSONL (.jsonl, .jsonl.gz)")

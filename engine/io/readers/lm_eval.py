@@ -22,10 +22,9 @@ import xarray as xr
 from engine.errors import VotebenchError
 from engine.io.readers.common import assemble, check_mapping_tasks, json_lines, label, need_two, per_task_option, read_json, short_list
 from engine.io.readers.helm import has_helm_stats
-from engine.io.readers.registry import Reader
 from engine.magnitudes import as_float
 
-__all__ = ["LM_EVAL", "LM_EVAL_LOWER_IS_BETTER", "detect_directory_format", "guess_lm_eval", "looks_like_lm_eval_samples",
+__all__ = ["LM_EVAL_LOWER_IS_BETTER", "detect_directory_format", "guess_lm_eval", "looks_like_lm_eval_samples",
            "read_lm_eval"]
 
 #: lm-eval metrics for which lower is better (all others: higher); a task's own
@@ -383,7 +382,3 @@ def guess_lm_eval(path: Path) -> bool:
             )
         return False
     return path.is_dir() and detect_directory_format(path) == "lm-eval"
-
-
-LM_EVAL = Reader("lm-eval", read_lm_eval, guess_lm_eval, options=("metric", "filter"),
-                 description="a folder of lm-evaluation-harness samples_*.jsonl", keeps_own_directions=True)

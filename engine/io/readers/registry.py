@@ -8,6 +8,7 @@ all read :data:`READERS`; adding a reader is one :func:`register_reader` call.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,8 @@ from engine.errors import VotebenchError
 if TYPE_CHECKING:  # pragma: no cover
     from engine.rules import Names
 
-__all__ = ["READERS", "Reader", "by_suffix", "check_options", "get_reader", "guess_reader", "load_reader_plugins", "loader_keys",
+__all__ = ["READERS", "Reader", "by_suffix", "only_for", "check_options", "get_reader", "guess_reader", "input_kind",
+           "load_reader_plugins", "loader_keys",
            "reader_choices", "reader_names", "reader_options", "register_reader"]
 
 
@@ -107,6 +109,28 @@ def by_suffix(*suffixes: str) -> Callable[[Path], bool]:
         return path.name.lower().endswith(ends) and path.is_file()
 
     return guess
+
+
+@dataclass(frozen=True)
+class only_for:  # noqa: N801 - used like the function by_suffix
+    """A ``guess_can_open`` that asks ``guess`` only about files with one of ``suffixes`` (case-insensitive) and,
+    with ``folders=True``, about folders; any other path is not recognised without calling it, so a reader whose
+    guess lives in its own module is imported only for the paths it may take (a CSV never imports the HELM reader).
+    """
+
+    suffixes: tuple[str, ...]
+    folders: bool
+    guess: Callable[[Path], bool]
+
+    def __init__(self, *suffixes: str, folders: bool = False, guess: Callable[[Path], bool]) -> None:
+        object.__setattr__(self, "suffixes", tuple(s.lower() for s in suffixes))
+        object.__setattr__(self, "folders", folders)
+        object.__setattr__(self, "guess", guess)
+
+    def __call__(self, path: Path) -> bool:
+        if path.is_dir():
+            return self.folders and self.guess(path)
+        return bool(self.suffixes) and path.name.lower().endswith(self.suffixes) and self.guess(path)
 
 
 def register_reader(reader: Reader, *, before: str | None = None) -> Reader:
@@ -264,3 +288,20 @@ def check_options(reader: Reader, options: Mapping[str, Any], source: str) -> di
         raise VotebenchError(f"{source}: option {key!r} applies to {' and '.join(users)} input only, not to {reader.name} "
                              f"input ({takes})")
     return given
+
+
+def input_kind(path: str | os.PathLike[str], format: str | None = None) -> str:
+    """The kind of input ``path`` is, by the reader registry: ``"battles"`` or ``"scores"``.
+
+    A path no reader recognises, a URL or a missing file counts as ``"scores"`` (reading it then says
+    what is wrong).
+    """
+    if format is not None:
+        return get_reader(format).kind
+    text = str(path)
+    if "://" in text or not Path(text).exists():
+        return "scores"
+    try:
+        return guess_reader(Path(text)).kind
+    except VotebenchError:
+        return "scores"

@@ -23,10 +23,9 @@ import xarray as xr
 
 from engine.errors import VotebenchError
 from engine.io.readers.common import open_text, reading_text, short_list
-from engine.io.readers.registry import Reader, by_suffix
 from engine.labelled.canonical import first_duplicate, scores_from_array
 
-__all__ = ["CSV", "CSV_SUFFIXES", "LONG", "MISSING_TOKENS", "PARQUET", "PARQUET_SUFFIXES", "WIDE", "instance_labels",
+__all__ = ["CSV_SUFFIXES", "MISSING_TOKENS", "PARQUET_SUFFIXES", "instance_labels",
            "is_long_header", "read_csv", "read_long", "read_parquet", "read_wide"]
 
 _LONG_COLUMNS = ("system", "task", "instance", "score")
@@ -273,10 +272,3 @@ def read_wide(path: Path) -> xr.DataArray:
 def read_long(path: Path) -> xr.DataArray:
     """Read a CSV or Parquet table that must be long (``format="long"``)."""
     return _read_shaped(path, "long")
-
-
-CSV = Reader("csv", read_csv, by_suffix(*CSV_SUFFIXES),
-             description="CSV (.csv, .csv.gz, .tsv, .tsv.gz, .txt)")
-PARQUET = Reader("parquet", read_parquet, by_suffix(*PARQUET_SUFFIXES), description="Parquet (.parquet, .pq)")
-WIDE = Reader("wide", read_wide, description="a wide CSV or Parquet table: system, then one column per task")
-LONG = Reader("long", read_long, description="a long CSV or Parquet table: system, task, [instance,] score")
