@@ -331,7 +331,7 @@ def render(res: dict[str, Any]) -> str:
         "compares each pair once (`win_counts`: the other direction is the number of judges scoring both minus "
         "the wins), and the counts are int32 while a task has fewer than 2**31 instances.",
         "- The counts are whole numbers summed over instance chunks, so the result is the same for every chunking "
-        "(tests/test_pairblock.py, tests/test_invariance.py).",
+        "(tests/kernels/test_pairblock.py, tests/rules/test_invariance.py).",
         "- Baldwin and Success Rate take longer at level two because their per-task step runs on the summed (S, S) "
         "matrices of every task (elimination rounds; exact shares), after the same counting.",
         "- The mean at level two sums every instance exactly (`engine.labelled.core.exact_instance_sums`): each chunk's "
@@ -346,7 +346,7 @@ def render(res: dict[str, Any]) -> str:
         "each system's points and the pair counts from which judges score which systems, one block of rows at a "
         "time; Newton steps by conjugate gradients on a float32 curvature matrix, the only (S, S) array); below "
         "that, and for battle files, the count-matrix fit of `engine/kernels/battles.py`.  Both reach the same "
-        "maximum (tests/test_btlarge.py).",
+        "maximum (tests/kernels/test_btlarge.py).",
     ]
     return "\n".join(lines) + "\n"
 

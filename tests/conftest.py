@@ -13,6 +13,7 @@ import gzip
 import json
 import math
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -38,12 +39,19 @@ _COMMON = dict(
 settings.register_profile("ci", derandomize=True, **_COMMON)
 settings.register_profile("dev", **_COMMON)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "ci")
-# reports draw and compute in this process: the suite's workers already use every core (tests/test_report_render.py
+# reports draw and compute in this process: the suite's workers already use every core (tests/app/test_report_render.py
 # checks the worker path, with the same files)
 os.environ.setdefault("VOTEBENCH_CORES", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
+# The tests mirror the engine's packages (tests/kernels, tests/labelled, tests/io, ...); a few share helpers across
+# folders (``from test_invariance import RULE_CASES``), so every test folder is importable by module name, as the
+# folder of the module itself is (pytest's default "prepend" import mode).  Test module names are unique.
+for _folder in sorted(p for p in Path(__file__).resolve().parent.iterdir() if p.is_dir() and p.name not in
+                      ("fixtures", "paper_excerpts", "__pycache__")):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 #: verbatim excerpts of the papers (the worked examples whose numbers the tests use), shipped with the tests
 PAPERS = REPO / "tests" / "paper_excerpts"
 
@@ -498,7 +506,7 @@ def one_line_error(code, out, err, *fragments, prefix: str = "", marker: str = "
 
 
 # --------------------------------------------------------------------------------------------
-# sweeps (tests/test_sweep.py, tests/test_cluster.py)
+# sweeps (tests/sweep/test_sweep.py, tests/distributed/test_cluster.py)
 # --------------------------------------------------------------------------------------------
 #: the head of a sweep file: seed 3, one input, Borda and PROMETHEE II (linear preference with indifference, label
 #: ``prom-lin``); append ``[[perturbations]]`` tables and fill ``{store}`` and ``{path}`` with :func:`write_sweep`

@@ -1036,7 +1036,7 @@ def bradley_terry_across(X: np.ndarray, *, weights: np.ndarray | None = None, ti
 def _bt_path(X: np.ndarray, weights) -> str:
     """The Bradley-Terry path the cost model (:mod:`engine.kernels.costs`) picks for this batch of fits:
     ``"dense"`` (count matrices, :func:`fit_bradley_terry`) or ``"statistics"`` (:mod:`engine.kernels.btlarge`:
-    no (S, S) count matrices); both reach the same maximum (tests/test_btlarge.py, tests/test_speed_paths.py)."""
+    no (S, S) count matrices); both reach the same maximum (tests/kernels/test_btlarge.py, tests/labelled/test_speed_paths.py)."""
     from engine.kernels import costs
 
     # the choice is made per fit (systems and judges), never from the size of the batch, so that a fit takes the
@@ -1065,7 +1065,7 @@ def _bradley_terry_dense(X: np.ndarray, weights, tie_model: str) -> np.ndarray:
     for r0 in range(0, n, step):
         rows = slice(r0, min(n, r0 + step))
         # every fit starts at equal strengths: a replicate drawn with weights k gives the same bits as the table with
-        # its tasks repeated k times, in any block (tests/test_differential.py)
+        # its tasks repeated k times, in any block (tests/rules/test_differential.py)
         out[rows] = _dense_rows(Xf[rows] if X.ndim > 2 else X, wb if wf is None else wf[rows], tie_model).reshape(-1, S)
     return out.reshape(*batch, S)
 

@@ -10,7 +10,7 @@ block of rows at a time (:func:`block_rows` rows; the rows of the transposed mat
 comparison) and reduced to one value per row system before the next block, so memory is
 ``O(rows x S)`` whatever ``S``.  Every count is a whole number (unweighted, or whole-number task
 weights such as bootstrap multiplicities), exact in any order, so the blocked scores equal the
-kernels' bit for bit (tests/test_pairblock.py; Baldwin's tie tolerance is taken per profile, not
+kernels' bit for bit (tests/kernels/test_pairblock.py; Baldwin's tie tolerance is taken per profile, not
 over a batch of profiles, which only matters for Borda totals above 5e11); other weights keep the
 kernels' own path.  A stack of weight vectors for one profile (bootstrap multiplicities) is
 evaluated once per distinct vector.

@@ -70,7 +70,7 @@ class Reader:
     >>> reader.name, callable(reader.open)
     ('zarr', True)
 
-    A new format is one record and one :func:`register_reader` line (``tests/test_readers.py`` adds a
+    A new format is one record and one :func:`register_reader` line (``tests/io/test_readers.py`` adds a
     ``.scores.txt`` reader that way).
     """
 

@@ -4,7 +4,7 @@ A kind is one record of hooks; the sweep, the results store, the live
 dashboard and the report look a store group's kind up here and call its hooks
 (none of them tests a kind's name).  Adding a kind is one module defining a
 :class:`Kind` and one line ``register_kind(MY_KIND)``; see
-:mod:`engine.sweep.kinds` for the built-in kinds and ``tests/test_sweep_kinds.py``
+:mod:`engine.sweep.kinds` for the built-in kinds and ``tests/sweep/test_sweep_kinds.py``
 for a worked example.
 """
 

@@ -1,7 +1,7 @@
 """Differential test (issue #23): every path that can compute a job gives the same bits.
 
 Driven by the registries: every rule of ``engine.RULES`` (with the options of its first case in
-``tests/test_invariance.py``, which fails for a rule without one), every level of ``engine.rules.LEVELS``,
+``tests/rules/test_invariance.py``, which fails for a rule without one), every level of ``engine.rules.LEVELS``,
 every missing-score policy of ``engine.labelled.core.MISSING_POLICIES`` and every bootstrap axis of
 ``engine.labelled.bootstrap.OVER``.  On one small table with ties, missing scores, a padding judge and tasks whose
 labels are not in natural order, the answer of
@@ -17,7 +17,7 @@ labels are not in natural order, the answer of
   of the (level, policy) pairs over the axes; ``VOTEBENCH_DIFFERENTIAL_FULL=1`` runs the full product).
 
 Either every path gives the same numbers (``np.array_equal``, NaN where NaN) or every path refuses.
-What ``tests/test_invariance.py`` covers (permutations of the input, dask chunkings, bootstraps of
+What ``tests/rules/test_invariance.py`` covers (permutations of the input, dask chunkings, bootstraps of
 chunked data) is not repeated here.  A results store (``engine.sweep.bootstrap_input``) and a real
 two-process ``distributed.LocalCluster`` are compared for one rule of each bootstrap evaluation kind
 (``Rule.resample``), to keep this file within its time budget.

@@ -23,7 +23,7 @@ from scipy import stats
 from engine.kernels import paired as PT
 from engine.labelled.canonical import scores_from_array
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --------------------------------------------------------------------------------------------- exact or Monte Carlo

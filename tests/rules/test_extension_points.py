@@ -2,8 +2,8 @@
 
 Each example adds its piece with the one line ARCHITECTURE.md gives, checks it against a plain loop,
 and removes it again (fixtures), so the other test modules see only the built-in registries.
-(Readers: tests/test_readers.py; perturbation kinds: tests/test_sweep_kinds.py; dashboard panels:
-tests/test_dashboard_browser.py; experiments: tests/test_experiment_framework.py.)
+(Readers: tests/io/test_readers.py; perturbation kinds: tests/sweep/test_sweep_kinds.py; dashboard panels:
+tests/app/test_dashboard_browser.py; experiments: tests/experiments/test_experiment_framework.py.)
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ENGINE = REPO / "engine"
 MAX_LINES = 80
 
@@ -76,7 +76,7 @@ def test_no_absolute_path_of_a_machine():
     found = []
     for name in files:
         path = REPO / name
-        if name == "tests/test_architecture.py" or name == "tests/test_self_contained.py" or not path.is_file():
+        if name == "tests/project/test_architecture.py" or name == "tests/project/test_self_contained.py" or not path.is_file():
             continue
         try:
             text = path.read_text(encoding="utf-8")

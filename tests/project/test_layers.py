@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "engine"
 
 #: layer name -> its rank; a module may import modules of a rank <= its own
@@ -169,3 +169,16 @@ def test_no_import_cycle(graph):
     # through the package: the graph keeps both edges, so such a pair is reported like any other cycle
     cycle = find_cycle(edges)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+#: test folders that are not engine packages: the experiments' reproductions and the project's own rules
+OTHER_TEST_FOLDERS = {"experiments", "project"}
+#: the engine's packages with a test folder: its subpackages, plus the rule registry (engine/rules.py)
+TESTED = {p.name for p in ENGINE.iterdir() if (p / "__init__.py").is_file()} | {"rules"}
+
+
+def test_the_tests_mirror_the_packages():
+    tests = ROOT / "tests"
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and any(p.glob("test_*.py"))}
+    assert sorted(tests.glob("test_*.py")) == []  # every test module sits in the folder of what it tests
+    assert folders - OTHER_TEST_FOLDERS == TESTED

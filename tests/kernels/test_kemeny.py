@@ -25,7 +25,7 @@ from engine.kernels.kemeny import (
 )
 from engine.kernels.ranking import borda_points
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 VALUES = [0.0, 1.0, 2.0, 3.0, 0.5, -1.0]
 
 # --------------------------------------------------------------------------- strategies

@@ -29,7 +29,7 @@ from engine.kernels.baselines import (
     success_rate_across,
 )
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 SETTINGS = settings(max_examples=60, deadline=None)
 
 PAIRWISE = {

@@ -17,7 +17,7 @@ from scipy import stats
 
 import engine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _long_csv(path, Y, systems, tasks):

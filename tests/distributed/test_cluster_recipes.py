@@ -264,7 +264,7 @@ def test_a_worker_process_with_another_votebench_version_is_refused(monkeypatch)
 
 
 # ---------------------------------------------------------------------------------------------
-# what counts as a lost cluster (the end-to-end case is tests/test_cluster.py::test_lost_scheduler_...)
+# what counts as a lost cluster (the end-to-end case is tests/distributed/test_cluster.py::test_lost_scheduler_...)
 # ---------------------------------------------------------------------------------------------
 class _Status:
     def __init__(self, status: str) -> None:

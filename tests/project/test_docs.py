@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 SETUP = ("pip install -e . && votebench bootstrap data/colombo_tac08.csv.gz --level two --over instances "

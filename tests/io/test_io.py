@@ -293,7 +293,7 @@ def test_scores_from_array_directions_and_groups():
 # ---------------------------------------------------------------------------------------------
 # the shipped data
 # ---------------------------------------------------------------------------------------------
-#: score tables (battle records, level "battles" in their sidecar, are not score tables: tests/test_battles.py reads them)
+#: score tables (battle records, level "battles" in their sidecar, are not score tables: tests/io/test_battles.py reads them)
 SHIPPED = sorted(p for p in DATA.glob("*.csv*")
                  if json.loads(sidecar_path(p).read_text(encoding="utf-8")).get("level") != "battles")
 

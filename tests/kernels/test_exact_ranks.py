@@ -7,7 +7,7 @@ weights such as 1/3 are the fractions they stand for), with plain loops that sha
 built to contain many exact ties, including ties between different sums of different terms
 (1/4 + 3/4 = 1/3 + 2/3), weights such as 1/3 and 1/|group|, and missing scores for the pairwise rules.
 Irrational rules (geometric mean, TOPSIS, VIKOR, Gaussian PROMETHEE) and Kemeny and the random judge
-are covered by tests/test_invariance.py and tests/test_prefvoting.py instead.
+are covered by tests/rules/test_invariance.py and tests/kernels/test_prefvoting.py instead.
 """
 
 from __future__ import annotations

@@ -66,7 +66,7 @@ from engine.kernels.kemeny import kemeny_consensus
 
 #: the pref_voting release whose answers are stored (tests/fixtures/make_prefvoting_fixtures.py prints it)
 PREF_VOTING_VERSION = "1.18.2"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 STORED = FIXTURES / "prefvoting_cases.json.gz"
 
 
@@ -123,7 +123,7 @@ class Election:
     @cached_property
     def rankings(self):
         """The rules checked here in one ``engine.rank_rules`` request (one preparation per profile; each row is
-        bitwise ``engine.rank`` of that rule alone: tests/test_invariance.py checks it for every registered rule).
+        bitwise ``engine.rank`` of that rule alone: tests/rules/test_invariance.py checks it for every registered rule).
         With missing scores only the rules that take them without a policy (the pairwise ones) share the request."""
         weights = [c / self.divisor for c in self.counts]
         rules = [r for r in CHECKED_RULES if not self.missing or engine.get_rule(r).missing == "pairwise"]

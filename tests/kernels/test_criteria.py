@@ -64,7 +64,7 @@ def test_copeland_condorcet_rate_is_one() -> None:
 def engine_data(name: str) -> str:
     from pathlib import Path
 
-    return str(Path(__file__).resolve().parents[1] / "data" / name)
+    return str(Path(__file__).resolve().parents[2] / "data" / name)
 
 
 def test_bad_trials() -> None:

@@ -72,7 +72,7 @@ def installed(tmp_path_factory) -> dict[str, str]:
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: demo-votebench-plugin\nVersion: 0.1\n", encoding="utf-8")
     (info / "entry_points.txt").write_text(ENTRY_POINTS, encoding="utf-8")
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     path = os.pathsep.join([str(site), str(repo), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return {**os.environ, "PYTHONPATH": path}
 

@@ -1,7 +1,7 @@
 """Everything the project needs is in the repository: nothing reads the shared folder beside the checkout (or anything
 else outside it).
 
-Every experiment's smoke run (``smoke_run`` in conftest, used by ``tests/test_experiment_NAME.py``) runs in a fresh
+Every experiment's smoke run (``smoke_run`` in conftest, used by ``tests/experiments/test_experiment_NAME.py``) runs in a fresh
 process from a copy of the repository with nothing beside it, records every file it opens and fails on a file
 outside the copy or an input reported unavailable.  These tests check that guard itself and that it covers every
 experiment.
@@ -22,7 +22,7 @@ from engine.app.experiment import experiment_names
 
 def test_every_experiment_is_smoke_run_from_the_copy():
     for name in experiment_names():
-        test = REPO / "tests" / f"test_experiment_{name}.py"
+        test = REPO / "tests" / "experiments" / f"test_experiment_{name}.py"
         assert test.is_file(), f"no smoke test for experiment {name}"
         assert re.search(rf"smoke_run\(\"{name}\"\)", test.read_text(encoding="utf-8")), test.name
 

@@ -1,7 +1,7 @@
 """The dashboard's letter groups (``/api/letters``): the paired tests of a sweep input's best systems, on demand.
 
 The letters are checked against independent decisions (``scipy.stats.permutation_test``, exact, and Holm's correction
-written out in tests/test_report_paired.py): two systems share a letter exactly when the tests do not separate them.
+written out in tests/app/test_report_paired.py): two systems share a letter exactly when the tests do not separate them.
 The page is driven in headless Chromium: the button, the table it fetches, no script error.
 """
 

@@ -237,7 +237,7 @@ def with_panel(js: str) -> str:
 def test_a_dashboard_panel_is_one_card_function_and_one_cards_entry(browser, tmp_path):
     """A kind the page has no view of shows its progress; with one card function and one CARDS line it gets its panel.
 
-    The leave-one-task-out kind of tests/test_sweep_kinds.py runs through a sweep; the page is served as
+    The leave-one-task-out kind of tests/sweep/test_sweep_kinds.py runs through a sweep; the page is served as
     shipped, then with dashboard.js carrying the panel (served in its place, as the edited file would be),
     whose cells must be the leaders computed by plain loops.
     """

@@ -19,7 +19,7 @@ from scipy.stats import spearmanr
 
 from engine.app.experiment import load_experiment
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

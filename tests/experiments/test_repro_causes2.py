@@ -18,7 +18,7 @@ from scipy.stats import kendalltau
 
 from engine.app.experiment import load_experiment
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "experiments" / "colombo2022"
 
 

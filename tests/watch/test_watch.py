@@ -32,7 +32,7 @@ from engine.io.readers import READERS
 TASKS = ("arc", "hella", "mmlu")
 N_DOCS = 40
 STAMP = "2024-05-01T10-00-00"
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 # ------------------------------------------------------------------------------------ outputs as the harness writes them

@@ -22,7 +22,7 @@ from engine.distributed.source import input_checksum
 from engine.io.readers import common
 from engine.labelled import core
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def write_table(path: Path, rows: dict[str, list[float]]) -> Path:

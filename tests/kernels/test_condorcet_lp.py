@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from engine.kernels.condorcet_lp import condorcet_winner, majority_margins, max_condorcet_margin, prospective_systems
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 # --------------------------------------------------------------------------- strategies
 
