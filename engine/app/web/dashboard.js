@@ -259,9 +259,9 @@
         `≥ ${Math.round(100 * level)}% of the replicates drawing both, to N − the systems it beats in ≥ ` +
         `${Math.round(100 * level)}% of them (whole ranks).`;
     }
-    return `Interval: the ${lo}–${hi} percentiles of the system's rank over the replicates done, interpolated between ` +
-      `replicate ranks (numpy's linear method), so a bound can fall between two whole ranks. Bar: interval; tick: ` +
-      `full-data rank.`;
+    return `Interval: the ${lo}–${hi} percentiles of the system's rank over the replicates done, each bound a ` +
+      `replicate rank, never interpolated (the rank at or below the ${lo} percentile, at or above the ${hi}: ` +
+      `numpy's "lower" and "higher" methods), so bounds are whole ranks. Bar: interval; tick: full-data rank.`;
   }
   function boardGroup(s) {
     const boots = s.groups.filter(g => g.kind === "bootstrap");
