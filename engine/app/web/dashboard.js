@@ -706,10 +706,17 @@
       const tr = el("tr", {}, el("th", {scope: "row", "data-x": r}, r + (degen.has(r) ? " ⚠" : "")));
       agr[key][i].forEach((v, j) => {
         const marked = i !== j && (degen.has(r) || degen.has(agr.rules[j]));
-        const td = el("td", {class: marked ? "degen-cell" : null, "data-x": i === j ? "" : fmt(v)}, i === j ? "·" : fmt(v) + (marked && v !== null ? "†" : ""));
+        const waiting = key === "replicates" && i !== j && (agr.pending || []).some(p => p[0] === Math.min(i, j) && p[1] === Math.max(i, j));
+        if (waiting && v === null) {  // blocks merged, τ not measured yet: computing, not "no value"
+          const td = el("td", {class: "pending", "data-x": "", title: "computing: τ on the blocks both rules have done follows in a moment"}, "…");
+          td.style.background = "#f2f4f7";
+          tr.append(td);
+          return;
+        }
+        const td = el("td", {class: (marked ? "degen-cell " : "") + (waiting ? "pending" : "") || null, "data-x": i === j ? "" : fmt(v)}, i === j ? "·" : fmt(v) + (marked && v !== null ? "†" : ""));
         td.style.background = i === j ? "#f2f4f7" : tauColor(v);
         const why = marked ? `† involves a degenerate rule (${[r, agr.rules[j]].filter(x => degen.has(x)).map(x => `${x}: ${degen.get(x)}`).join("; ")}): τ here mostly reflects its ties` : "";
-        if (key === "replicates" && i !== j) td.title = `${agr.common_replicates[i][j]} common replicates` + (why ? `; ${why}` : "");
+        if (key === "replicates" && i !== j) td.title = `${agr.common_replicates[i][j]} common replicates` + (waiting ? " so far (more being measured)" : "") + (why ? `; ${why}` : "");
         else if (why) td.title = why;
         tr.append(td);
       });
