@@ -72,3 +72,37 @@ def test_report_interval_table_prints_whole_ranks(tmp_path):
     for r in rows:
         if r["rank_low"]:
             assert float(r["rank_low"]).is_integer() and float(r["rank_high"]).is_integer(), r
+
+
+# ------------------------------------------------------------------------------------ the report's leaderboard on a phone
+@pytest.fixture(scope="module")
+def small_report(tmp_path_factory):
+    from engine.app.report import build_report
+
+    rng = np.random.default_rng(5)
+    names = [f"a rather long system name {i:02d}" for i in range(12)]
+    scores = engine.scores_from_array(rng.uniform(size=(12, 6)), systems=names)
+    return build_report(scores, tmp_path_factory.mktemp("s6") / "r", rules=["borda", "copeland"], replicates=25,
+                        repeats=0, paired_top_k=0, formats=("png",))
+
+
+def test_board_header_is_short_on_a_phone_and_full_on_a_desktop(browser, small_report):
+    for width, height in ((390, 844), (1440, 900)):
+        pg = browser.new_page(viewport={"width": width, "height": height})
+        try:
+            pg.goto(small_report.as_uri())
+            heads = pg.locator("#t-leaderboard thead th")
+            shown = [t.strip() for t in heads.all_inner_texts()]
+            titles = pg.evaluate("() => [...document.querySelectorAll('#t-leaderboard thead th')].map(th => "
+                                 "(th.querySelector('abbr') || {}).title || th.textContent)")
+            assert any("rank 95% CI" in t for t in titles) and any("score 95% CI" in t for t in titles)
+            row = pg.locator("#t-leaderboard thead tr").first.bounding_box()
+            if width == 390:
+                # every label one short line, its full text in the <abbr title>; the header row one line high
+                assert shown[:4] == ["system", "rank", "rank CI", "UB"], shown
+                assert row["height"] <= 40, row
+                assert pg.evaluate("document.documentElement.scrollWidth") <= 390
+            else:
+                assert shown[2].startswith("rank 95% CI") and "UB" not in shown[3].replace("Rank(UB)", ""), shown
+        finally:
+            pg.close()
