@@ -635,9 +635,10 @@
     const narrow = window.innerWidth < 600;
     // a phone: names on the left only (the right end shows the rank), columns shared out over the screen's width
     const avail = Math.max(300, (host.clientWidth || window.innerWidth) - 24);
-    const nameW = narrow ? 112 : 200, endW = narrow ? 34 : nameW, top = 30, rowH = 21;
+    const nameW = narrow ? 112 : 200, endW = narrow ? 34 : nameW, rowH = 21;
     const colW = narrow ? Math.max(56, Math.min(130, (avail - nameW - endW - 20) / Math.max(1, R - 1)))
       : Math.max(130, Math.min(230, 660 / Math.max(1, R - 1)));
+    const stagger = colW < 100, top = stagger ? 44 : 30;  // narrow columns: the rule names on two alternating lines
     const W = nameW + colW * (R - 1) + endW + 20, H = top + rows * rowH + 8;
     const x = ri => nameW + 10 + ri * colW;
     const yOf = slot => top + (slot - 0.5) * rowH;
@@ -660,7 +661,7 @@
     }
     g.rules.forEach((r, ri) => {
       axis.append(sv("line", {x1: x(ri), x2: x(ri), y1: top - 4, y2: Hs - 4, stroke: "#c9ced8"}));
-      axis.append(sv("text", {x: x(ri), y: 16, "text-anchor": "middle", "font-weight": 600}, r.rule + (r.degenerate ? " ⚠" : "")));
+      axis.append(sv("text", {x: x(ri), y: stagger && ri % 2 ? 32 : 16, "text-anchor": "middle", "font-weight": 600}, r.rule + (r.degenerate ? " ⚠" : "")));
     });
     if (worst > cap) axis.append(sv("text", {x: x(0) + 4, y: yOf(rows) + 4}, `below rank ${cap}`));
     svg.append(axis);
