@@ -218,6 +218,7 @@ class _Table:
     tex_rows: list[list[str]] | None = None  # already-escaped LaTeX cells (default: escaped text rows)
     csv_header: list[str] | None = None
     classes: list[list[str]] | None = None  # CSS classes of the HTML cells
+    short: list[str] | None = None  # header labels on a phone (an <abbr> with the full label as its title)
 
 
 @dataclass
@@ -272,8 +273,15 @@ class _Out:
         links = " ".join(f'<a href="tables/{stem}.{e}" download>{e.upper()}</a>' for e in _TABLE_FORMATS)
         if not show:
             return f'<p class="links">{html.escape(caption)} [{links}]</p>'
-        head = "".join(f'<th scope="col" aria-sort="none"><button type="button" class="sort">{html.escape(h)}</button></th>'
-                       for h in t.header)
+        def label(h: str, short: str | None) -> str:
+            if not short or short == h:
+                return html.escape(h)
+            return (f'<span class="long">{html.escape(h)}</span>'
+                    f'<abbr class="short" title="{html.escape(h)}">{html.escape(short)}</abbr>')
+
+        shorts: list[str | None] = list(t.short) if t.short else [None] * len(t.header)
+        head = "".join(f'<th scope="col" aria-sort="none"><button type="button" class="sort">{label(h, s)}</button></th>'
+                       for h, s in zip(t.header, shorts))
         body = []
         for i, row in enumerate(t.text_rows):
             cls = t.classes[i] if t.classes else [""] * len(row)
@@ -513,9 +521,11 @@ def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _S
     unit = rule_unit(label).split(" (")[0]
     header = ["system", f"rank by {label}", f"rank {pct} CI ({reps})", "Rank(UB)", f"score ({unit})",
               f"score {pct} CI", "tasks with a score"]
+    short = ["system", "rank", "rank CI", "UB", "score", "score CI", "tasks"]  # a phone's header: one short line
     csv_header = ["system", "rank", "rank_low", "rank_high", "rank_ub", "score", "score_low", "score_high", "tasks"]
     if board.instances:
         header.append("task × instance scores")
+        short.append("judges")
         csv_header.append("judges")
 
     def num(v: float, spec: str) -> str:
@@ -534,7 +544,7 @@ def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _S
         text_rows.append([rk.systems[i], f"{r:g}" + ("=" if r in shared else ""), rng(r_lo[i], r_hi[i], ".3g"),
                           num(ub[i], "g"), num(float(score[i]), f".{k}f"), rng(s_lo[i], s_hi[i], f".{k}f"),
                           *[("–" if isinstance(v, float) else str(v)) for v in c[: 1 + board.instances]]])
-    return _Table(header, csv_rows, text_rows, csv_header=csv_header)
+    return _Table(header, csv_rows, text_rows, csv_header=csv_header, short=short)
 
 
 def _board_order(rk: _Rankings, st: _Settings) -> tuple[str, np.ndarray]:
@@ -1516,7 +1526,7 @@ overflow-wrap:break-word}.table thead th:first-child{position:sticky;
 left:0;z-index:3}table.board th:first-child,table.board td:first-child{position:sticky;left:0;background:#fff;z-index:1;
 white-space:normal;min-width:8em;max-width:16em;overflow-wrap:anywhere}table.board thead th{white-space:normal;
 vertical-align:bottom;max-width:11em;z-index:2}table.board td:first-child{overflow-wrap:break-word}
-table.board thead th:first-child{background:#f6f6f6;z-index:3}
+table.board thead th:first-child{background:#f6f6f6;z-index:3}abbr.short{display:none;text-decoration:none}
 table.board tbody tr:hover td{background:#f3f7ff}.board-wrap{max-height:70vh}
 .search{display:flex;flex-wrap:wrap;align-items:center;gap:.4em .8em;margin:.6em 0}.search label{font-weight:600}
 .search input{font:inherit;padding:.25em .5em;border:1px solid #767676;border-radius:4px;min-width:12em}
@@ -1525,6 +1535,7 @@ table.board tbody tr:hover td{background:#f3f7ff}.board-wrap{max-height:70vh}
 nav ul{display:flex;flex-wrap:wrap;gap:.2em 1.2em;list-style:none;padding:0;margin:.6em 0}
 details.notes,details.fold{margin:.4em 0}details summary{cursor:pointer;font-weight:600}
 @media (max-width:700px){body{margin:1em auto;padding:0 .6em}figure img{max-width:none;width:auto}
+th .long{display:none}th abbr.short{display:inline}table.board thead th{white-space:nowrap}
 td,th{padding:.15em .35em}h1{font-size:1.3em}.table td:first-child{max-width:10em;min-width:8em}
 table.board td:first-child,table.board th:first-child{min-width:6em;
 max-width:9em}dl{font-size:.8em;gap:.1em .6em}}

@@ -837,7 +837,7 @@ class BattleBootstrap:
     score_low, score_high : ndarray (S,)
         Percentile interval of the replicate scores.
     rank_low, rank_high : ndarray (S,)
-        Percentile interval of the replicate ranks (interpolated between whole ranks).
+        Percentile interval of the replicate ranks (bounds are replicate ranks, not interpolated).
     rank_ub : ndarray (S,)
         Arena's rank upper bound: 1 + the number of models whose ``score_low`` exceeds this model's ``score_high``.
     prob_above : ndarray (S, S)

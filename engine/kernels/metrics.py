@@ -477,7 +477,7 @@ def _tie_term(X: np.ndarray) -> np.ndarray:
 
 
 def rank_intervals(ranks: np.ndarray, *, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval of every system's replicate ranks.
+    """Percentile interval of every system's replicate ranks, its bounds replicate ranks (no interpolation).
 
     Parameters
     ----------
@@ -485,9 +485,11 @@ def rank_intervals(ranks: np.ndarray, *, level: float = 0.95) -> tuple[np.ndarra
         Rank of every system in every replicate (any rank convention);
         ``NaN`` = system absent from that replicate.
     level : float, optional
-        Coverage in (0, 1); the bounds are the ``50 (1 - level)`` and
-        ``50 (1 + level)`` percentiles (2.5 and 97.5 for 0.95), numpy's
-        ``"linear"`` method.
+        Coverage in (0, 1); the bounds are the ``50 (1 - level)`` percentile
+        by numpy's ``"lower"`` method and the ``50 (1 + level)`` percentile by
+        its ``"higher"`` method (2.5 and 97.5 for 0.95): the observed ranks on
+        either side of the linear percentiles, so integer ranks give integer
+        bounds and the interval contains the interpolated one.
 
     Returns
     -------
@@ -499,7 +501,7 @@ def rank_intervals(ranks: np.ndarray, *, level: float = 0.95) -> tuple[np.ndarra
     --------
     >>> lo, hi = rank_intervals(np.array([[1.0, 2.0], [2.0, 1.0], [1.0, np.nan]]), level=0.5)
     >>> lo, hi
-    (array([1.  , 1.25]), array([1.5 , 1.75]))
+    (array([1., 1.]), array([2., 2.]))
     """
     ranks = _as_float(ranks, "ranks", 2)
     level = check_level(level)
@@ -509,7 +511,8 @@ def rank_intervals(ranks: np.ndarray, *, level: float = 0.95) -> tuple[np.ndarra
         return nan, nan.copy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns -> NaN
-        lo, hi = np.nanpercentile(ranks, q, axis=-2, method="linear")
+        lo = np.nanpercentile(ranks, q[0], axis=-2, method="lower")
+        hi = np.nanpercentile(ranks, q[1], axis=-2, method="higher")
     return lo, hi
 
 
@@ -910,8 +913,8 @@ def interval_description(kind: str, level: float) -> str:
         return (f"ranks allowed by the pairwise orders the bootstrap is sure of (in >= {pct} of the replicates that draw "
                 "both systems): from 1 + the systems surely above to N - the systems surely below; a candidate "
                 "bootstrap ranks only the systems each replicate draws, so percentiles of its ranks are biased toward 1")
-    return (f"{50 * (1 - level):g}-{50 * (1 + level):g}% percentiles of the replicate ranks, interpolated between whole "
-            "ranks (numpy's linear method), so a bound can fall between two ranks")
+    return (f"{50 * (1 - level):g}-{50 * (1 + level):g}% percentiles of the replicate ranks, each bound a replicate rank "
+            "(not interpolated: the rank at or below the lower percentile, at or above the upper one)")
 
 
 # --------------------------------------------------------------------------- benchmark agreement (BenchBench)

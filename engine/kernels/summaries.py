@@ -26,7 +26,7 @@ synthetic ``manipulation`` / ``rescaling`` (one variant, ``b`` replicates)
 
 :func:`bootstrap_statistics` turns merged bootstrap sums into exactly the
 numbers :func:`engine.summarize` computes from all the replicates at once --
-``rank_low``/``rank_high`` (numpy's linear percentiles, read off the rank
+``rank_low``/``rank_high`` (numpy's "lower" and "higher" percentiles, read off the rank
 histogram), ``prob_above``, ``tied_with_leader`` and ``kendall_w`` bit for
 bit -- except ``mean_spearman``, a sum over replicate pairs that the sums give
 up to floating-point rounding (``|difference| < 1e-12``).  Spearman's mean
@@ -400,8 +400,8 @@ class MomentSums:
 
 
 # ------------------------------------------------------------------------------------ statistics
-def percentiles_from_counts(counts: np.ndarray, q: np.ndarray | Sequence[float]) -> np.ndarray:
-    """numpy's ``"linear"`` percentiles of ranks given as a histogram, bit for bit.
+def percentiles_from_counts(counts: np.ndarray, q: np.ndarray | Sequence[float], method: str = "linear") -> np.ndarray:
+    """numpy's ``"linear"`` (or ``"lower"``, ``"higher"``) percentiles of ranks given as a histogram, bit for bit.
 
     Parameters
     ----------
@@ -417,8 +417,11 @@ def percentiles_from_counts(counts: np.ndarray, q: np.ndarray | Sequence[float])
         values ``1 .. K`` repeated by their counts: the sorted values at
         positions ``floor(v)`` and ``floor(v) + 1`` with ``v = (n_s - 1) q / 100``,
         interpolated exactly as numpy does (``a + (b - a) g``, or
-        ``b - (b - a) (1 - g)`` when ``g >= 0.5``); ``NaN`` when ``n_s = 0``.
+        ``b - (b - a) (1 - g)`` when ``g >= 0.5``); ``method="lower"``: the
+        sorted value at ``floor(v)``, ``"higher"``: at ``ceil(v)``; ``NaN`` when ``n_s = 0``.
     """
+    if method not in ("linear", "lower", "higher"):
+        raise VotebenchError(f"percentile method must be 'linear', 'lower' or 'higher', not {method!r}")
     counts = np.asarray(counts, dtype=np.int64)
     quant = np.true_divide(np.asarray(q, dtype=np.float64), 100)
     cum = np.cumsum(counts, axis=1)  # (S, K)
@@ -434,6 +437,10 @@ def percentiles_from_counts(counts: np.ndarray, q: np.ndarray | Sequence[float])
 
     for i, qq in enumerate(quant):
         virtual = (nn - 1) * qq
+        if method != "linear":
+            pos = np.floor(virtual) if method == "lower" else np.minimum(np.ceil(virtual), nn - 1)
+            out[i, have] = value(pos.astype(np.int64))
+            continue
         prev = np.floor(virtual)
         above = virtual >= nn - 1
         prev_pos = np.where(above, nn - 1, prev).astype(np.int64)
@@ -491,7 +498,8 @@ def bootstrap_statistics(point_score: np.ndarray, sums: BootstrapSums, *, level:
     check_level(level)
     point = np.asarray(point_score, dtype=np.float64)
     S, B = sums.S, sums.replicates
-    low, high = percentiles_from_counts(sums.rank_count, [50.0 * (1.0 - level), 50.0 * (1.0 + level)])
+    low = percentiles_from_counts(sums.rank_count, [50.0 * (1.0 - level)], method="lower")[0]
+    high = percentiles_from_counts(sums.rank_count, [50.0 * (1.0 + level)], method="higher")[0]
     both = sums.both.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         prob = np.where(both > 0, sums.wins / np.where(both > 0, both, 1.0), np.nan)

@@ -41,7 +41,7 @@ def ranking_rows(ds: xr.Dataset, boot: Any | None = None) -> list[dict[str, Any]
 
 
 def interval_text(low: Any, high: Any) -> str:
-    """``" [3-6]"`` (a space first; bounds to 3 significant digits, as a percentile may fall between ranks), or ``""``
+    """``" [3-6]"`` (a space first; bounds to 3 significant digits, whole ranks unless the rank convention averages ties), or ``""``
     without an interval."""
     if low is None or high is None:
         return ""

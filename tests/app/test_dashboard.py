@@ -104,12 +104,10 @@ def server(sweep):
 # brute-force references (plain loops)
 # --------------------------------------------------------------------------------------------
 def bf_percentile(values, q: float) -> float:
-    """numpy's 'linear' percentile, by hand."""
+    """A rank interval's bound, by hand: the sorted value at floor (q < 50) or ceil (q > 50) of q/100 (n - 1)."""
     v = sorted(values)
     pos = q / 100 * (len(v) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (pos - lo) * (v[hi] - v[lo])
+    return v[math.floor(pos) if q < 50 else math.ceil(pos)]
 
 
 def bf_spearman(a, b) -> float:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import tempfile
 import time
@@ -166,6 +167,30 @@ def test_snapshot_flags_the_degenerate_rule_and_gives_score_intervals(store):
     assert snap["input"]["eleven"]["level"] == stored.get("level")
 
 
+def test_agreement_cells_not_measured_yet_are_pending_not_missing(store):
+    """The race behind a "–" cell: a server on a finished store measures tau between rules over several polls; a
+    cell without a value before then is listed as pending (the page shows "computing"), and every cell is filled
+    once the server is no longer busy."""
+    live = LiveStore(store.store, agree_budget=1e-9)  # one pair per poll: the catching up is seen
+    live.update(strict=True)
+    polls = 0
+    while True:
+        agr = live.snapshot()["groups"][0]["agreement"]
+        R = len(agr["rules"])
+        pending = {tuple(p) for p in agr["pending"]}
+        for i in range(R):
+            for j in range(R):
+                if i != j and agr["replicates"][i][j] is None:
+                    assert (min(i, j), max(i, j)) in pending, (polls, i, j)
+        if not live.busy:
+            assert not pending and all(agr["replicates"][i][j] is not None for i in range(R) for j in range(R))
+            break
+        assert pending  # busy means tau work left, said on the page
+        live.update()
+        polls += 1
+    assert polls >= 1
+
+
 def test_letter_groups_are_of_the_rule_the_board_is_sorted_by(store):
     import zarr
 
@@ -242,6 +267,9 @@ def open_page(browser, url, width=1440, height=900, **kw):
     pg.wait_for_selector("table.lb tbody tr.sys")
     pg.wait_for_function("() => !document.querySelector('table.lb td.n') || "
                          "!document.querySelector('table.lb td.n').textContent.includes('…')")
+    # a server opened on a finished store sends the rankings first and the agreement between rules as it catches
+    # up: the cells still being measured say so ("…", class pending) until the next updates fill them
+    pg.wait_for_function("() => !document.querySelector('#agreement td.pending')")
     pg.errors = errors
     return pg
 
@@ -377,8 +405,42 @@ def test_phone_width(browser, served, tmp_path):
         assert abs(head["y"] - (box["y"] + 26)) <= 3  # the header row stays at the top of the scrolled table
         sizes = pg.evaluate("""() => [...document.querySelectorAll('svg.bump text')].map(t =>
                                t.getBoundingClientRect().height)""")
-        assert sizes and min(sizes) >= 10  # legible: drawn at its own size, the chart scrolls in its box
+        assert sizes and min(sizes) >= 10  # legible: drawn at its own size
+        fit = pg.evaluate("() => [...document.querySelectorAll('.bumpwrap, #agreement .mats')]"
+                          ".map(e => e.scrollWidth - e.clientWidth)")
+        assert fit and max(fit) <= 1, fit  # and no sideways scrolling inside the figures either
         pg.screenshot(path=str(tmp_path / "phone.png"), full_page=True)
+    finally:
+        pg.close()
+
+
+def test_bump_chart_draws_a_big_tie_as_a_tie(browser, served):
+    """Plurality ties most systems at one rank: the segments into that point are grey (not rank moves in a
+    system's colour) and a note under the chart says how many systems share the rank, counted by a plain loop."""
+    pg = open_page(browser, served)
+    try:
+        snap = json.loads(pg.evaluate("async () => JSON.stringify(await (await fetch('api/snapshot')).json())"))
+        g = snap["groups"][0]
+        plur = g["rules"][1]
+        big, _ = brute_ties(plur["rank"])
+        at = next(v for v in plur["rank"] if sum(1 for w in plur["rank"] if w == v) == big)
+        note = pg.locator("#bump .tienote").inner_text()
+        assert f"plurality: {big} systems tied at rank {at}" in note
+        # every drawn system at that plurality rank: both its segments touching the plurality column are grey
+        names = pg.evaluate("() => [...document.querySelectorAll('svg.bump g.sysline title')].map(t => t.textContent.split('\\n')[0])")
+        grey = pg.evaluate("() => [...document.querySelectorAll('svg.bump g.sysline')].map(g => "
+                           "[...g.querySelectorAll('path.line')].map(p => p.classList.contains('tieseg')))")
+        K = len(names)
+
+        def in_big_tie(rule, i):  # at least 3 systems (and a quarter of those drawn) share its rank: plain loop
+            v = rule["rank"][i]
+            return v is not None and sum(1 for w in rule["rank"] if w == v) >= max(3, math.ceil(K / 4))
+
+        assert any(in_big_tie(plur, g["systems"].index(n)) for n in names)
+        for name, segs in zip(names, grey):
+            i = g["systems"].index(name)
+            want = [in_big_tie(g["rules"][r], i) or in_big_tie(g["rules"][r + 1], i) for r in range(len(g["rules"]) - 1)]
+            assert segs == want, (name, segs, want)
     finally:
         pg.close()
 

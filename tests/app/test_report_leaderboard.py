@@ -60,7 +60,9 @@ def html_rows(index: Path, table_id: str = "t-leaderboard") -> tuple[list[str], 
     page = index.read_text(encoding="utf-8")
     part = page[page.index(f'id="{table_id}"'):]
     part = part[:part.index("</table>")]
-    head = [html.unescape(h) for h in re.findall(r'<button type="button" class="sort">([^<]*)</button>', part)]
+    # a header with a phone label: <span class="long">full</span><abbr class="short" title="full">short</abbr>
+    head = [html.unescape(re.sub(r'<abbr class="short".*?</abbr>|<[^>]+>', "", h))
+            for h in re.findall(r'<button type="button" class="sort">(.*?)</button>', part)]
     body = part[part.index("<tbody>"):]
     rows = [[html.unescape(c) for c in re.findall(r"<td[^>]*>([^<]*)</td>", r)] for r in re.findall(r"<tr>(.*?)</tr>", body)]
     return head, rows

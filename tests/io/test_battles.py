@@ -382,7 +382,8 @@ def test_bootstrap_summaries_equal_their_definitions():
     for i in range(8):  # FastChat: rank = 1 + #models whose lower bound is above my upper bound
         assert bb.rank_ub[i] == 1 + sum(lo[j] > hi[i] for j in range(8) if j != i)
         ranks = [1 + sum(R[r, j] > R[r, i] for j in range(8)) for r in range(40)]
-        assert bb.rank_low[i] == pytest.approx(np.percentile(ranks, 2.5))
+        assert bb.rank_low[i] == sorted(ranks)[math.floor(0.025 * 39)]  # an observed rank, not interpolated
+        assert bb.rank_high[i] == sorted(ranks)[math.ceil(0.975 * 39)]
         for j in range(8):
             assert bb.prob_above[i, j] == pytest.approx(np.mean(R[:, i] > R[:, j]))
             if i != j:

@@ -81,9 +81,10 @@ def bf_rank_intervals(ranks, level):
     lo, hi = np.full(S, np.nan), np.full(S, np.nan)
     for s in range(S):
         vals = [ranks[b][s] for b in range(B) if present(ranks[b][s])]
-        if vals:
-            lo[s] = np.percentile(vals, 50 * (1 - level))
-            hi[s] = np.percentile(vals, 50 * (1 + level))
+        if vals:  # the observed ranks at either side of the percentile positions (no interpolation)
+            v = sorted(vals)
+            lo[s] = v[math.floor((len(v) - 1) * (1 - level) / 2)]
+            hi[s] = v[math.ceil((len(v) - 1) * (1 + level) / 2)]
     return lo, hi
 
 
@@ -436,8 +437,11 @@ def test_rank_intervals_vs_loops(level, seed):
 def test_rank_intervals_default_percentiles():
     ranks = np.arange(1.0, 42.0)[:, None] * np.ones((1, 2))
     lo, hi = M.rank_intervals(ranks)
-    assert_nan_close(lo, [2.0, 2.0])  # 2.5th percentile of 1..41 (linear): 1 + 0.025 * 40
+    assert_nan_close(lo, [2.0, 2.0])  # 2.5th percentile of 1..41: position 0.025 * 40 = 1 exactly -> rank 2
     assert_nan_close(hi, [40.0, 40.0])
+    lo, hi = M.rank_intervals(np.arange(1.0, 22.0)[:, None] * np.ones((1, 2)))
+    assert_nan_close(lo, [1.0, 1.0])  # position 0.025 * 20 = 0.5: the lower rank, 1 (not the interpolated 1.5)
+    assert_nan_close(hi, [21.0, 21.0])  # position 19.5: the higher rank, 21 (not 20.5)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -10,6 +10,7 @@ really the one exercised.  """
 
 from __future__ import annotations
 
+import math
 import zlib
 
 import dask
@@ -586,12 +587,15 @@ def test_summarize_against_loops(tensor, over, level):
     B, S = R.shape
     for i in range(S):
         r = ranks[~np.isnan(ranks[:, i]), i]
-        lo, hi = np.percentile(r, [50 * (1 - level), 50 * (1 + level)])
+        v = sorted(r)  # the replicate ranks at either side of the percentile positions, not interpolated
+        lo, hi = v[math.floor((len(v) - 1) * (1 - level) / 2)], v[math.ceil((len(v) - 1) * (1 + level) / 2)]
         assert sm["rank_low"].values[i] == pytest.approx(lo)
         assert sm["rank_high"].values[i] == pytest.approx(hi)
         assert 1 <= sm["rank_low"].values[i] <= sm["rank_high"].values[i] <= S
-    np.testing.assert_allclose(sm["rank_low"].values, np.nanpercentile(ranks, 50 * (1 - level), axis=0))
-    np.testing.assert_allclose(sm["rank_high"].values, np.nanpercentile(ranks, 50 * (1 + level), axis=0))
+    np.testing.assert_allclose(sm["rank_low"].values, np.nanpercentile(ranks, 50 * (1 - level), axis=0, method="lower"))
+    np.testing.assert_allclose(sm["rank_high"].values, np.nanpercentile(ranks, 50 * (1 + level), axis=0, method="higher"))
+    assert np.array_equal(sm["rank_low"].values, np.round(sm["rank_low"].values))  # integer ranks
+    assert np.array_equal(sm["rank_high"].values, np.round(sm["rank_high"].values))
     P = np.full((S, S), np.nan)
     for i in range(S):
         for j in range(S):

@@ -259,9 +259,9 @@
         `≥ ${Math.round(100 * level)}% of the replicates drawing both, to N − the systems it beats in ≥ ` +
         `${Math.round(100 * level)}% of them (whole ranks).`;
     }
-    return `Interval: the ${lo}–${hi} percentiles of the system's rank over the replicates done, interpolated between ` +
-      `replicate ranks (numpy's linear method), so a bound can fall between two whole ranks. Bar: interval; tick: ` +
-      `full-data rank.`;
+    return `Interval: the ${lo}–${hi} percentiles of the system's rank over the replicates done, each bound a ` +
+      `replicate rank, never interpolated (the rank at or below the ${lo} percentile, at or above the ${hi}: ` +
+      `numpy's "lower" and "higher" methods), so bounds are whole ranks. Bar: interval; tick: full-data rank.`;
   }
   function boardGroup(s) {
     const boots = s.groups.filter(g => g.kind === "bootstrap");
@@ -633,8 +633,13 @@
     const cap = Math.min(g.n_systems, Math.max(K, Math.min(worst, 2 * K)));
     const rows = Math.max(K, Math.min(worst, cap) + (worst > cap ? 1 : 0));
     const narrow = window.innerWidth < 600;
-    const nameW = narrow ? 120 : 200, top = 30, rowH = 21, colW = Math.max(narrow ? 88 : 130, Math.min(230, 660 / Math.max(1, R - 1)));
-    const W = nameW + colW * (R - 1) + nameW + 20, H = top + rows * rowH + 8;
+    // a phone: names on the left only (the right end shows the rank), columns shared out over the screen's width
+    const avail = Math.max(300, (host.clientWidth || window.innerWidth) - 24);
+    const nameW = narrow ? 112 : 200, endW = narrow ? 34 : nameW, rowH = 21;
+    const colW = narrow ? Math.max(56, Math.min(130, (avail - nameW - endW - 20) / Math.max(1, R - 1)))
+      : Math.max(130, Math.min(230, 660 / Math.max(1, R - 1)));
+    const stagger = colW < 100, top = stagger ? 44 : 30;  // narrow columns: the rule names on two alternating lines
+    const W = nameW + colW * (R - 1) + endW + 20, H = top + rows * rowH + 8;
     const x = ri => nameW + 10 + ri * colW;
     const yOf = slot => top + (slot - 0.5) * rowH;
     const pt = (ri, i) => { const v = g.rules[ri].rank[i]; return yOf(v === null || v > cap ? rows : v); };
@@ -656,16 +661,22 @@
     }
     g.rules.forEach((r, ri) => {
       axis.append(sv("line", {x1: x(ri), x2: x(ri), y1: top - 4, y2: Hs - 4, stroke: "#c9ced8"}));
-      axis.append(sv("text", {x: x(ri), y: 16, "text-anchor": "middle", "font-weight": 600}, r.rule + (r.degenerate ? " ⚠" : "")));
+      axis.append(sv("text", {x: x(ri), y: stagger && ri % 2 ? 32 : 16, "text-anchor": "middle", "font-weight": 600}, r.rule + (r.degenerate ? " ⚠" : "")));
     });
     if (worst > cap) axis.append(sv("text", {x: x(0) + 4, y: yOf(rows) + 4}, `below rank ${cap}`));
     svg.append(axis);
+    // a big tie (at least 3 systems and a quarter of those drawn): the segments into it are greyed, so a fan of
+    // lines into one point does not read as rank moves; the note under the chart says who is tied where
+    const bigTie = (ri, i) => { const v = g.rules[ri].rank[i]; return v !== null && counts[ri].get(v) >= Math.max(3, Math.ceil(K / 4)); };
     shown.forEach((i, k) => {
       const color = PALETTE[k % PALETTE.length], dash = DASHES[Math.floor(k / PALETTE.length) % DASHES.length];
       const grp = sv("g", {class: "sysline"});
       const pts = g.rules.map((r, ri) => [x(ri), pt(ri, i)]);
-      grp.append(sv("path", {class: "line", d: "M" + pts.map(p => p.join(",")).join("L"), stroke: color,
-                             "stroke-dasharray": dash || null}));
+      for (let ri = 0; ri + 1 < R; ri++) {
+        const grey = bigTie(ri, i) || bigTie(ri + 1, i);
+        grp.append(sv("path", {class: "line" + (grey ? " tieseg" : ""), d: `M${pts[ri].join(",")}L${pts[ri + 1].join(",")}`,
+                               stroke: grey ? "#767676" : color, "stroke-dasharray": grey ? "2 3" : (dash || null)}));
+      }
       g.rules.forEach((r, ri) => grp.append(sv("circle", {cx: pts[ri][0], cy: pts[ri][1], r: r.leader.includes(i) ? 6 : 4,
         fill: r.leader.includes(i) ? color : "#fff", stroke: color, "stroke-width": 2})));
       const name = g.systems[i].length > (narrow ? 14 : 22) ? g.systems[i].slice(0, narrow ? 13 : 21) + "…" : g.systems[i];
@@ -673,7 +684,7 @@
       if (Math.abs(ly - pts[0][1]) > 1) grp.append(sv("path", {d: `M${x(0) - 8},${ly}L${x(0) - 2},${pts[0][1]}`, stroke: color, "stroke-width": 1, fill: "none"}));
       if (Math.abs(ry - pts[R - 1][1]) > 1) grp.append(sv("path", {d: `M${x(R - 1) + 8},${ry}L${x(R - 1) + 2},${pts[R - 1][1]}`, stroke: color, "stroke-width": 1, fill: "none"}));
       grp.append(sv("text", {x: x(0) - 10, y: ly + 4, "text-anchor": "end"}, `${name}  ${rankText(0, i)}`));
-      grp.append(sv("text", {x: x(R - 1) + 10, y: ry + 4}, `${rankText(R - 1, i)}  ${name}`));
+      grp.append(sv("text", {x: x(R - 1) + 10, y: ry + 4}, narrow ? rankText(R - 1, i) : `${rankText(R - 1, i)}  ${name}`));
       grp.append(sv("title", {}, `${g.systems[i]}\n` + g.rules.map((r, ri) => `${r.rule}: rank ${rankText(ri, i)}`).join("\n")));
       svg.append(grp);
     });
@@ -689,11 +700,17 @@
         svg.append(sv("text", {x: tx, y: yOf(v) - 7, class: "tie", "text-anchor": ri === R - 1 ? "end" : "start"}, txt));
       });
     });
+    const tieNotes = [];
+    g.rules.forEach((r, ri) => {
+      const big = [...counts[ri].entries()].filter(([v, n]) => v !== null && n >= Math.max(3, Math.ceil(K / 4)));
+      big.sort((a, b) => a[0] - b[0]).forEach(([v, n]) => tieNotes.push(`${r.rule}: ${n} systems tied at rank ${v}`));
+    });
     host.replaceChildren(
       el("div", {class: "row"}, el("h2", {}, "Rank changes across rules"),
         el("span", {class: "sub"}, `the top ${K} systems of ${base.rule} (sort the leaderboard by another rule to change); ` +
           "rank 1 at the top; systems tied under a rule share one point ('N tied', '=' after a rank); filled dot = leader; hover a line to follow it")),
-      el("div", {class: "bumpwrap", tabindex: "0", role: "region", "aria-label": "rank changes chart (scrolls sideways on narrow screens)"}, svg));
+      el("div", {class: "bumpwrap", tabindex: "0", role: "region", "aria-label": "rank changes chart"}, svg),
+      ...(tieNotes.length ? [el("p", {class: "sub tienote"}, `Ties, not rank moves (grey dotted segments lead into them): ${tieNotes.join("; ")}.`)] : []));
   }
 
   // ------------------------------------------------------------------ agreement, other groups
@@ -706,10 +723,17 @@
       const tr = el("tr", {}, el("th", {scope: "row", "data-x": r}, r + (degen.has(r) ? " ⚠" : "")));
       agr[key][i].forEach((v, j) => {
         const marked = i !== j && (degen.has(r) || degen.has(agr.rules[j]));
-        const td = el("td", {class: marked ? "degen-cell" : null, "data-x": i === j ? "" : fmt(v)}, i === j ? "·" : fmt(v) + (marked && v !== null ? "†" : ""));
+        const waiting = key === "replicates" && i !== j && (agr.pending || []).some(p => p[0] === Math.min(i, j) && p[1] === Math.max(i, j));
+        if (waiting && v === null) {  // blocks merged, τ not measured yet: computing, not "no value"
+          const td = el("td", {class: "pending", "data-x": "", title: "computing: τ on the blocks both rules have done follows in a moment"}, "…");
+          td.style.background = "#f2f4f7";
+          tr.append(td);
+          return;
+        }
+        const td = el("td", {class: (marked ? "degen-cell " : "") + (waiting ? "pending" : "") || null, "data-x": i === j ? "" : fmt(v)}, i === j ? "·" : fmt(v) + (marked && v !== null ? "†" : ""));
         td.style.background = i === j ? "#f2f4f7" : tauColor(v);
         const why = marked ? `† involves a degenerate rule (${[r, agr.rules[j]].filter(x => degen.has(x)).map(x => `${x}: ${degen.get(x)}`).join("; ")}): τ here mostly reflects its ties` : "";
-        if (key === "replicates" && i !== j) td.title = `${agr.common_replicates[i][j]} common replicates` + (why ? `; ${why}` : "");
+        if (key === "replicates" && i !== j) td.title = `${agr.common_replicates[i][j]} common replicates` + (waiting ? " so far (more being measured)" : "") + (why ? `; ${why}` : "");
         else if (why) td.title = why;
         tr.append(td);
       });

@@ -329,7 +329,11 @@ class BootstrapState(GroupState):
                     boot[i][j] = json_number(self.agree_sum[i, j] / self.agree_n[i, j])
         common = [[int(self.agree_n[i, j]) if i != j else int(self.sums[i].replicates) for j in range(self.R)]
                   for i in range(self.R)]
-        return {"rules": self.labels, "full_data": self.full_tau, "replicates": boot, "common_replicates": common}
+        # pairs whose tau waits for the next polls (blocks merged, tau not measured yet): the page says "computing",
+        # not "no value", for them
+        pending = sorted({(min(i, j), max(i, j)) for i, j, _ in self.agree_todo})
+        return {"rules": self.labels, "full_data": self.full_tau, "replicates": boot, "common_replicates": common,
+                "pending": [[i, j] for i, j in pending]}
 
     def to_json(self) -> dict[str, Any]:
         rules = [self._rule(ri) for ri in range(self.R)]
