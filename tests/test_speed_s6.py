@@ -1,0 +1,94 @@
+"""Session 6 speed work (issue 24): each faster path gives the numbers of the path it replaced.
+
+References share no code with the engine: the Elo of a score tensor as it was computed before (a fresh ``np.where``
+per row block, copied here) and a plain loop over the battles; the Friedman p-values of ``scipy.stats``' chi-square
+and F distributions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from engine.kernels import battles as B
+
+
+def _elo_where(X, weights=None, k=4.0, block_cells=1 << 22):
+    """The Elo of a score tensor as written before session 6 (one fresh array per operation and row block)."""
+    X = np.asarray(X, dtype=np.float64)
+    *batch, T, S = X.shape
+    w = np.ones(T) if weights is None else np.asarray(weights, dtype=np.float64)
+    w = np.broadcast_to(w, (*batch, T))
+    R = np.full((*batch, S), 1000.0)
+    played = np.zeros((*batch, S), dtype=bool)
+    lb = math.log(10.0) / 400.0
+    step = max(1, block_cells // max(1, S * int(np.prod(batch, dtype=np.int64))))
+    for t in range(T):
+        x = X[..., t, :]
+        ok = ~np.isnan(x)
+        delta = np.empty((*batch, S))
+        any_pair = np.zeros((*batch, S), dtype=bool)
+        for i0 in range(0, S, step):
+            i1 = min(S, i0 + step)
+            xi, oki = x[..., i0:i1, None], ok[..., i0:i1, None]
+            pair = oki & ok[..., None, :]
+            pair[..., np.arange(i1 - i0), np.arange(i0, i1)] = False
+            res = np.where(xi > x[..., None, :], 1.0, np.where(xi < x[..., None, :], 0.0, 0.5))
+            with np.errstate(over="ignore"):
+                expected = 1.0 / (1.0 + np.exp((R[..., None, :] - R[..., i0:i1, None]) * lb))
+            delta[..., i0:i1] = np.where(pair, res - expected, 0.0).sum(axis=-1)
+            any_pair[..., i0:i1] = pair.any(axis=-1)
+        R = R + float(k) * w[..., t, None] * delta
+        played |= any_pair & (w[..., t, None] > 0)
+    return np.where(played, R, np.nan)
+
+
+def _elo_loop(X, w, k):
+    """Elo from a loop over every battle of every judge, from the ratings before the judge."""
+    T, S = X.shape
+    R = [1000.0] * S
+    seen = [False] * S
+    for t in range(T):
+        new = list(R)
+        for i in range(S):
+            for j in range(S):
+                if i != j and not math.isnan(X[t, i]) and not math.isnan(X[t, j]):
+                    s = 1.0 if X[t, i] > X[t, j] else 0.5 if X[t, i] == X[t, j] else 0.0
+                    new[i] += k * w[t] * (s - 1.0 / (1.0 + 10.0 ** ((R[j] - R[i]) / 400.0)))
+                    seen[i] = seen[i] or w[t] > 0
+        R = new
+    return np.where(seen, R, np.nan)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("cells", [1 << 22, 7, 64])
+def test_elo_across_same_bits_as_the_where_path(monkeypatch, seed, cells):
+    """Reused work arrays give the ratings of fresh ``np.where`` arrays bit for bit: ties, missing scores,
+    zero weights, batch axes, one shared table, row blocks of any size (including a last, shorter block)."""
+    rng = np.random.default_rng(seed)
+    S, T, Bn = int(rng.integers(2, 30)), int(rng.integers(1, 6)), int(rng.integers(1, 4))
+    X = rng.integers(0, 4, size=(Bn, T, S)).astype(float)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    w = rng.integers(0, 3, size=(Bn, T)).astype(float)
+    monkeypatch.setattr(B, "ELO_BLOCK_CELLS", cells)
+    np.testing.assert_array_equal(B.elo_across(X, weights=w, k=16), _elo_where(X, w, 16, cells))
+    np.testing.assert_array_equal(B.elo_across(X[0], weights=w, k=16), _elo_where(np.broadcast_to(X[0], X.shape), w, 16,
+                                                                                     cells))
+    np.testing.assert_array_equal(B.elo_across(X[0]), _elo_where(X[0], None, 4.0, cells))
+
+
+def test_elo_across_large_gaps_same_bits():
+    """Ratings far apart (exp overflows to inf, expected score 0) keep the old path's bits."""
+    X = np.array([[3.0, 1.0, 2.0], [1.0, 3.0, 2.0], [3.0, 2.0, 1.0]])
+    w = np.array([1e10, 3e10, 1.0])
+    np.testing.assert_array_equal(B.elo_across(X, weights=w), _elo_where(X, w))
+
+
+def test_elo_across_equals_a_loop_over_battles():
+    rng = np.random.default_rng(11)
+    X = np.round(rng.random((5, 12)), 1)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    w = np.array([1.0, 0.0, 2.0, 0.5, 1.0])
+    np.testing.assert_allclose(B.elo_across(X, weights=w, k=16), _elo_loop(X, w, 16), atol=1e-9, rtol=0)
