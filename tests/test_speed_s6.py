@@ -92,3 +92,72 @@ def test_elo_across_equals_a_loop_over_battles():
     X[rng.random(X.shape) < 0.15] = np.nan
     w = np.array([1.0, 0.0, 2.0, 0.5, 1.0])
     np.testing.assert_allclose(B.elo_across(X, weights=w, k=16), _elo_loop(X, w, 16), atol=1e-9, rtol=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Friedman and Nemenyi without importing scipy.stats
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(8))
+def test_friedman_p_values_same_bits_as_scipy_stats(seed):
+    """scipy.special's chdtrc / fdtrc give the p-values of scipy.stats' chi2.sf / f.sf bit for bit."""
+    from scipy import stats
+
+    from engine.kernels.significance import friedman_test
+
+    rng = np.random.default_rng(seed)
+    n, k = int(rng.integers(2, 60)), int(rng.integers(2, 80))
+    X = np.round(rng.normal(size=(n, k)) + rng.normal(size=k) * rng.uniform(0, 2), 1)
+    r = friedman_test(X)
+    assert r.pvalue == float(stats.chi2.sf(r.statistic, k - 1))
+    if math.isfinite(r.iman_davenport):
+        assert r.iman_davenport_pvalue == float(stats.f.sf(r.iman_davenport, k - 1, (k - 1) * (n - 1)))
+
+
+def test_friedman_p_values_over_many_points():
+    from scipy import special, stats
+
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        k, n = int(rng.integers(2, 400)), int(rng.integers(2, 200))
+        x, f = float(rng.exponential(2 * k)), float(rng.exponential(3))
+        assert special.chdtrc(k - 1, x) == stats.chi2.sf(x, k - 1)
+        assert special.fdtrc(k - 1, (k - 1) * (n - 1), f) == stats.f.sf(f, k - 1, (k - 1) * (n - 1))
+
+
+def test_nemenyi_table_is_scipys_quantiles():
+    """Every stored quantile is scipy's (the same float; a later scipy may move the last bits)."""
+    from scipy.stats import studentized_range
+
+    from engine.kernels.nemenyi_table import K_MAX, QUANTILES
+
+    for alpha, table in QUANTILES.items():
+        assert len(table) == K_MAX - 1
+        want = [studentized_range.ppf(1.0 - alpha, k, np.inf) for k in range(2, K_MAX + 1)]
+        np.testing.assert_allclose(table, want, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("k,alpha", [(2, 0.05), (5, 0.05), (58, 0.05), (256, 0.1), (257, 0.05), (7, 0.01)])
+def test_nemenyi_q_inside_and_outside_the_table(k, alpha):
+    """Inside the table (k <= K_MAX, alpha 0.05 or 0.1) and outside it, q is scipy's quantile over sqrt 2;
+    Demsar's Table 5a where it gives one (2.343 for k = 2 ... at alpha 0.05)."""
+    from scipy.stats import studentized_range
+
+    from engine.kernels.significance import nemenyi_q
+
+    want = studentized_range.ppf(1.0 - alpha, k, np.inf) / math.sqrt(2.0)
+    np.testing.assert_allclose(nemenyi_q(k, alpha), want, rtol=1e-13, atol=0)
+    demsar = {(2, 0.05): 1.960, (5, 0.05): 2.728}
+    if (k, alpha) in demsar:
+        assert round(nemenyi_q(k, alpha), 3) == demsar[(k, alpha)]
+
+
+def test_report_path_does_not_import_scipy_stats():
+    """Friedman and Nemenyi (alpha 0.05, 58 systems) in a fresh process leave scipy.stats unimported."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np\nfrom engine.kernels.significance import compare\n"
+            "X = np.random.default_rng(0).normal(size=(30, 58))\ncompare(X, test='nemenyi')\n"
+            "print('scipy.stats' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"
