@@ -161,3 +161,14 @@ def test_report_path_does_not_import_scipy_stats():
             "print('scipy.stats' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+def test_log_sigmoid_in_one_array_same_bits():
+    """Bradley-Terry's log-likelihood term: in-place steps give the bits of the expression, for any sign and size."""
+    rng = np.random.default_rng(3)
+    d = np.concatenate([rng.normal(scale=s, size=(7, 5, 5)) for s in (1e-3, 1.0, 30.0, 800.0)])
+    d[0, 0, :3] = [0.0, -0.0, 745.0]
+    want = np.minimum(d, 0.0) - np.log1p(np.exp(-np.abs(d)))
+    np.testing.assert_array_equal(B._log_sigmoid(d), want)
+    ref = np.log(1.0 / (1.0 + np.exp(-d[1:2].clip(-30, 30))))  # the definition, where it does not underflow
+    np.testing.assert_allclose(B._log_sigmoid(d[1:2].clip(-30, 30)), ref, rtol=1e-12, atol=1e-300)

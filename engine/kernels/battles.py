@@ -589,8 +589,12 @@ def _blocks(n_rows: int, s: int):
 
 
 def _log_sigmoid(d: np.ndarray) -> np.ndarray:
-    """``log sigma(d)``, stable for any ``d``."""
-    return np.minimum(d, 0.0) - np.log1p(np.exp(-np.abs(d)))
+    """``log sigma(d) = min(d, 0) - log1p(exp(-|d|))``, stable for any ``d``; the same operations in one work array."""
+    out = np.abs(d, out=np.empty(np.shape(d)))
+    np.negative(out, out=out)
+    np.exp(out, out=out)
+    np.log1p(out, out=out)
+    return np.subtract(np.minimum(d, 0.0), out, out=out)
 
 
 def _ll_half(C: np.ndarray, th: np.ndarray, lam: np.ndarray) -> np.ndarray:
