@@ -1001,8 +1001,9 @@ def _numpy(scores: xr.DataArray) -> xr.DataArray:
     if isinstance(scores.data, np.ndarray):
         return scores
     import dask
+    import dask.threaded
 
-    with dask.config.set(scheduler="threads"):
+    with dask.config.set(scheduler=dask.threaded.get):  # the threads scheduler; by name, dask would import distributed
         return scores.compute()
 
 
@@ -1043,8 +1044,9 @@ def _numpy_ds(ds: xr.Dataset) -> xr.Dataset:
     if all(isinstance(v.data, np.ndarray) for v in ds.data_vars.values()):
         return ds
     import dask
+    import dask.threaded
 
-    with dask.config.set(scheduler="threads"):
+    with dask.config.set(scheduler=dask.threaded.get):  # the threads scheduler; by name, dask would import distributed
         return ds.compute()
 
 
@@ -1458,7 +1460,7 @@ def _stored_boot(ds: xr.Dataset, label: str, st: _Settings, gname: str, notes: l
 def bootstrap_store_section(section: StoreSection, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     """Rank intervals and stability of a stored bootstrap group (its done replicates, the rules of ``section``)."""
     st, notes = section.settings, section.notes
-    ds = ds.compute()
+    ds = _numpy_ds(ds)
     here = replace(st, over=str(ds.attrs.get("over", st.over)))
     per_rule, rows, counts, stab = [], [], [], []
     for label in section.labels:
@@ -1493,7 +1495,7 @@ def _store_board(rk: _Rankings, groups: Mapping[str, xr.Dataset], st: _Settings,
     for gname, ds in sorted(groups.items()):
         if str(ds.attrs.get("kind")) == "bootstrap" and label in [str(r) for r in ds[RULE].values]:
             here = replace(st, over=str(ds.attrs.get("over", st.over)))
-            boot = _stored_boot(ds.sel({RULE: [label]}).compute(), label, here, gname, [])
+            boot = _stored_boot(_numpy_ds(ds.sel({RULE: [label]})), label, here, gname, [])
             break
     if scores is None:
         return _Board(boot, None, False, str(level or "the rules' own"), miss), here
@@ -1870,7 +1872,7 @@ def grid_section(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     from engine.app import plots
     from engine.sweep.kinds.grid import point_labels
 
-    ds = ds.compute()
+    ds = _numpy_ds(ds)
     done = np.asarray(ds["done"].values, dtype=bool)
     R = np.asarray(ds["rank"].values, dtype=np.float64)[done]  # (point, system)
     points = point_labels(ds, done)
@@ -1893,7 +1895,7 @@ def grid_section(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
 
 def subsets_section(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     """The subset curves of the report's rules (mean and std tau per subset size)."""
-    sub = ds.sel({RULE: section.labels}).compute()
+    sub = _numpy_ds(ds.sel({RULE: section.labels}))
     title = f"Task-subset robustness ({gname}, {int(ds.attrs.get('repeats', ds.sizes['replicate']))} subsets per size)"
     return (f"Task-subset robustness: {gname}", subset_curves(
         section, f"{gname}_subset_curves", sub, title,
@@ -1904,7 +1906,7 @@ def synthetic_section(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, st
     """Mean error of a synthetic ``manipulation``/``rescaling`` group over its done replicates, as a table."""
     from engine.sweep.kinds.synthetic import AXIS, error_stats
 
-    ds = ds.compute()
+    ds = _numpy_ds(ds)
     kind = str(ds.attrs["kind"])
     axis = AXIS[kind][0]
     title = f"Synthetic {kind}: {gname}"

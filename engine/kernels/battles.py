@@ -589,8 +589,12 @@ def _blocks(n_rows: int, s: int):
 
 
 def _log_sigmoid(d: np.ndarray) -> np.ndarray:
-    """``log sigma(d)``, stable for any ``d``."""
-    return np.minimum(d, 0.0) - np.log1p(np.exp(-np.abs(d)))
+    """``log sigma(d) = min(d, 0) - log1p(exp(-|d|))``, stable for any ``d``; the same operations in one work array."""
+    out = np.abs(d, out=np.empty(np.shape(d)))
+    np.negative(out, out=out)
+    np.exp(out, out=out)
+    np.log1p(out, out=out)
+    return np.subtract(np.minimum(d, 0.0), out, out=out)
 
 
 def _ll_half(C: np.ndarray, th: np.ndarray, lam: np.ndarray) -> np.ndarray:
@@ -1151,6 +1155,7 @@ def elo_across(X: np.ndarray, *, weights: np.ndarray | None = None, k: float = 4
     # one table for the whole batch (rows of weights, e.g. resamples): the outcomes of a judge are the same in every
     # row, so they are computed once and broadcast (the same values, summed in the same order)
     shared = np.ndim(X) == 2
+    bufs: dict[int, tuple[np.ndarray, ...]] = {}
     for t in range(T):
         x = Xb[(0,) * len(batch)][t] if shared else Xb[..., t, :]
         ok = ~np.isnan(x)
@@ -1158,17 +1163,46 @@ def elo_across(X: np.ndarray, *, weights: np.ndarray | None = None, k: float = 4
         any_pair = np.zeros((*batch, S), dtype=bool)
         for i0 in range(0, S, step):
             i1 = min(S, i0 + step)
-            xi, oki = x[..., i0:i1, None], ok[..., i0:i1, None]
-            pair = oki & ok[..., None, :]
-            pair[..., np.arange(i1 - i0), np.arange(i0, i1)] = False  # no battle with itself
-            res = np.where(xi > x[..., None, :], 1.0, np.where(xi < x[..., None, :], 0.0, 0.5))
-            with np.errstate(over="ignore"):  # a gap of ratings beyond 700 / lb: exp is inf, the expected score 0
-                expected = 1.0 / (1.0 + np.exp((R[..., None, :] - R[..., i0:i1, None]) * lb))
-            delta[..., i0:i1] = np.where(pair, res - expected, 0.0).sum(axis=-1)
-            any_pair[..., i0:i1] = pair.any(axis=-1)
+            if i1 - i0 not in bufs:
+                bufs[i1 - i0] = _elo_buffers((*batch, i1 - i0, S), x[..., i0:i1, None].shape[:-1] + (S,))
+            delta[..., i0:i1], any_pair[..., i0:i1] = _elo_block(x, ok, R, i0, i1, lb, bufs[i1 - i0])
         R = R + float(k) * wb[..., t, None] * delta
         played |= any_pair & (wb[..., t, None] > 0)
     return np.where(played, R, np.nan)
+
+
+def _elo_buffers(shape: tuple[int, ...], outcome_shape: tuple[int, ...]) -> tuple[np.ndarray, ...]:
+    """Work arrays of one row block of :func:`elo_across`, reused from judge to judge (no fresh pages per block)."""
+    return (np.empty(shape), np.empty(outcome_shape, dtype=bool), np.empty(outcome_shape, dtype=bool),
+            np.empty(outcome_shape, dtype=np.int8), np.empty(outcome_shape))
+
+
+def _elo_block(x: np.ndarray, ok: np.ndarray, R: np.ndarray, i0: int, i1: int, lb: float,
+               bufs: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows ``i0:i1`` of one judge's Elo updates: ``sum_j (S_ij - E_ij)`` over the opponents each row battles, and
+    whether it battles any.
+
+    The same operations as ``np.where(pair, np.where(xi > xj, 1, np.where(xi < xj, 0, 0.5)) - 1 / (1 + exp((R_j -
+    R_i) lb)), 0).sum(-1)``, value for value (so the same bits), in reused arrays: the outcome is ``0.5 (gt - lt)
+    + 0.5``, exactly 1, 0 or 0.5; a cell without a battle is set to 0 before the same row sums."""
+    e, gt, lt, sign, res = bufs
+    xi, xj = x[..., i0:i1, None], x[..., None, :]
+    pair = ok[..., i0:i1, None] & ok[..., None, :]
+    pair[..., np.arange(i1 - i0), np.arange(i0, i1)] = False  # no battle with itself
+    np.greater(xi, xj, out=gt)
+    np.less(xi, xj, out=lt)
+    np.subtract(gt.view(np.int8), lt.view(np.int8), out=sign)
+    np.multiply(sign, 0.5, out=res)
+    np.add(res, 0.5, out=res)
+    np.subtract(R[..., None, :], R[..., i0:i1, None], out=e)
+    np.multiply(e, lb, out=e)
+    with np.errstate(over="ignore"):  # a gap of ratings beyond 700 / lb: exp is inf, the expected score 0
+        np.exp(e, out=e)
+    np.add(1.0, e, out=e)
+    np.divide(1.0, e, out=e)
+    np.subtract(res, e, out=e)
+    np.copyto(e, 0.0, where=~pair)
+    return e.sum(axis=-1), pair.any(axis=-1)
 
 
 def win_rate_across(X: np.ndarray, *, weights: np.ndarray | None = None) -> np.ndarray:

@@ -109,7 +109,7 @@ def friedman_test(X: np.ndarray) -> FriedmanResult:
     >>> round(r.statistic, 4), r.avg_ranks.tolist()
     (4.6667, [1.0, 2.3333333333333335, 2.6666666666666665])
     """
-    from scipy import stats
+    from scipy.special import chdtrc, fdtrc  # scipy.stats' chi2.sf / f.sf, the same bits, without importing scipy.stats
 
     from engine.kernels.metrics import average_ranks
 
@@ -126,7 +126,7 @@ def friedman_test(X: np.ndarray) -> FriedmanResult:
         chi2 = math.nan
     else:
         chi2 = 12.0 * n / (k * (k + 1)) * float(((avg - (k + 1) / 2.0) ** 2).sum()) / c
-    p = float(stats.chi2.sf(chi2, k - 1)) if math.isfinite(chi2) else math.nan
+    p = float(chdtrc(k - 1, chi2)) if math.isfinite(chi2) else math.nan
     denom = n * (k - 1) - chi2
     if not math.isfinite(chi2):
         ff, pf = math.nan, math.nan
@@ -134,7 +134,7 @@ def friedman_test(X: np.ndarray) -> FriedmanResult:
         ff, pf = math.inf, 0.0
     else:
         ff = (n - 1) * chi2 / denom
-        pf = float(stats.f.sf(ff, k - 1, (k - 1) * (n - 1)))
+        pf = float(fdtrc(k - 1, (k - 1) * (n - 1), ff))
     return FriedmanResult(float(chi2), p, float(ff), pf, n, k, avg)
 
 
@@ -149,11 +149,16 @@ def nemenyi_q(k: int, alpha: float = 0.05) -> float:
     >>> round(nemenyi_q(5, 0.05), 3)
     2.728
     """
-    from scipy.stats import studentized_range
+    from engine.kernels.nemenyi_table import K_MAX, QUANTILES
 
     a = check_alpha(alpha)
     if int(k) != k or k < 2:
         raise VotebenchError(f"the Nemenyi test needs at least 2 systems, got {k}")
+    table = QUANTILES.get(a)
+    if table is not None and int(k) <= K_MAX:  # scipy's own quantile, stored (no scipy.stats import)
+        return float(table[int(k) - 2] / math.sqrt(2.0))
+    from scipy.stats import studentized_range
+
     return float(studentized_range.ppf(1.0 - a, int(k), np.inf) / math.sqrt(2.0))
 
 
