@@ -46,7 +46,7 @@ each replicate on its resampled tensor, one dask task per block.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Literal
 
@@ -64,6 +64,7 @@ from engine.kernels.resample import counts_from_indices, instance_counts, replic
 from engine.kernels.social import pairwise_counts, task_pair_sums
 from engine.labelled.core import (
     PER_TASK_OPTIONS,
+    Finish,
     Plan,
     aggregate_plan,
     call_kernel,
@@ -202,40 +203,40 @@ def _row(weights: Any, i: int) -> Any:
     return weights if weights is None or np.ndim(weights) == 1 else weights[i]
 
 
-def _across(Xb: np.ndarray, judged: np.ndarray, miss: np.ndarray, fin: Mapping[str, Any], weights: Any) -> np.ndarray:
+def _across(Xb: np.ndarray, judged: np.ndarray, miss: np.ndarray, fin: Finish, weights: Any) -> np.ndarray:
     """The across-task step on a batch of task-level matrices ``(B, T, S)`` (or one matrix with a weight stack)."""
-    if "loop" in (fin["across"].resample, fin["within"].resample):
-        return np.stack([finalize(Xb[i], judged, miss, **{**fin, "weights": _row(weights, i)}) for i in range(Xb.shape[0])])
-    return np.asarray(finalize(Xb, judged, miss, **{**fin, "weights": weights}), dtype=np.float64)
+    if "loop" in (fin.across.resample, fin.within.resample):
+        return np.stack([finalize(Xb[i], judged, miss, replace(fin, weights=_row(weights, i))) for i in range(Xb.shape[0])])
+    return np.asarray(finalize(Xb, judged, miss, replace(fin, weights=weights)), dtype=np.float64)
 
 
 def _tasks_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.ndarray, *, seed: int,
-                 fin: Mapping[str, Any], pooled: Any = None) -> np.ndarray:
+                 fin: Finish, pooled: Any = None) -> np.ndarray:
     """Replicate scores ``(B, S)`` of a task bootstrap from the task-level matrix ``X`` (T, S)."""
     ids = np.asarray(ids).reshape(-1)
     T = X.shape[-2]
     idx = resample_indices(T, seed=seed, replicates=ids, stream="tasks")
     has = np.asarray(judged).reshape(-1) > 0
-    if fin["weights"] is not None:
-        has &= np.asarray(fin["weights"]) > 0
+    if fin.weights is not None:
+        has &= np.asarray(fin.weights) > 0
     if not has.all():  # tasks left without judges by the policy (or of zero weight): a replicate may draw only those
         drawn = counts_from_indices(idx, T)[:, has].sum(axis=1) > 0
         if not drawn.all():
             raise VotebenchError(f"replicate {int(ids[np.argmin(drawn)])}: no task has complete scores under "
-                                 f"missing-score policy {fin['policy']!r}")
-    w = fin["weights"]
+                                 f"missing-score policy {fin.policy!r}")
+    w = fin.weights
     if pooled is not None:  # level one: X holds per-task sums, `pooled` = (stat, counts)
         stat, counts = pooled
         return np.asarray(stat.pool(X[idx], counts[idx]), dtype=np.float64)
-    rule = fin["across"]
-    if rule.resample == "weights" and fin["groups"] is None:
+    rule = fin.across
+    if rule.resample == "weights" and fin.groups is None:
         mult = counts_from_indices(idx, T).astype(np.float64)
         return _across(X, judged, miss, fin, mult if w is None else mult * w)
     wb = None if w is None else w[idx]
-    if fin["groups"] is not None:
-        g = np.asarray(fin["groups"], dtype=object)
+    if fin.groups is not None:
+        g = np.asarray(fin.groups, dtype=object)
         return np.stack([
-            finalize(X[idx[i]], judged, miss, **{**fin, "weights": None if wb is None else wb[i], "groups": list(g[idx[i]])})
+            finalize(X[idx[i]], judged, miss, replace(fin, weights=None if wb is None else wb[i], groups=list(g[idx[i]])))
             for i in range(idx.shape[0])
         ])
     return _across(X[idx], judged, miss, fin, wb)
@@ -248,7 +249,7 @@ def _scatter_systems(res: np.ndarray, idx: np.ndarray, n: int) -> np.ndarray:
 
 
 def _systems_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.ndarray, *, seed: int,
-                   fin: Mapping[str, Any], pooled: Any = None) -> np.ndarray:
+                   fin: Finish, pooled: Any = None) -> np.ndarray:
     """Replicate scores of a candidate bootstrap from a task-level matrix (statistic independent of the others)."""
     ids = np.asarray(ids).reshape(-1)
     S = X.shape[-1]
@@ -258,15 +259,15 @@ def _systems_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.
         res = np.asarray(stat.pool(np.moveaxis(X[:, idx], 1, 0), np.moveaxis(counts[:, idx], 1, 0)), dtype=np.float64)
     else:
         idx = draw_systems(~np.isnan(X).all(axis=0), seed=seed, replicates=ids)
-        res = _across(np.moveaxis(X[:, idx], 1, 0), judged, miss, fin, fin["weights"])
+        res = _across(np.moveaxis(X[:, idx], 1, 0), judged, miss, fin, fin.weights)
     return _scatter_systems(res, idx, S)
 
 
 def _gather_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.ndarray, *, seed: int,
-                  fin: Mapping[str, Any]) -> np.ndarray:
+                  fin: Finish) -> np.ndarray:
     """Candidate bootstrap of a separable rule: the full-data scores of the drawn systems."""
     idx = draw_systems(~np.isnan(X).all(axis=0), seed=seed, replicates=np.asarray(ids).reshape(-1))
-    full = _across(X[None], judged, miss, fin, fin["weights"])[0]
+    full = _across(X[None], judged, miss, fin, fin.weights)[0]
     return _scatter_systems(full[idx], idx, X.shape[-1])
 
 
@@ -305,7 +306,7 @@ def _linear_candidates_block(ids: np.ndarray, P: np.ndarray, *, seed: int, rule:
 
 
 def _borda_pairs_block(ids: np.ndarray, M: np.ndarray, present: np.ndarray, judged: np.ndarray, miss: np.ndarray, *,
-                       seed: int, fin: Mapping[str, Any], pooled: bool, stat: Any) -> np.ndarray:
+                       seed: int, fin: Finish, pooled: bool, stat: Any) -> np.ndarray:
     """Candidate bootstrap of a pairwise within-task statistic (Borda) from per-task pair sums ``M`` (T, S, S).
 
     ``M[t, i, j]`` = wins + ties / 2 of ``i`` against ``j`` over the instances of
@@ -324,7 +325,7 @@ def _borda_pairs_block(ids: np.ndarray, M: np.ndarray, present: np.ndarray, judg
     if pooled:
         res = np.asarray(stat.pool(pts, cnt), dtype=np.float64)
     else:
-        res = _across(np.asarray(stat.task(pts, cnt), dtype=np.float64), judged, miss, fin, fin["weights"])
+        res = _across(np.asarray(stat.task(pts, cnt), dtype=np.float64), judged, miss, fin, fin.weights)
     return _scatter_systems(res, idx, S)
 
 
@@ -379,7 +380,7 @@ def _instance_partial(ids: np.ndarray, tpos: np.ndarray, kpos: np.ndarray, J0: n
 
 
 def _instance_finish(total: np.ndarray, judged: np.ndarray, miss: np.ndarray, mx: Any = None, *, stat: Any,
-                     fin: Mapping[str, Any], pooled: bool) -> np.ndarray:
+                     fin: Finish, pooled: bool) -> np.ndarray:
     """Replicate scores from the summed partials of :func:`_instance_partial` ``(B, T, S, V)``."""
     if total.shape[-1] == 2:
         sums, cnts = total[..., 0], total[..., 1]
@@ -390,7 +391,7 @@ def _instance_finish(total: np.ndarray, judged: np.ndarray, miss: np.ndarray, mx
     X = np.asarray(stat.task(sums, cnts), dtype=np.float64)
     if stat.grid is None:
         X = snap_ties(X)  # as the within step of the full data (engine.labelled.core)
-    return _across(X, judged, miss, fin, fin["weights"])
+    return _across(X, judged, miss, fin, fin.weights)
 
 
 def _reference_block(ids: np.ndarray, plan: Plan, over: str, seed: int) -> np.ndarray:
@@ -466,7 +467,7 @@ class Request:
     def __post_init__(self) -> None:
         self.lazy = is_dask(self.plan.x)
         self.S, self.T, self.K = len(self.plan.systems), len(self.plan.tasks), self.plan.x.sizes[INSTANCE]
-        self.fin = self.plan.finalize_kwargs()
+        self.fin = self.plan.finish()
         name = "mean" if self.plan.level == "task" else self.plan.within.within
         self.stat = get_within(name) if name is not None else None
         self.judged, self.miss = self.plan.judged.transpose(TASK), self.plan.miss.transpose(TASK, SYSTEM)
@@ -640,7 +641,7 @@ def _pair_sums(x: xr.DataArray) -> tuple[Any, Any]:
     return part.sum(axis=1), present.data.astype(np.float64)
 
 
-def _instance_scores(plan: Plan, stat: Any, ids: np.ndarray, seed: int, block: int | None, fin: Mapping[str, Any]) -> Any:
+def _instance_scores(plan: Plan, stat: Any, ids: np.ndarray, seed: int, block: int | None, fin: Finish) -> Any:
     xl = plan.x.transpose(TASK, INSTANCE, SYSTEM)
     T, K, S = xl.shape
     present = xl.notnull().any(SYSTEM)  # (T, K)

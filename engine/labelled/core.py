@@ -45,7 +45,7 @@ from engine.magnitudes import check_option_values, scaled_weights, shown
 from engine.rules import LEVELS, Rule, Within, get_rule, get_within
 
 __all__ = [
-    "MISSING_POLICIES", "PER_TASK_OPTIONS", "Plan", "prepare", "orient", "missing_report", "aggregate", "aggregate_plan",
+    "Finish", "MISSING_POLICIES", "PER_TASK_OPTIONS", "Plan", "prepare", "orient", "missing_report", "aggregate", "aggregate_plan",
     "rank", "ranking", "resolve_level", "tied_groups", "task_scores", "label_order", "canonical_order", "exact_instance_sums",
     "apply_missing_policy", "call_kernel", "check_options", "describe_missing", "finalize", "group_labels", "is_dask",
     "kernel_options", "per_task_options",
@@ -409,21 +409,46 @@ def _call_present(rule: Rule, X: np.ndarray, weights: Any, opts: dict[str, Any],
                              f"options given: {', '.join(sorted(opts))}") from None
 
 
+@dataclasses.dataclass(frozen=True)
+class Finish:
+    """What the across-task step of one request needs besides the scores (:meth:`Plan.finish`; :func:`finalize`).
+
+    Attributes
+    ----------
+    within, across : Rule
+        The rule within groups of tasks (``groups``) and across tasks (or groups).
+    pooled : bool
+        Level ``one``: the scores are already one per system (pooled over every judge).
+    policy : str
+        The missing-score policy, and ``needs_policy``: whether the rule needs one (missing scores are refused
+        under ``"error"``).
+    weights : array or None
+        Task weights ``(T,)``, or a stack ``(B, T)``.
+    groups : sequence of str or None
+        Each task's group (two-step aggregation), or ``None``.
+    options : mapping
+        The rule's options.
+    systems, tasks : sequence of str
+        Labels, for messages.
+    """
+
+    within: Rule
+    across: Rule
+    pooled: bool
+    policy: str
+    needs_policy: bool
+    weights: np.ndarray | None
+    groups: Sequence[str] | None
+    options: Mapping[str, Any]
+    systems: Sequence[str]
+    tasks: Sequence[str]
+
+
 def finalize(
     X: np.ndarray,
     judged: np.ndarray,
     missing: np.ndarray,
-    *,
-    within: Rule,
-    across: Rule,
-    pooled: bool,
-    policy: str,
-    needs_policy: bool,
-    weights: np.ndarray | None,
-    groups: Sequence[str] | None,
-    options: Mapping[str, Any],
-    systems: Sequence[str],
-    tasks: Sequence[str],
+    finish: Finish,
     pair_sums: Mapping[str, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Task-level scores (task, system) -> one score per system; raises on data-dependent problems.
@@ -431,7 +456,10 @@ def finalize(
     ``pair_sums``: the ``wins`` and ``pairs`` sums over the tasks of ``X`` (shared by several rules of one
     request, see :func:`aggregate_rules`); a rule with ``from_sums`` then reads them instead of comparing again.
     """
-    if policy == "error" and needs_policy and missing.any():
+    f = finish
+    within, across, weights, groups, options, policy = f.within, f.across, f.weights, f.groups, f.options, f.policy
+    systems, tasks = f.systems, f.tasks
+    if policy == "error" and f.needs_policy and missing.any():
         raise VotebenchError(describe_missing(missing, systems, tasks))
     has_judges = judged > 0
     if policy == "error" and not has_judges.all():
@@ -439,7 +467,7 @@ def finalize(
         raise VotebenchError(f"task {bad[0]!r} has no scores" + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
     if not has_judges.any():
         raise VotebenchError(f"no task has complete scores under missing-score policy {policy!r}")
-    if pooled:
+    if f.pooled:
         score = across.snap(X)
     elif groups is None and pair_sums is not None and across.from_sums is not None:
         try:
@@ -694,13 +722,11 @@ class Plan:
     def rule_label(self) -> str:
         return rule_label(self.across.name, within=self.within.name)
 
-    def finalize_kwargs(self, **changes: Any) -> dict[str, Any]:
-        """Keyword arguments of :func:`finalize` for this plan (``changes`` override them)."""
-        kw = dict(within=self.within, across=self.across, pooled=self.pooled, policy=self.missing,
-                  needs_policy=self.needs_policy, weights=self.weights, groups=self.groups, options=self.options,
-                  systems=self.systems, tasks=self.tasks)
-        kw.update(changes)
-        return kw
+    def finish(self) -> Finish:
+        """What :func:`finalize` needs of this plan besides the scores."""
+        return Finish(within=self.within, across=self.across, pooled=self.pooled, policy=self.missing,
+                      needs_policy=self.needs_policy, weights=self.weights, groups=self.groups, options=self.options,
+                      systems=self.systems, tasks=self.tasks)
 
 
 class _Plans:
@@ -957,7 +983,7 @@ def aggregate_plan(plan: Plan) -> xr.DataArray:
     attrs = {"rule": plan.rule_label, "level": plan.level, "missing": plan.missing}
     if not is_dask(plan.x):  # in memory: numpy all the way, one DataArray at the end
         score = finalize(within_array(plan), np.asarray(plan.judged.values), np.asarray(plan.miss.values),
-                         **plan.finalize_kwargs())
+                         plan.finish())
         out = xr.DataArray(score, dims=(SYSTEM,), coords={SYSTEM: plan.x[SYSTEM].values}, name="score", attrs=attrs)
         return plan.restored(out)
     X = within_step(plan.x, plan.within, plan.level, plan.options)
@@ -975,7 +1001,7 @@ def aggregate_plan(plan: Plan) -> xr.DataArray:
         output_core_dims=[[SYSTEM]],
         dask="parallelized",
         output_dtypes=[np.float64],
-        kwargs=plan.finalize_kwargs(),
+        kwargs={"finish": plan.finish()},
     )
     score.name = "score"
     score.attrs = attrs
@@ -1057,8 +1083,7 @@ def _score_sharing(plan: Plan, cache: dict[Any, Any]) -> np.ndarray:
             w = np.ones((1, X.shape[-2])) if plan.weights is None else plan.weights[None, :]
             cache[("sums",) + key] = {k: v[0] for k, v in task_pair_sums(X, w, _SHARED_SUMS).items()}
         sums = cache[("sums",) + key]
-    return finalize(X, np.asarray(plan.judged.values), np.asarray(plan.miss.values), **plan.finalize_kwargs(),
-                    pair_sums=sums)
+    return finalize(X, np.asarray(plan.judged.values), np.asarray(plan.miss.values), plan.finish(), pair_sums=sums)
 
 
 def rank_rules(scores: xr.DataArray, rules: Sequence[str], **options: Any) -> xr.Dataset:
