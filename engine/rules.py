@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.dims import LEVELS, Level
 from engine.errors import VotebenchError
 from engine.kernels import aggregate as K
 from engine.kernels.exact import snap_ties
@@ -57,7 +58,6 @@ __all__ = [
     "rule_names",
 ]
 
-LEVELS = ("task", "one", "two")
 
 
 class LazyFunction:
@@ -250,7 +250,7 @@ class Rule:
         return snap_ties(score, None if X is None else self.magnitude(X))
 
     @property
-    def levels(self) -> tuple[str, ...]:
+    def levels(self) -> tuple[Level, ...]:
         """Levels at which the rule can aggregate instance-level data (all of them)."""
         return LEVELS
 

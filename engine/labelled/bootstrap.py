@@ -54,7 +54,7 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 
-from engine.dims import INSTANCE, OPPONENT, REPLICATE, RULE, SYSTEM, TASK
+from engine.dims import BOOTSTRAP_AXES, INSTANCE, OPPONENT, REPLICATE, RULE, SYSTEM, TASK
 from engine.errors import VotebenchError
 from engine.kernels import metrics
 from engine.kernels.checks import check_level
@@ -86,7 +86,7 @@ __all__ = [
 ]
 
 #: axes a bootstrap can resample
-OVER = ("tasks", "systems", "instances")
+OVER = BOOTSTRAP_AXES
 _MIN_ROWS = 8  # replicate blocks are padded to this many rows in matrix products
 _CELLS = 1 << 22  # target number of float64 cells of a replicate block's largest temporary
 _TASK_BYTES = 1 << 27  # instance bootstrap: judge values of whole tasks up to this size go in one chunk

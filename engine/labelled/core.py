@@ -34,7 +34,7 @@ from typing import Any, TypedDict, Unpack
 import numpy as np
 import xarray as xr
 
-from engine.dims import INSTANCE, RULE, SYSTEM, TASK
+from engine.dims import INSTANCE, MISSING_POLICIES, RULE, SYSTEM, TASK, Level, MissingPolicy
 from engine.errors import VotebenchError
 from engine.kernels.exact import digits_to_float, full_digit_sums, merge_digit_sums, snap_ties
 from engine.kernels.pairblock import BLOCKED_RULES, blocked_scores, dense_batch, streams, use_blocks
@@ -47,14 +47,13 @@ from engine.rules import LEVELS, Rule, Within, get_rule, get_within
 __all__ = [
     "Finish", "MISSING_POLICIES", "PER_TASK_OPTIONS", "Plan", "prepare", "orient", "missing_report", "aggregate", "aggregate_plan",
     "rank", "ranking", "resolve_level", "tied_groups", "task_scores", "label_order", "canonical_order", "exact_instance_sums",
-    "apply_missing_policy", "call_kernel", "check_options", "describe_missing", "finalize", "group_labels", "is_dask",
+    "apply_missing_policy", "call_kernel", "check_policy", "check_options", "describe_missing", "finalize", "group_labels", "is_dask",
     "kernel_options", "per_task_options",
     "weights_vector", "within_step", "within_array", "instance_sums", "task_values", "values_from_sums",
     "aggregate_rules", "rank_rules", "rule_label",
 ]
 
 #: policies for missing scores of rules that need one
-MISSING_POLICIES = ("error", "listwise", "drop-judges")
 #: rule options that hold one value per task (criterion): they follow the tasks when tasks are reordered or resampled
 PER_TASK_OPTIONS = frozenset({"preference", "q", "p", "s", "maximize"})
 
@@ -160,16 +159,26 @@ def apply_missing_policy(x: xr.DataArray, policy: str) -> xr.DataArray:
     if policy == "listwise":
         has_missing = missing_report(x).sum(TASK) > 0
         return x.where(~has_missing)
+    check_policy(policy)  # raises: not a policy
+    return x
+
+
+def check_policy(policy: str) -> MissingPolicy:
+    """``policy`` if it is a missing-score policy (typed as one); else :class:`VotebenchError` naming the policies."""
+    for known in MISSING_POLICIES:
+        if policy == known:
+            return known
     raise VotebenchError(f"unknown missing-score policy {policy!r}; choose one of {', '.join(MISSING_POLICIES)}")
 
 
-def resolve_level(scores: xr.DataArray, level: str | None, rule: Rule | None = None) -> str:
+def resolve_level(scores: xr.DataArray, level: str | None, rule: Rule | None = None) -> Level:
     """The level to use: default ``two`` for instance-level data, ``task`` otherwise."""
     if level is None:
-        level = "two" if scores.sizes[INSTANCE] > 1 else "task"
-    if level not in LEVELS:
-        raise VotebenchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
-    return level
+        return "two" if scores.sizes[INSTANCE] > 1 else "task"
+    for known in LEVELS:  # the checked value, typed as one of the levels
+        if level == known:
+            return known
+    raise VotebenchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
 
 
 def group_labels(scores: xr.DataArray, groups: Any) -> list[str] | None:
@@ -435,7 +444,7 @@ class Finish:
     within: Rule
     across: Rule
     pooled: bool
-    policy: str
+    policy: MissingPolicy
     needs_policy: bool
     weights: np.ndarray | None
     groups: Sequence[str] | None
@@ -688,8 +697,8 @@ class Plan:
     judged: xr.DataArray
     within: Rule
     across: Rule
-    level: str
-    missing: str
+    level: Level
+    missing: MissingPolicy
     weights: np.ndarray | None
     groups: list[str] | None
     options: dict[str, Any]
@@ -796,8 +805,8 @@ def prepare(
     scores: xr.DataArray,
     *,
     rule: str = "borda",
-    level: str | None = None,
-    missing: str = "error",
+    level: Level | None = None,
+    missing: MissingPolicy = "error",
     weights: Mapping[str, float] | Sequence[float] | xr.DataArray | str | None = None,
     within: str | None = None,
     across: str | None = None,
@@ -820,8 +829,7 @@ def prepare(
     r_within = get_rule(within or rule)
     r_across = get_rule(across or rule)
     lvl = resolve_level(scores, level)
-    if missing not in MISSING_POLICIES:
-        raise VotebenchError(f"unknown missing-score policy {missing!r}; choose one of {', '.join(MISSING_POLICIES)}")
+    missing = check_policy(missing)
     if lvl == "one" and (r_within.name != r_across.name or groups):
         raise VotebenchError("level 'one' pools every judge under one rule: it takes no within/across rules or groups")
     systems = [str(s) for s in scores[SYSTEM].values]
@@ -1199,8 +1207,7 @@ def task_scores(scores: xr.DataArray, *, missing: str = "error") -> xr.DataArray
     ``drop-judges``; lazy for dask input.
     """
     validate_scores(scores)
-    if missing not in MISSING_POLICIES:
-        raise VotebenchError(f"unknown missing-score policy {missing!r}; choose one of {', '.join(MISSING_POLICIES)}")
+    missing = check_policy(missing)
     x = apply_missing_policy(orient(scores), missing)
     X = within_step(x, get_rule("mean"), "task", {})
     return X.transpose(TASK, SYSTEM).rename("task_scores")
