@@ -17,7 +17,7 @@ import pytest
 import engine
 from engine.kernels.summaries import BootstrapSums, bootstrap_block, bootstrap_statistics
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def loop_ranks(R: np.ndarray) -> list[list[float]]:
