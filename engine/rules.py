@@ -25,7 +25,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -208,6 +208,10 @@ class Rule:
         in the task-level input (a mean of scores of mixed sign can be much smaller than its
         terms); ``"unit"``, at least 1 (terms normalised to [-1, 1]: PROMETHEE flows, TOPSIS,
         VIKOR, pairwise shares).
+    examples : tuple of mappings
+        The option sets the generic tests exercise the rule with (invariance under permutations, chunks and
+        blocks; differential tests against other libraries use the first); default ``({},)``, the rule's own
+        defaults.  A rule with a required option (``scoring``'s ``vector``) gives one that sets it.
 
     Examples
     --------
@@ -231,6 +235,7 @@ class Rule:
     from_candidates: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
     tie_scale: str = "score"
     absent_neutral: bool = False
+    examples: tuple[Mapping[str, Any], ...] = field(default_factory=lambda: ({},), compare=False)  # not hashed: dicts
 
     def magnitude(self, X: np.ndarray) -> np.ndarray | float | None:
         """Magnitude of the terms of this rule on task-level scores ``X`` (..., T, S) for the tie rule."""
@@ -509,7 +514,7 @@ register_rule(Rule("plurality", V("plurality_across"), "tasks won: scoring vecto
 register_rule(Rule("dowdall", V("dowdall_across"), "scoring vector (1, 1/2, ..., 1/|M|)", within="dowdall",
                    ties=_SHARED, references=(_VNR,), resample="weights", absent_neutral=True))
 register_rule(Rule("scoring", V("scoring_vector_across"), "generic positional rule with option vector=[c1, c2, ...]",
-                   ties=_SHARED, references=(_VNR,)))
+                   ties=_SHARED, references=(_VNR,), examples=({"vector": [5, 3, 2, 2, 1, 0, 0, 0]},)))
 register_rule(Rule("threshold", V("threshold_across"),
                    "fewest last places, then fewest in the last two, ... (c = (1,..,1,0), then (1,..,1,0,0), ...)",
                    ties="positions shared equally; systems equal under every vector tie", references=(_VNR,)))
@@ -539,7 +544,7 @@ register_rule(Rule("median", B("median_across"), "median over tasks (Pavao's med
 register_rule(Rule("optimality_gap", B("optimality_gap_across"),
                    "minus the mean shortfall below gamma (option gamma, default 0.95; scores on a 0-1 scale)",
                    ties="equal gaps share a rank", references=("Rofin et al. 2023, section 3.1; Agarwal et al. 2021",),
-                   separable=True, tie_scale="input"))
+                   separable=True, tie_scale="input", examples=({}, {"gamma": 0.7})))
 register_rule(Rule("average_rank", B("average_rank_across"), "minus the mean per-task rank (ties get the average rank)",
                    ties="average ranks", references=(_PAVAO,), resample="weights",
                    from_candidates=B("average_rank_from_candidates")))
@@ -556,14 +561,16 @@ register_rule(Rule("pavao_copeland", B("pavao_copeland_across"),
                    ties="a majority tie counts 0.5; missing pairs ignored", missing="pairwise", references=(_PAVAO,),
                    resample="weights", from_sums=B("pavao_copeland_from_sums"), sums=('wins', 'pairs')))
 register_rule(Rule("random_judge", B("random_judge_across"), "the ranking of one task drawn at random (option seed)",
-                   ties="those of the drawn task", references=(_PAVAO,), resample="loop"))
+                   ties="those of the drawn task", references=(_PAVAO,), resample="loop", examples=({"seed": 3},)))
 
 _XLLM = "Gjorgjevik et al. 2025 (xLLMBench), sections 3.2, 4.3-4.4, Appendix C"
 register_rule(Rule("promethee2", M("promethee2_net"),
                    "PROMETHEE II net flow; options preference (usual|quasi|vshape|level|linear_indifference|gaussian, "
                    "or one per task), q, p, s, maximize",
                    ties="equal differences give no preference (usual function); equal net flows share a rank",
-                   references=(_XLLM,), resample="weights", tie_scale="unit"))
+                   references=(_XLLM,), resample="weights", tie_scale="unit",
+                   examples=({}, {"preference": "quasi", "q": 0.1}, {"preference": "level", "q": 0.1, "p": 0.4},
+                             {"preference": "linear"}, {"preference": "linear_indifference"}, {"preference": "gaussian"})))
 register_rule(Rule("topsis", M("topsis"), "TOPSIS relative closeness to the ideal (min-max normalisation)",
                    ties="equal closeness shares a rank", references=(_XLLM,), tie_scale="unit"))
 register_rule(Rule("vikor", M("vikor_score"), "VIKOR compromise: -Q with v = 0.5 (option v)",
@@ -577,12 +584,13 @@ register_rule(Rule("bradley_terry", BA("bradley_terry_across"),
                    "Bradley-Terry maximum likelihood on the battles of every task; options tie_model (half|davidson), "
                    "scale (logit: log-odds centred at 0 | elo: 1000 + 400 log10 odds)",
                    ties=_BATTLES + "; a tie is half a win (tie_model=half) or Davidson's tie", missing="pairwise",
-                   references=(_ARENA,), resample="weights", tie_scale="unit"))
+                   references=(_ARENA,), resample="weights", tie_scale="unit",
+                   examples=({}, {"tie_model": "davidson"}, {"scale": "elo"})))
 register_rule(Rule("elo", BA("elo_across"),
                    "online Elo over the tasks in canonical (label) order, all pairs of a task at once; option k "
                    "(default 4); order-dependent",
                    ties=_BATTLES + "; a tie scores 0.5", missing="pairwise", references=(_ARENA,), resample="index",
-                   tie_scale="unit"))
+                   tie_scale="unit", examples=({}, {"k": 16})))
 register_rule(Rule("win_rate", BA("win_rate_across"),
                    "share of its battles over all tasks a system won, ties counting half",
                    ties=_BATTLES + "; a tie counts half", missing="pairwise", references=(_ARENA,),

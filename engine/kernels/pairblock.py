@@ -35,7 +35,7 @@ import numpy as np
 from engine.kernels.baselines import relative_difference_terms
 from engine.kernels.exact import SUM_BITS, TIE_RTOL, anchor, digits, digits_to_float, ordered_sum, tame
 from engine.kernels.pairwins import dense_ranks, greater_counts, win_counts
-from engine.kernels.social import baldwin_round
+from engine.kernels.social import baldwin_round, majority_beats, worst_defeat
 
 __all__ = [
     "dense_batch",
@@ -214,23 +214,18 @@ def _offdiag(i0: int, i1: int, S: int) -> np.ndarray:
 
 def _copeland(wins: np.ndarray, winsT: np.ndarray, pairs: np.ndarray, present: np.ndarray, i0: int, i1: int,
               state: dict[str, Any]) -> None:
-    margin = wins - winsT
-    pair = present[:, i0:i1, None] & present[:, None, :]
-    u = ((margin > 0) & pair).sum(axis=-1) - ((margin < 0) & pair).sum(axis=-1)
-    state["out"][:, i0:i1] = u
+    beats, beaten = majority_beats(wins, winsT, present[:, i0:i1], present)
+    state["out"][:, i0:i1] = beats - beaten
 
 
 def _condorcet(wins: np.ndarray, winsT: np.ndarray, pairs: np.ndarray, present: np.ndarray, i0: int, i1: int,
                state: dict[str, Any]) -> None:
-    margin = wins - winsT
-    state["out"][:, i0:i1] = ((margin > 0) & present[:, None, :]).sum(axis=-1)
+    state["out"][:, i0:i1] = majority_beats(wins, winsT, present[:, i0:i1], present)[0]
 
 
 def _minimax(wins: np.ndarray, winsT: np.ndarray, pairs: np.ndarray, present: np.ndarray, i0: int, i1: int,
              state: dict[str, Any]) -> None:
-    # column m of s[B, m] = wins[B, m] where B beats m by majority: row m of winsT
-    beaten = ((winsT - wins) > 0) & present[:, None, :]
-    state["out"][:, i0:i1] = np.where(beaten, winsT, 0.0).max(axis=-1)
+    state["out"][:, i0:i1] = worst_defeat(wins, winsT, present)
 
 
 def _pavao(wins: np.ndarray, winsT: np.ndarray, pairs: np.ndarray, present: np.ndarray, i0: int, i1: int,

@@ -20,6 +20,7 @@ True
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -34,6 +35,7 @@ __all__ = [
     "subset_masks",
     "instance_counts",
     "counts_from_indices",
+    "stream_id",
 ]
 
 #: one independent random stream per resampled axis or experiment
@@ -64,18 +66,29 @@ def replicate_ids(replicates: int | Sequence[int] | np.ndarray) -> np.ndarray:
     return ids
 
 
-def _stream_id(stream: str) -> int:
-    try:
-        return STREAMS[stream]
-    except KeyError:
-        raise ValueError(f"unknown random stream {stream!r}; known: {', '.join(STREAMS)}") from None
+def stream_id(stream: str) -> int:
+    """The spawn-key entry of a random stream: its number in :data:`STREAMS`, else one derived from its name.
+
+    A stream that is not in the table (a perturbation kind of a plugin names its own, ``Kind.stream``) gets
+    ``2**32 + crc32(name)``: the same in every process and on every worker without any registration, and never
+    one of the table's numbers, so its draws are independent of the built-in streams'.
+
+    Examples
+    --------
+    >>> stream_id("tasks"), stream_id("leave_one_out") == stream_id("leave_one_out") > 2**32
+    (1, True)
+    """
+    if not isinstance(stream, str) or not stream:
+        raise ValueError(f"a random stream is a non-empty name, got {stream!r}")
+    known = STREAMS.get(stream)
+    return known if known is not None else (1 << 32) + zlib.crc32(stream.encode("utf-8"))
 
 
 def replicate_generator(seed: int, replicate: int, *, stream: str, key: Sequence[int] = ()) -> np.random.Generator:
     """The generator of one replicate of one stream (``key`` adds more levels, e.g. a task index)."""
     if seed is None or int(seed) < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    ss = np.random.SeedSequence(int(seed), spawn_key=(_stream_id(stream), int(replicate), *map(int, key)))
+    ss = np.random.SeedSequence(int(seed), spawn_key=(stream_id(stream), int(replicate), *map(int, key)))
     return np.random.default_rng(ss)
 
 

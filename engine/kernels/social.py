@@ -607,31 +607,44 @@ def _wins(X: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     return pairwise_counts(X, weights=weights)[0]
 
 
+def majority_beats(wins: np.ndarray, wins_t: np.ndarray, row_present: np.ndarray,
+                   present: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each row system: the present systems it beats by majority, and those that beat it, ``(beats, beaten)``.
+
+    ``wins`` (..., r, S) holds rows of the win matrix and ``wins_t`` the same rows of its transpose (a block of
+    rows: :mod:`engine.kernels.pairblock`; all rows: the ``*_from_wins`` functions), ``row_present`` (..., r) and
+    ``present`` (..., S) which systems are present.  Whole counts: the same whatever the block.
+    """
+    margin = wins - wins_t
+    pair = row_present[..., :, None] & present[..., None, :]
+    return ((margin > 0) & pair).sum(axis=-1), ((margin < 0) & pair).sum(axis=-1)
+
+
+def worst_defeat(wins: np.ndarray, wins_t: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """For each row system m: max_B s(B, m), the largest weighted majority of a present B that beats it (0: none).
+
+    ``wins``/``wins_t`` (..., r, S): rows of the win matrix and of its transpose, as in :func:`majority_beats`.
+    """
+    beaten = ((wins_t - wins) > 0) & present[..., None, :]
+    return np.where(beaten, wins_t, 0.0).max(axis=-1)
+
+
 def condorcet_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
     """Condorcet scores from a win matrix: 1 for the Condorcet winner, 0 otherwise (see :func:`condorcet_across`)."""
-    margin = majority_margin(wins)
-    n_present = present.sum(axis=-1, keepdims=True)
-    beats = ((margin > 0) & present[..., None, :]).sum(axis=-1)
-    winner = present & (beats == n_present - 1)
+    beats = majority_beats(wins, np.swapaxes(wins, -1, -2), present, present)[0]
+    winner = present & (beats == present.sum(axis=-1, keepdims=True) - 1)
     return np.where(present, winner.astype(np.float64), np.nan)
 
 
 def copeland_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
     """Copeland scores u = |L| - |U| from a win matrix (see :func:`copeland_across`)."""
-    margin = majority_margin(wins)
-    if np.all(present):  # every pair counts: no mask
-        u = np.count_nonzero(margin > 0, axis=-1) - np.count_nonzero(margin < 0, axis=-1)
-    else:
-        pair = present[..., :, None] & present[..., None, :]
-        u = ((margin > 0) & pair).sum(axis=-1) - ((margin < 0) & pair).sum(axis=-1)
-    return np.where(present, u.astype(np.float64), np.nan)
+    beats, beaten = majority_beats(wins, np.swapaxes(wins, -1, -2), present, present)
+    return np.where(present, (beats - beaten).astype(np.float64), np.nan)
 
 
 def minimax_from_wins(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
     """Minimax scores -max_B s(B, m) from a win matrix (see :func:`minimax_across`)."""
-    margin = majority_margin(wins)
-    s = np.where((margin > 0) & present[..., :, None], wins, 0.0)  # s[B, m]
-    worst = s.max(axis=-2)
+    worst = worst_defeat(wins, np.swapaxes(wins, -1, -2), present)
     return np.where(present, 0.0 - worst + 0.0, np.nan)
 
 

@@ -1,7 +1,7 @@
 """Order- and chunking-invariance of every registered rule (issue: exact, order-free results).
 
-Driven by the registry: every rule in ``engine.RULES`` must have an entry in ``RULE_CASES`` (the
-options it is exercised with), so a new rule without one fails ``test_every_rule_has_a_case``.
+Driven by the registry: every rule in ``engine.RULES`` is exercised with the option sets of its record
+(``Rule.examples``, by default its own defaults), so a new rule is covered by its registration alone.
 
 For random tensors with many exact ties (values from a few fractions, so that equal means arise
 from different terms), with and without weights (whole numbers and simple fractions) and missing
@@ -26,54 +26,21 @@ from engine.errors import VotebenchError
 #: values with many exact ties and with equal sums of different terms (1/3 + 2/3 = 1/4 + 3/4 ...)
 VALUES = (0.125, 0.25, 1 / 3, 0.5, 2 / 3, 0.75, 1.0)
 
-#: per rule: the option sets it is exercised with (one test id each)
-RULE_CASES: dict[str, list[dict]] = {
-    "mean": [{}],
-    "borda": [{}],
-    "plurality": [{}],
-    "dowdall": [{}],
-    "scoring": [{"vector": [5, 3, 2, 2, 1, 0, 0, 0]}],
-    "threshold": [{}],
-    "baldwin": [{}],
-    "condorcet": [{}],
-    "copeland": [{}],
-    "minimax": [{}],
-    "kemeny": [{}],
-    "geometric_mean": [{}],
-    "median": [{}],
-    "optimality_gap": [{}, {"gamma": 0.7}],
-    "average_rank": [{}],
-    "success_rate": [{}],
-    "relative_difference": [{}],
-    "pavao_copeland": [{}],
-    "random_judge": [{"seed": 3}],
-    "promethee2": [
-        {},
-        {"preference": "quasi", "q": 0.1},
-        {"preference": "level", "q": 0.1, "p": 0.4},
-        {"preference": "linear"},
-        {"preference": "linear_indifference"},
-        {"preference": "gaussian"},
-    ],
-    "topsis": [{}],
-    "vikor": [{}],
-    "bradley_terry": [{}, {"tie_model": "davidson"}, {"scale": "elo"}],
-    "elo": [{}, {"k": 16}],
-    "win_rate": [{}],
-    "mean_win_rate": [{}],
-    "mteb_borda": [{}],
-}
+#: per rule: the option sets it is exercised with (one test id each), from the registry (``Rule.examples``)
+RULE_CASES: dict[str, list[dict]] = {name: [dict(o) for o in rule.examples] for name, rule in engine.RULES.items()}
 
 CASES = [(name, opts) for name in sorted(RULE_CASES) for opts in RULE_CASES[name]]
 IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in opts.items() if k != 'vector') or 'default'}" for name, opts in CASES]
 
 
-def test_every_rule_has_a_case():
-    """A registered rule without an entry here is not covered by the invariance tests: that fails."""
-    assert set(engine.RULES) == set(RULE_CASES), (
-        f"rules without invariance cases: {sorted(set(engine.RULES) - set(RULE_CASES))}; "
-        f"cases of unknown rules: {sorted(set(RULE_CASES) - set(engine.RULES))}"
-    )
+@pytest.mark.parametrize(("name", "opts"), [(n, o) for n in sorted(RULE_CASES) for o in RULE_CASES[n]],
+                         ids=lambda v: v if isinstance(v, str) else ("-".join(map(str, v)) or "default"))
+def test_every_example_is_an_option_set_its_rule_takes(name, opts):
+    """The registry's examples are real requests: each ranks a small table (an unknown or invalid option raises)."""
+    X = np.array([[0.9, 0.5, 0.75], [0.25, 1.0, 0.5], [0.5, 0.125, 1.0], [0.75, 0.75, 0.25]])  # (system, task)
+    ds = engine.rank(engine.scores_from_array(X[:, :, None], systems=list("abcd"), tasks=["t0", "t1", "t2"]),
+                     rule=name, options=opts)
+    assert np.isfinite(ds["score"].values).all() and sorted(ds["rank"].values.tolist())[0] == 1
 
 
 @st.composite

@@ -208,6 +208,10 @@ class Kind:
     dashboard : callable, optional
         ``dashboard(name, grp, level=, pool=, agree_budget=)``: the live state of a store group, an
         :class:`engine.sweep.live.GroupState` whose ``to_json()`` is the group in the page's snapshot.
+    stream : str, optional
+        The random stream of the kind's own draws (:func:`engine.kernels.resample.replicate_generator`'s
+        ``stream``): a built-in one (``"tasks"``, ``"subsets"``, ...) or the kind's own name, which needs no
+        registration (:func:`engine.kernels.resample.stream_id`); ``None``: the kind draws nothing itself.
     """
 
     name: str
@@ -222,6 +226,7 @@ class Kind:
     write: Callable[[Any, Block, np.ndarray], None] | None = None
     summary: SummaryCodec | None = None
     dashboard: Callable[..., Any] | None = None
+    stream: str | None = None
 
 
 #: the registered perturbation kinds, by name, in registration order

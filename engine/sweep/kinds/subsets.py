@@ -118,4 +118,4 @@ class SubsetsState(GroupState):
 
 
 SUBSETS = Kind("subsets", frozenset({"sizes", "repeats", "block"}), validate, plan, run_block=subset_block, memory=memory,
-               chunks=chunks, summary=SUMMARY, dashboard=SubsetsState)
+               chunks=chunks, summary=SUMMARY, dashboard=SubsetsState, stream="subsets")
