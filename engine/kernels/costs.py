@@ -21,6 +21,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -165,3 +166,28 @@ def _baldwin_each(z: Sizes) -> Cost:
 
 register_path("baldwin", "rounds", _baldwin_rounds)
 register_path("baldwin", "each", _baldwin_each)
+
+
+# ------------------------------------------------------------------------------------------------ Kendall counts
+_JIT_START = 1.0         # the compiled path's first call in a process: importing numba and loading its cache
+_KNIGHT_PAIR = 2.0e-8    # per pair of rows and S log2 S: Knight's sort and Fenwick tree
+_FLOP = 5.0e-10          # per multiply-add of a float32 matrix product (BLAS, 2 cores, busy; benchmarks/results/kendall_paths.md)
+_PAIR_BUILD = 2.0e-7     # per row and system pair: the signs, ties and presence of the dense path (its temporaries)
+
+
+def _kendall_compiled(z: Sizes) -> Cost:
+    """Knight's O(S log S) counts for every pair of rows, compiled (engine.kernels.pairwins.kendall_counts)."""
+    S, B = float(z.systems), float(z.fits)
+    pairs = B * (B + 1) / 2
+    return Cost(seconds=_JIT_START + pairs * S * math.log2(max(S, 2.0)) * _KNIGHT_PAIR, bytes=8.0 * (5 * pairs + 4 * B * S))
+
+
+def _kendall_dense(z: Sizes) -> Cost:
+    """Three (B, P) x (P, B) products over the P = S (S - 1) / 2 system pairs (and one (B, S) x (S, B))."""
+    S, B = float(z.systems), float(z.fits)
+    P = S * (S - 1) / 2
+    return Cost(seconds=B * P * _PAIR_BUILD + 3 * B * B * P * _FLOP, bytes=4.0 * (5 * B * P) + 8.0 * 8 * B * B)
+
+
+register_path("kendall_all", "compiled", _kendall_compiled)
+register_path("kendall_all", "dense", _kendall_dense)

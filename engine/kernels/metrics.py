@@ -36,7 +36,7 @@ import numpy as np
 from engine.kernels.checks import check_level
 from engine.kernels.kemeny import kendall_tau_b, tau_b_from_counts
 from engine.kernels.pairblock import blocks_prob_above, prob_above_blocked
-from engine.kernels.pairwins import dense_ranks, kendall_counts
+from engine.kernels.pairwins import dense_ranks, kendall_counts_all
 from engine.kernels.ranking import borda_points, min_rank, tie_groups
 from engine.kernels.social import pairwise_counts
 
@@ -279,18 +279,17 @@ def _spearman_matrix_masked(x: np.ndarray) -> np.ndarray:
 
 def _kendall_matrix(x: np.ndarray) -> np.ndarray:
     """Kendall tau-b matrix of rows ``x`` (B, S), each pair restricted to its common systems: the whole-number
-    counts of every pair of rows (:func:`engine.kernels.pairwins.kendall_counts`, ``O(S log S)`` a pair), the
-    diagonal included."""
+    counts of every pair of rows (:func:`engine.kernels.pairwins.kendall_counts_all`: compiled, ``O(S log S)`` a
+    pair, or dense matrix products, as the cost model chooses), the diagonal included."""
     B, S = x.shape
     uniq, inv = np.unique(x, axis=0, return_inverse=True)
     if uniq.shape[0] < B:  # repeated rows (bootstrap draws of few tasks): each distinct row once, same values
         inv = np.asarray(inv).reshape(-1)
         return _kendall_matrix(uniq)[np.ix_(inv, inv)]
+    n, n1, n2, n3, d = kendall_counts_all(dense_ranks(x))  # the same whole numbers whichever path the costs choose
     iu, ju = np.triu_indices(B)
-    ranks = dense_ranks(x)
-    c = kendall_counts(ranks, ranks, iu, ju)
     tau = np.empty((B, B))
-    tau[iu, ju] = tau_b_from_counts(c[:, 0], c[:, 1], c[:, 2], c[:, 3], c[:, 4])
+    tau[iu, ju] = tau_b_from_counts(n[iu, ju], n1[iu, ju], n2[iu, ju], n3[iu, ju], d[iu, ju])
     tau[ju, iu] = tau[iu, ju]
     return np.clip(tau, -1.0, 1.0)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["baldwin_rounds", "dense_ranks", "greater_counts", "kendall_counts", "win_counts"]
+__all__ = ["baldwin_rounds", "dense_ranks", "greater_counts", "kendall_counts", "kendall_counts_all", "win_counts"]
 
 def _compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``numba.njit(nogil=True, cache=True)(fn)``, compiled (or loaded from numba's cache) at the first call:
@@ -363,6 +363,56 @@ def kendall_counts(ra: np.ndarray, rb: np.ndarray, ia: np.ndarray, ib: np.ndarra
     if ia.size and ra.shape[1]:
         _kendall_counts(ra, rb, ia, ib, out)
     return out
+
+
+def kendall_counts_all(ranks: np.ndarray) -> np.ndarray:
+    """The counts of :func:`kendall_counts` for every pair of rows of ``ranks`` (B, S): an array (5, B, B).
+
+    Two paths give the same whole numbers, chosen by the cost model (:mod:`engine.kernels.costs`, problem
+    ``"kendall_all"``): ``"compiled"``, Knight's ``O(S log S)`` per pair of rows; ``"dense"``, four matrix products
+    over the ``P = S (S - 1) / 2`` system pairs (each row's signs ``sign(r_a - r_b)``, its ties and the pairs it
+    ranks: ``C - D`` is the product of two rows' signs, the tie counts products of tie and presence indicators;
+    every entry is -1, 0 or 1 and every sum at most ``P``, so float32 products are exact below ``P = 2**24``,
+    float64 ones beyond), with no compilation to pay for.
+
+    Examples
+    --------
+    >>> r = dense_ranks(np.array([[1.0, 2.0, 3.0], [1.0, 3.0, 2.0], [1.0, 1.0, np.nan]]))
+    >>> kendall_counts_all(r)[:, 0, 1:].T.tolist()  # row 0 against rows 1 and 2: n, n1, n2, n3, D
+    [[3, 0, 0, 0, 1], [2, 0, 1, 0, 0]]
+    """
+    from engine.kernels.costs import Sizes, choose
+
+    ranks = np.asarray(ranks)
+    B, S = ranks.shape
+    if choose("kendall_all", Sizes(systems=S, fits=B)) == "dense":
+        return _kendall_counts_dense(ranks)
+    iu, ju = np.triu_indices(B)
+    c = kendall_counts(ranks, ranks, iu, ju)
+    out = np.zeros((5, B, B), dtype=np.int64)
+    out[:, iu, ju] = c.T
+    out[:, ju, iu] = c.T[[0, 2, 1, 3, 4]]  # the pair seen from the other row: its own ties first
+    return out
+
+
+def _kendall_counts_dense(ranks: np.ndarray) -> np.ndarray:
+    """:func:`kendall_counts_all` by matrix products over the system pairs (see there)."""
+    B, S = ranks.shape
+    present = ranks >= 0
+    a, b = np.triu_indices(S, 1)
+    pair = present[:, a] & present[:, b]  # (B, P): the row ranks both systems of the pair
+    exact = np.float32 if a.size < 1 << 24 else np.float64  # sums of at most P whole numbers of size 1: exact
+    sign = np.where(pair, np.sign(ranks[:, a] - ranks[:, b]), 0).astype(exact)
+    tie = (pair & (sign == 0)).astype(exact)
+    pair_f = pair.astype(exact)
+    pres = present.astype(np.float64)
+    n = np.rint(pres @ pres.T).astype(np.int64)
+    n1 = np.rint(tie @ pair_f.T).astype(np.int64)  # pairs of the common systems tied in the first row
+    n3 = np.rint(tie @ tie.T).astype(np.int64)
+    cmd = np.rint(sign @ sign.T).astype(np.int64)  # C - D over the pairs both rows rank untied
+    n0 = n * (n - 1) // 2
+    d = (n0 - n1 - n1.T + n3 - cmd) // 2
+    return np.stack([n, n1, n1.T, n3, d])
 
 
 @_compiled
