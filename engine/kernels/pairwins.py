@@ -401,10 +401,10 @@ def _kendall_counts_dense(ranks: np.ndarray) -> np.ndarray:
     present = ranks >= 0
     a, b = np.triu_indices(S, 1)
     pair = present[:, a] & present[:, b]  # (B, P): the row ranks both systems of the pair
-    exact = np.float32 if a.size < 1 << 24 else np.float64  # sums of at most P whole numbers of size 1: exact
-    sign = np.where(pair, np.sign(ranks[:, a] - ranks[:, b]), 0).astype(exact)
-    tie = (pair & (sign == 0)).astype(exact)
-    pair_f = pair.astype(exact)
+    exact: type[np.floating[Any]] = np.float32 if a.size < 1 << 24 else np.float64  # sums of at most P ones: exact
+    sign: np.ndarray = np.where(pair, np.sign(ranks[:, a] - ranks[:, b]), 0).astype(exact)
+    tie: np.ndarray = (pair & (sign == 0)).astype(exact)
+    pair_f: np.ndarray = pair.astype(exact)
     pres = present.astype(np.float64)
     n = np.rint(pres @ pres.T).astype(np.int64)
     n1 = np.rint(tie @ pair_f.T).astype(np.int64)  # pairs of the common systems tied in the first row
