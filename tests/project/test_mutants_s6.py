@@ -260,3 +260,13 @@ def test_one_system_left_is_refused():
     x = engine.scores_from_array(values.T, systems=["a", "b", "c"], tasks=["t1", "t2"])
     with pytest.raises(VotebenchError, match="at least two systems"):
         engine.aggregate(x, rule="mean", missing="listwise")
+
+
+def test_drop_judges_ranks_on_the_tasks_left_when_a_task_loses_every_judge():
+    import engine
+
+    values = np.array([[3.0, 1.0, 2.0], [2.0, np.nan, 1.0], [1.0, 2.0, 4.0]])  # systems x tasks; t2 has a gap
+    x = engine.scores_from_array(values, systems=["a", "b", "c"], tasks=["t1", "t2", "t3"])
+    got = engine.aggregate(x, rule="mean", missing="drop-judges")
+    kept = values[:, [0, 2]]  # t2's only judge has a missing score: the task drops out
+    np.testing.assert_allclose(got.values, kept.mean(axis=1))
