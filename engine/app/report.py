@@ -1702,7 +1702,8 @@ table{border-collapse:collapse;font-size:.82em;margin:.6em 0}th,td{padding:.15em
 text-align:right;white-space:nowrap}th:first-child,td:first-child{text-align:left}thead th{position:sticky;top:0;
 background:#f6f6f6}caption{text-align:left;font-weight:600;padding:.3em 0}.table{max-height:32em;overflow:auto;
 border:1px solid #eee}td.up{color:#1a7f37}td.down{color:#c0392b}figure{margin:1em 0}figure img{max-width:100%;
-height:auto;border:1px solid #eee}figcaption{font-size:.85em;color:#444}.links,.links a{font-size:.85em;color:#555}
+height:auto;border:1px solid #eee;box-sizing:border-box}figcaption{font-size:.85em;color:#444}
+.links,.links a{font-size:.85em;color:#555}
 .grid{display:flex;flex-wrap:wrap;gap:1em}.grid figure{flex:1 1 520px}.notes li{font-size:.9em}dl{display:grid;
 grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dt{font-weight:600}
 td.cld{font-family:ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre;text-align:left;letter-spacing:.08em}
