@@ -219,6 +219,7 @@ class _Table:
     csv_header: list[str] | None = None
     classes: list[list[str]] | None = None  # CSS classes of the HTML cells
     short: list[str] | None = None  # header labels on a phone (an <abbr> with the full label as its title)
+    titles: list[str] | None = None  # the header cells' tooltips ("": none)
 
 
 @dataclass
@@ -280,8 +281,9 @@ class _Out:
                     f'<abbr class="short" title="{html.escape(h)}">{html.escape(short)}</abbr>')
 
         shorts: list[str | None] = list(t.short) if t.short else [None] * len(t.header)
-        head = "".join(f'<th scope="col" aria-sort="none"><button type="button" class="sort">{label(h, s)}</button></th>'
-                       for h, s in zip(t.header, shorts))
+        tips = [f' title="{html.escape(x)}"' if x else "" for x in (t.titles or [""] * len(t.header))]
+        head = "".join(f'<th scope="col" aria-sort="none"{tip}><button type="button" class="sort">{label(h, s)}</button></th>'
+                       for h, s, tip in zip(t.header, shorts, tips))
         body = []
         for i, row in enumerate(t.text_rows):
             cls = t.classes[i] if t.classes else [""] * len(row)
@@ -349,13 +351,29 @@ class _Settings:
     top_k: int
     replicates: int
     repeats: int
-    over: str
+    over: str  # AUTO_OVER: instances for instance-level score input, else tasks (resolved by :func:`resolve_over`)
     seed: int
     test: str = "auto"
     paired_top_k: int = 15
     paired_resamples: int = 4000
     primary: str | None = None  # --primary: the rule the leaderboard is ranked by (None: the default choice)
+    over_given: bool = True  # --over given (else chosen by :func:`resolve_over`)
     primary_used: list[str] = field(default_factory=list)  # the primary rule of each input, as chosen (for the page)
+    resampled: tuple[str, int] | None = None  # score input: what the bootstrap resamples, in words, and how many
+    display: dict[str, str] = field(default_factory=dict)  # rule label -> its name in tables (see :func:`display_names`)
+    display_short: dict[str, str] = field(default_factory=dict)  # rule label -> its name in figures
+    scale_warning: str | None = None  # a mean over tasks of very different score ranges (:func:`scale_warning`)
+
+
+def over_words(st: _Settings, *, warn: bool = True) -> str:
+    """What the bootstrap resampled, for the page: the axis, how it was chosen, the judges and a warning when few."""
+    how = "" if st.over_given else " (the default for this input)"
+    if st.resampled is None:
+        return f"{st.over}{how}"
+    words, n = st.resampled
+    few = (f" \u26a0 only {n} resampled: the intervals are unreliable with fewer than {FEW_JUDGES}"
+           if warn and st.over != "systems" and n < FEW_JUDGES else "")
+    return f"{st.over}{how}: {words}{few}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -402,12 +420,69 @@ def _flag_section(flags: Sequence[RuleFlag], degen: Mapping[str, str]) -> tuple[
             f"(\u26a0 in the tables and figures).</p><ul>{items}</ul>")
 
 
+#: rules that add raw scores across tasks: tasks of very different score ranges weigh unequally in them
+SCALE_RULES = ("mean", "geometric_mean")
+#: the largest ratio of two tasks' score ranges before the page warns that a mean mixes scales
+SCALE_RATIO = 10.0
+
+
+def scale_warning(X: np.ndarray, tasks: Sequence[str], labels: Sequence[str]) -> str | None:
+    """A warning when rules of :data:`SCALE_RULES` average tasks whose score scales (largest absolute score of a task)
+    differ by more than :data:`SCALE_RATIO` times (BLEU in points beside ROUGE in [0, 1]), naming the largest and
+    smallest; else None.
+
+    >>> scale_warning(np.array([[16.0, 10.0], [0.3, 0.25]]), ["bleu", "rouge"], ["mean"])[:40]
+    'mean averages raw scores of tasks whose '
+    >>> scale_warning(np.array([[90.0, 10.0], [30.0, 25.0]]), ["a", "b"], ["mean"]) is None
+    True
+    """
+    used = [lb for lb in labels if lb.split("(")[0] in SCALE_RULES]
+    if not used or X.shape[0] < 2:
+        return None
+    with np.errstate(invalid="ignore"):
+        spread = np.nanmax(np.abs(X), axis=1)
+    ok = np.isfinite(spread) & (spread > 0)
+    if ok.sum() < 2:
+        return None
+    hi, lo = int(np.argmax(np.where(ok, spread, -np.inf))), int(np.argmin(np.where(ok, spread, np.inf)))
+    ratio = float(spread[hi] / spread[lo])
+    if ratio <= SCALE_RATIO:
+        return None
+    return (f"{' and '.join(used)} {'averages' if len(used) == 1 else 'average'} raw scores of tasks whose scales "
+            f"differ {ratio:.0f}-fold (largest absolute score: {tasks[hi]} {spread[hi]:.4g}, {tasks[lo]} "
+            f"{spread[lo]:.4g}), so the large-scale tasks decide {'it' if len(used) == 1 else 'them'}; normalise the "
+            "tasks or read the rank-based rules")
+
+
 def _shown(rk: _Rankings, st: _Settings) -> tuple[np.ndarray, str]:
     """Indices of the systems the figures show (best first by the primary rule, as the tables) and the title suffix."""
     top_k = st.top_k
     idx = select_systems(rk.rank, top_k, reference=_primary(rk, _degenerate(rk), st.primary))
     n = len(rk.systems)
     return idx, (f" (top {len(idx)} of {n} systems)" if len(idx) < n else "")
+
+
+#: the Kemeny rule solves exactly up to this many systems and ranks by Borda's count beyond
+#: (:func:`engine.kernels.kemeny.kemeny_ranking`'s ``exact_max``)
+KEMENY_EXACT_MAX = 12
+
+
+def display_names(labels: Sequence[str], n_systems: int, degen: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """How tables and figures name each rule: the Kemeny rule above :data:`KEMENY_EXACT_MAX` systems says that it is
+    Borda's count, a degenerate rule carries a warning sign.
+
+    >>> display_names(["kemeny", "minimax", "borda"], 20, {"minimax": "one winner"})[0]
+    {'kemeny': 'kemeny (Borda fallback: > 12 systems)', 'minimax': 'minimax ⚠', 'borda': 'borda'}
+    """
+    long, short = {}, {}
+    for lb in labels:
+        fallback = lb.split("(")[0] == "kemeny" and n_systems > KEMENY_EXACT_MAX
+        long[lb] = lb + (f" (Borda fallback: > {KEMENY_EXACT_MAX} systems)" if fallback else "")
+        short[lb] = (f"{lb}=Borda (>{KEMENY_EXACT_MAX})" if fallback else lb)
+        if lb in degen:
+            long[lb] += " \u26a0"
+            short[lb] += " \u26a0"
+    return long, short
 
 
 def _degenerate(rk: _Rankings) -> dict[str, str]:
@@ -422,18 +497,56 @@ def _degenerate(rk: _Rankings) -> dict[str, str]:
     return out
 
 
+#: --over not given: resample instances on instance-level input (the judges the default two-level ranking uses),
+#: tasks otherwise
+AUTO_OVER = "auto"
+#: fewer resampled judges than this get a warning on the page: the intervals of a bootstrap over so few are unreliable
+FEW_JUDGES = 10
+
+
+def resolve_over(over: str, scores: xr.DataArray) -> str:
+    """The bootstrap axis of a report on ``scores``: ``over``, or for :data:`AUTO_OVER` instances when the input has
+    several instances per task, else tasks."""
+    if over != AUTO_OVER:
+        return over
+    return "instances" if scores.sizes["instance"] > 1 else "tasks"
+
+
+def resampled_judges(scores: xr.DataArray, over: str) -> tuple[str, int]:
+    """What a bootstrap over ``over`` resamples, in words, and how many units it draws from (for instances: the
+    fewest instances of a task, as each task's instances are drawn within it)."""
+    if over == "tasks":
+        n = int(scores.sizes[TASK])
+        return f"the {n} tasks (judges), each with its instances", n
+    if over == "systems":
+        n = int(scores.sizes[SYSTEM])
+        return f"the {n} systems (candidates)", n
+    X = _numpy(scores.transpose(SYSTEM, TASK, "instance"))
+    have = np.isfinite(np.asarray(X.values, dtype=np.float64)).any(axis=0)  # (task, instance)
+    per = have.sum(axis=1)
+    per = per[per > 0]
+    n = int(per.min()) if per.size else 0
+    many = f"{n}" if per.size and per.min() == per.max() else f"{n} to {int(per.max())}"
+    return f"the instances within each of the {per.size} tasks ({many} per task)", n
+
+
 #: how the page says which rule is the primary one when --primary is not given
-PRIMARY_DEFAULT = "the first rule asked for that is neither the baseline nor degenerate"
+PRIMARY_DEFAULT = ("borda (the sum of the per-task Borda points, as in Colombo et al. 2022), else the first rule asked "
+                   "for that is neither the baseline nor degenerate")
+#: the rule of the leaderboard when --primary is not given and it ranks this input
+DEFAULT_PRIMARY_RULE = "borda"
 
 
 def _primary(rk: _Rankings, degen: Mapping[str, str], primary: str | None = None) -> int:
-    """Row of the report's primary rule: ``primary`` (--primary), else the first rule asked for that is neither the
-    baseline nor degenerate (the baseline when there is none)."""
+    """Row of the report's primary rule: ``primary`` (--primary), else :data:`DEFAULT_PRIMARY_RULE` when ranked and not
+    degenerate, else the first rule asked for that is neither the baseline nor degenerate (the baseline when none)."""
     if primary is not None:
         if primary not in rk.labels:
             raise VotebenchError(f"primary rule {primary!r} is not among the rules of this report "
                                  f"({', '.join(rk.labels)}): it cannot rank this input or was not asked for")
         return rk.labels.index(primary)
+    if DEFAULT_PRIMARY_RULE in rk.labels and DEFAULT_PRIMARY_RULE not in degen:
+        return rk.labels.index(DEFAULT_PRIMARY_RULE)
     return next((j for j, lb in enumerate(rk.labels) if lb != rk.baseline and lb not in degen), 0)
 
 
@@ -506,6 +619,28 @@ def _board_intervals(rk: _Rankings, p: int, boot: _Boot | None) -> tuple[np.ndar
     return r_lo, r_hi, s_lo, s_hi, rank_upper_bound(s_lo, s_hi)
 
 
+#: the leaderboard's mark of a system the leader does not beat in the bootstrap (the dashboard's "tied with the leader")
+TIED_MARK = "\u2248"
+#: the leaderboard's mark of the leader(s), rank 1 by the primary rule (the dashboard's)
+LEADER_MARK = "\u2605"
+
+
+def rank_range(lo: float, hi: float) -> str:
+    """A rank interval as the page prints it: whole ranks as integers (percentile bounds are observed ranks), any other
+    bound with one decimal, never by significant digits (``1 – 5``, ``7 – 13``, ``1 – 1,200``).
+
+    >>> rank_range(1.0, 5.0), rank_range(998.0, 1200.0), rank_range(2.0, float("nan"))
+    ('1 – 5', '998 – 1,200', '–')
+    """
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "–"
+
+    def one(v: float) -> str:
+        return f"{v:,.0f}" if v == round(v) else f"{v:,.1f}"
+
+    return f"{one(lo)} – {one(hi)}"
+
+
 def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _Settings) -> _Table:
     """The leaderboard's rows: system, rank, rank interval, Rank(UB), score, score interval, judges."""
     from engine.app.units import rule_unit
@@ -519,13 +654,16 @@ def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _S
     vals, cnt = np.unique(rank[np.isfinite(rank)], return_counts=True)
     shared = set(vals[cnt > 1].tolist())
     unit = rule_unit(label).split(" (")[0]
-    header = ["system", f"rank by {label}", f"rank {pct} CI ({reps})", "Rank(UB)", f"score ({unit})",
-              f"score {pct} CI", "tasks with a score"]
-    short = ["system", "rank", "rank CI", "UB", "score", "score CI", "tasks"]  # a phone's header: one short line
-    csv_header = ["system", "rank", "rank_low", "rank_high", "rank_ub", "score", "score_low", "score_high", "tasks"]
+    # the live dashboard's column names; the rule, unit and replicates in the column's title
+    header = ["system", "rank", f"rank {pct} CI", "Rank(UB)", "score", f"score {pct} CI", "judges"]
+    titles = ["", f"rank by {label}", f"{reps}", "", f"{unit}, higher is better", "", "tasks with a score"]
+    short = ["system", "rank", "rank CI", "UB", "score", "score CI", "judges"]  # a phone's header: one short line
+    csv_header = ["system", "rank", "rank_low", "rank_high", "rank_ub", "score", "score_low", "score_high",
+                  "tied_with_leader", "tasks"]
     if board.instances:
-        header.append("task × instance scores")
-        short.append("judges")
+        header.append("cells")
+        titles.append("task × instance scores")
+        short.append("cells")
         csv_header.append("judges")
 
     def num(v: float, spec: str) -> str:
@@ -536,15 +674,20 @@ def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _S
 
     csv_rows: list[list[Any]] = []
     text_rows: list[list[str]] = []
+    classes: list[list[str]] = []
     for i in order:
         c = [int(board.counts[0][i]), int(board.counts[1][i])] if board.counts is not None else [math.nan, math.nan]
         r = float(rank[i])
+        tied = boot is not None and bool(boot.by.get(rk.systems[i], (0.0, 0.0, 0.0, False))[3])
         csv_rows.append([rk.systems[i], int(r) if math.isfinite(r) else math.nan, float(r_lo[i]), float(r_hi[i]),
-                         float(ub[i]), float(score[i]), float(s_lo[i]), float(s_hi[i]), *c[: 1 + board.instances]])
-        text_rows.append([rk.systems[i], f"{r:g}" + ("=" if r in shared else ""), rng(r_lo[i], r_hi[i], ".3g"),
+                         float(ub[i]), float(score[i]), float(s_lo[i]), float(s_hi[i]), int(tied), *c[: 1 + board.instances]])
+        # the marks drawn by the page's CSS after the name (the cell's text stays the name: search, sort, exports)
+        classes.append(["lead" if r == 1 else "tied" if tied else ""] + [""] * (len(header) - 1))
+        text_rows.append([rk.systems[i], f"{r:g}" + ("=" if r in shared else ""),
+                          rank_range(float(r_lo[i]), float(r_hi[i])),
                           num(ub[i], "g"), num(float(score[i]), f".{k}f"), rng(s_lo[i], s_hi[i], f".{k}f"),
                           *[("–" if isinstance(v, float) else str(v)) for v in c[: 1 + board.instances]]])
-    return _Table(header, csv_rows, text_rows, csv_header=csv_header, short=short)
+    return _Table(header, csv_rows, text_rows, csv_header=csv_header, classes=classes, short=short, titles=titles)
 
 
 def _board_order(rk: _Rankings, st: _Settings) -> tuple[str, np.ndarray]:
@@ -567,10 +710,15 @@ def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board)
     st.primary_used.append(label)
     pct = f"{100 * (1 - st.alpha):g}%"
     how = "chosen with --primary" if st.primary else f"the default: {PRIMARY_DEFAULT}"
-    reps = f"{pct} bootstrap intervals over {boot.replicates} replicates resampling {boot.over}" if boot else \
+    reps = f"{pct} bootstrap intervals over {boot.replicates} replicates resampling " \
+        f"{over_words(st, warn=False) if st.resampled else boot.over}" if boot else \
         "no bootstrap (--replicates 0): no intervals and no Rank(UB)"
     body = [f"<p>{n_s} systems ranked by <b>{html.escape(label)}</b> ({html.escape(how)}); {html.escape(reps)}. "
             f"Aggregation level {html.escape(board.level)}; missing scores: {html.escape(board.missing)}.</p>"]
+    if boot is not None and st.resampled and st.over != "systems" and st.resampled[1] < FEW_JUDGES:
+        body.append(f'<p class="warn">\u26a0 The bootstrap resamples only {st.resampled[1]} judges '
+                    f'({html.escape(st.resampled[0])}): with fewer than {FEW_JUDGES} its intervals are unreliable '
+                    "(too narrow or too wide); read them with care.</p>")
     if label in degen:
         body.append(f'<p class="warn">\u26a0 The {html.escape(label)} ranking is degenerate ({html.escape(degen[label])}): '
                     "its ties do not separate these systems.</p>")
@@ -578,20 +726,27 @@ def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board)
         iv = "no bootstrap"
     elif boot.score_low is not None:
         iv = ("1 + the systems whose score interval lies entirely above this system's (LMArena's rank upper bound: "
-              "the systems confidently better than it; the live dashboard, which merges ranks while a run goes on, "
-              "counts the systems whose rank interval lies entirely above instead, so its Rank(UB) can differ)")
+              "the systems confidently better than it; the live dashboard computes it the same way)")
     else:
         iv = ("1 + the systems whose rank range lies entirely above this system's (a bootstrap over systems scores "
               "different sets of systems in its replicates, so it has no score interval; as the dashboard)")
-    cols = [("system", "the system (search: type part of a name; Esc clears)"),
-            (f"rank by {label}", "rank 1 = best; competition ranks: tied systems share the better rank, marked '='"),
-            ("rank CI", f"bootstrap {_interval_words(st)}" if boot else "none"),
+    lead = f"{LEADER_MARK}: the leader (rank 1)"
+    if boot:
+        lead += (f"; {TIED_MARK}: tied with the leader (the leader does not score above it in at least "
+                 f"{100 * (1 - st.alpha):g}% of the bootstrap replicates; the dashboard's \u2248)")
+    cols = [("system", f"the system (search: type part of a name; Esc clears); {lead}"),
+            ("rank", f"rank by {label}; rank 1 = best; competition ranks: tied systems share the better rank, "
+                     "marked '='"),
+            (f"rank {pct} CI", f"bootstrap {_interval_words(st)}" if boot else "none"),
             ("Rank(UB)", iv),
             ("score", f"{rule_unit(label)}; higher is better; aggregation level {board.level}"),
-            ("score CI", f"bootstrap interval = the {50 * st.alpha:g}-{100 - 50 * st.alpha:g}% percentiles of the replicate scores"
+            (f"score {pct} CI", f"bootstrap interval = the {50 * st.alpha:g}-{100 - 50 * st.alpha:g}% percentiles of "
+                                "the replicate scores"
              if boot is not None and boot.score_low is not None else "none"),
-            ("tasks, task \u00d7 instance scores", f"the judges with a score behind the row (missing scores: "
-                                                   f"{board.missing})")]
+            ("judges" + (", cells" if board.instances else ""),
+             "the judges (tasks) with a score behind the row" + (", and its scored task \u00d7 instance cells"
+                                                                 if board.instances else "")
+             + f" (missing scores: {board.missing})")]
     legend = "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>" for k, v in cols)
     table = _board_table(rk, p, order, board, st)
     body.append(out.table("leaderboard", table, caption=f"Leaderboard by {label}", search=True, css="board"))
@@ -613,8 +768,9 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
     delta = rank_changes(ranks, baseline=rk.baseline).values  # (S, R)
     shared = [np.isin(row, [v for v, c in zip(*np.unique(row[np.isfinite(row)], return_counts=True)) if c > 1])
               for row in R]
-    header = ["system"] + [lb + (" (baseline)" if lb == rk.baseline else "") + (" (primary)" if j == p and j else "")
-                           + (" \u26a0" if lb in degen else "") for j, lb in enumerate(rk.labels)]
+    header = ["system"] + [(st.display.get(lb) or lb + (" \u26a0" if lb in degen else ""))
+                           + (" (baseline)" if lb == rk.baseline else "") + (" (primary)" if j == p and j else "")
+                           for j, lb in enumerate(rk.labels)]
     csv_header = ["system"] + [c for lb in rk.labels for c in ((lb,) if lb == rk.baseline else (lb, f"{lb}_change"))]
     csv_rows, text_rows, tex_rows, classes = [], [], [], []
     for i in order:
@@ -623,6 +779,8 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
         for j, lb in enumerate(rk.labels):
             base = lb == rk.baseline
             r, d = float(R[j, i]), float(delta[i, j])
+            if lb in degen:  # its ties are no rank changes: the rank alone, no move in any format
+                d = math.nan
             crow += [int(r) if math.isfinite(r) else ""] + ([] if base else [int(d) if math.isfinite(d) else ""])
             trow.append(format_change(r, d, baseline=base, shared=bool(shared[j][i])))
             xrow.append(format_change(r, d, fmt="tex", baseline=base, shared=bool(shared[j][i])))
@@ -636,7 +794,11 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
             f"listed by the {html.escape(rk.labels[p])} ranking (the primary rule); sort by any column header.</p>",
             f'<p class="legend"><span>\'=\' shared rank</span> <span>{_UP}n / {_DOWN}n: n places higher / lower than '
             f'the {html.escape(rk.baseline)} baseline, \u00b10 the same place</span> <span>\u26a0 degenerate ranking '
-            "(its ties are not rank changes: not coloured)</span></p>"]
+            "(its ties are not rank changes: the rank alone, no arrow, not coloured)</span></p>"]
+    if st.scale_warning:
+        body.append(f'<p class="warn">\u26a0 {html.escape(st.scale_warning[0].upper() + st.scale_warning[1:])}'
+                    + (f" (the {html.escape(rk.baseline)} baseline colours every rank change)"
+                       if rk.baseline.split("(")[0] in SCALE_RULES else "") + ".</p>")
     body.append(out.table("rankings", table, caption="Rankings by rule", search=True))
     score_rows = [[rk.systems[i]] + [float(rk.score[j, i]) for j in range(n_r)] for i in order]
     body.append(out.table("scores", _Table(["system"] + rk.labels, score_rows,
@@ -647,7 +809,10 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
         notes.append(f"Figures show {len(idx)} of {n_s} systems: the union of every rule's best systems, filled up by "
                      f"mean rank (--top-k {st.top_k}); the tables list all of them.")
     sub = ranks.isel({SYSTEM: idx})
-    fig = plots.rank_change_figure(sub, baseline=rk.baseline, neutral=list(degen),
+    # the figures' rule names (Kemeny's Borda fallback said; the warning sign of a degenerate rule: the figure's own)
+    plain = {lb: st.display_short.get(lb, lb).replace(" \u26a0", "") for lb in rk.labels}
+    fig = plots.rank_change_figure(sub.assign_coords({RULE: [plain[lb] for lb in rk.labels]}),
+                                   baseline=plain[rk.baseline], neutral=[plain[lb] for lb in degen],
                                    title=f"Rankings by rule, change against {rk.baseline}{suffix}",
                                    shared=np.stack(shared, axis=1)[idx])
     body.append(out.figure("rankings", fig, f"Rank of every system under every rule ('=' shared rank); colour and "
@@ -655,7 +820,8 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
                                             f"degenerate rule, not coloured{html.escape(suffix)}."))
     sections.append(("Rankings", "\n".join(body)))
     if n_r >= 1 and len(idx) >= 2:
-        fig = plots.rank_heatmap_figure(sub, title=f"Ranks across rules{suffix}")
+        fig = plots.rank_heatmap_figure(sub.assign_coords({RULE: [st.display_short.get(lb, lb) for lb in rk.labels]}),
+                                        title=f"Ranks across rules{suffix}")
         sections.append(("Ranks across rules", out.figure(
             "rank_heatmap", fig, "Ranks under every rule; the dendrogram clusters the systems on their rank vectors "
             f"(Euclidean distance, average linkage){html.escape(suffix)}.")))
@@ -730,7 +896,11 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
             f"positions). Friedman test: chi-square = {fr.statistic:.4g}, p {_p_is(fr.pvalue)} "
             f"({'reject' if sig else 'cannot reject'} equal average ranks at alpha = {st.alpha:g}). "
             f"Post-hoc test: <b>{html.escape(test_name)}</b>, chosen automatically: {html.escape(ph.reason)}. "
-            f"{how}.</p>"]
+            f"{how}.</p>",
+            "<p class=\"legend\">These are autorank's average ranks: each system's rank within every task on the "
+            "per-task means, averaged over the tasks. The leaderboard's average_rank rule ranks at the input's "
+            "aggregation level (two-level on instance input: within every task over its instances), so its order "
+            "can differ.</p>"]
     if ph.note:
         body.append(f"<p><b>Note:</b> {html.escape(ph.note)}.</p>")
         notes.append(f"Critical difference: {ph.note}.")
@@ -739,7 +909,8 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
     avg_rows: list[list[Any]] = sorted(([rk.systems[i], float(fr.avg_ranks[i])] for i in range(len(rk.systems))), key=lambda r: r[1])
     body.append(out.table("average_ranks", _Table(["system", "average rank"], avg_rows,
                                                   [[r[0], f"{r[1]:.3f}"] for r in avg_rows]),
-                          caption="Average ranks over tasks:", show=False))
+                          caption="Average ranks over tasks (per-task means, autorank's; not the average_rank rule):",
+                          show=False))
     if wilcoxon and ph.pvalues is not None and ph.adjusted is not None:
         pv, adj = ph.pvalues, ph.adjusted
         prow: list[list[Any]] = [[rk.systems[i], rk.systems[j], float(pv[i, j]), float(adj[i, j]),
@@ -862,9 +1033,10 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
         body.append(f"<p>Friedman test on these systems: chi-square = {fr['statistic']:.4g}, p = {fr['pvalue']:.3g}.</p>")
     body += [f"<p><b>Note:</b> {html.escape(t)}.</p>" for t in g["notes"]]
     rank = dict(zip(rk.systems, rk.rank[rk.labels.index(label)].tolist()))
+    test = ("paired permutation tests, Holm-adjusted" if g["level"] == "instance" else str(g["method"]))
     body.append(_letters_table(out, g["systems"], g["mean"], g["letters"], [rank[x] for x in g["systems"]], label,
-                               "Letter groups, best mean first" +
-                               ("" if g["level"] == "instance" else f" (mean over these {g['n_tasks']} tasks)")))
+                               f"Letter groups, listed by the {label} ranking (letters from {test})" +
+                               ("" if g["level"] == "instance" else f"; mean over these {g['n_tasks']} tasks")))
     body.append(_pairs_table(out, g))
     return ("Paired tests", "\n".join(body))
 
@@ -875,6 +1047,9 @@ def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None]
     aligned = _aligned_letters(letters)
     rows: list[list[Any]] = [[k + 1, n, r, m if m is not None else math.nan, lt] for k, (n, m, lt, r) in
                              enumerate(zip(names, mean, letters, rank))]
+    # listed by the primary rule's rank (ties: by mean), as the leaderboard; the letters stay those of the test
+    by_rank = sorted(range(len(rows)), key=lambda k: (rows[k][2] if math.isfinite(rows[k][2]) else math.inf, k))
+    rows, aligned = [rows[k] for k in by_rank], [aligned[k] for k in by_rank]
     d = score_decimals([r[3] for r in rows])
     text = [[r[1], f"{r[2]:g}", "n/a" if not math.isfinite(r[3]) else f"{r[3]:.{d}f}", a] for r, a in zip(rows, aligned)]
     tex = [[_tex_escape(c) for c in t[:3]] + [_tex_escape(r[4])] for t, r in zip(text, rows)]
@@ -940,13 +1115,16 @@ def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping
     suffix = f" (top {len(names)} of {n} systems)" if len(names) < n else ""
     pairwise = "systems" in what
     kind = "rank ranges from sure pairwise orders" if pairwise else "rank intervals"
-    fig = plots.rank_interval_figure(arr[0], arr[1], arr[2], names, [lb for lb, _ in per_rule], tied=arr[3] == 1.0,
+    fig = plots.rank_interval_figure(arr[0], arr[1], arr[2], names, [st.display_short.get(lb, lb) for lb, _ in per_rule],
+                                     tied=arr[3] == 1.0,
                                      level=level, title=f"{100 * level:g}% bootstrap {kind} ({what}, B = {B}){suffix}")
     shown = ("the ranks the sure pairwise orders allow (" + _interval_words(replace(st, over="systems")) + ")") if pairwise \
         else f"the {50 * (1 - level):g}-{50 * (1 + level):g}% percentiles of the ranks"
     cap = (f"Full-data rank (dot) and {html.escape(shown)} over {B} bootstrap replicates ({html.escape(what)}), one panel "
            f"per rule; orange: not separated from the leader (the leader does not score above it in at least "
-           f"{100 * level:g}% of the replicates){html.escape(suffix)}.")
+           f"{100 * level:g}% of the replicates){html.escape(suffix)}."
+           + (" \u26a0 degenerate rule: its ties, not the data, keep systems together."
+              if any(lb in st.display_short and "\u26a0" in st.display_short[lb] for lb, _ in per_rule) else ""))
     return out.figure(name, fig, cap)
 
 
@@ -956,7 +1134,9 @@ def _interval_table(out: _Out, name: str, rows: list[list[Any]], st: _Settings) 
                      caption=f"Rank intervals ({_interval_words(st)}):", show=False)
 
 
-def _subset_body(out: _Out, name: str, ds: xr.Dataset, title: str, caption: str) -> str:
+def _subset_body(out: _Out, name: str, ds: xr.Dataset, title: str, caption: str,
+                 display: Mapping[str, str] | None = None) -> str:
+    """The subset-curve figure (rules named by ``display`` when given, :func:`display_names`) and its table."""
     from engine.app import plots
 
     tau = np.asarray(ds["tau"].values, dtype=np.float64)  # (rule, size, replicate)
@@ -967,7 +1147,7 @@ def _subset_body(out: _Out, name: str, ds: xr.Dataset, title: str, caption: str)
         std = np.where(n > 1, np.sqrt((dev**2).sum(axis=-1) / np.maximum(n - 1, 1)), np.nan)
     rules = [str(r) for r in ds[RULE].values]
     sizes = np.asarray(ds["subset_size"].values)
-    fig = plots.subset_curve_figure(sizes, mean, std, rules, title=title)
+    fig = plots.subset_curve_figure(sizes, mean, std, [(display or {}).get(r, r) for r in rules], title=title)
     rows: list[list[Any]] = [[rules[i], int(sizes[j]), float(mean[i, j]), float(std[i, j]), int(n[i, j])]
             for i in range(len(rules)) for j in range(sizes.size)]
     tab = out.table(name, _Table(["rule", "subset_size", "tau_mean", "tau_std", "n"], rows,
@@ -1079,6 +1259,10 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     X, tasks = _task_matrix(scores, missing, rk.systems)
     flags = rule_flags(rk.labels, {lb: lb for lb in rk.labels}, rk.score, X, rk.systems)
     rk, _ = _apply_flags(rk, flags, explicit=explicit, notes=notes, primary=st.primary)
+    st.display, st.display_short = display_names(rk.labels, len(rk.systems), _degenerate(rk))
+    st.scale_warning = scale_warning(X, tasks, rk.labels)
+    if st.scale_warning:
+        notes.append("\u26a0 " + st.scale_warning[0].upper() + st.scale_warning[1:] + ".")
     T = X.shape[0]
     curve = None
     if st.repeats >= 1 and T >= 2:  # the subset curves, in a worker beside the next sections when worth it
@@ -1115,7 +1299,7 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
                                 f"Task-subset robustness ({st.repeats} random subsets per size)",
                                 f"Kendall tau-b between the ranking on a random subset of tasks and the ranking on all "
                                 f"{T} tasks, mean and +-1 std (clipped to tau's range [-1, 1]) over {st.repeats} subsets "
-                                "per size (Colombo et al. 2022, Fig. 5).")
+                                "per size (Colombo et al. 2022, Fig. 5).", st.display_short)
             sections.append(("Task-subset robustness", body))
     return sections
 
@@ -1171,10 +1355,10 @@ def _bootstrap_section(out: _Out, boots: Mapping[str, _Boot], st: _Settings) -> 
     per_rule = [(label, b.by) for label, b in boots.items()]
     rows = [r for b in boots.values() for r in b.rows]
     stab = [b.stab for b in boots.values()]
-    intro = f"<p>Bootstrap over {html.escape(st.over)}: {st.replicates} replicates, seed {st.seed}; " + \
+    intro = f"<p>Bootstrap over {html.escape(over_words(st))}: {st.replicates} replicates, seed {st.seed}; " + \
         html.escape(_interval_words(st)) + ".</p>"
     fig_html = _interval_figure(out, "intervals", per_rule, st, f"resampling {st.over}", st.replicates)
-    return ("Bootstrap rank intervals and stability", intro + _stability_table(out, "stability", stab)
+    return ("Bootstrap rank intervals and stability", intro + _stability_table(out, "stability", stab, st.display)
             + _interval_table(out, "intervals", rows, st) + fig_html)
 
 
@@ -1199,16 +1383,20 @@ def _interval_words(st: _Settings) -> str:
     return ("rank range = " if kind == "pairwise" else "interval = ") + interval_description(kind, 1.0 - st.alpha)
 
 
-def _stability_table(out: _Out, name: str, rows: list[list[Any]]) -> str:
+def _stability_table(out: _Out, name: str, rows: list[list[Any]], display: Mapping[str, str] | None = None) -> str:
+    """The stability rows (the exports keep the rule labels; the page names them by ``display``, :func:`display_names`)."""
     def f(v: float) -> str:
         return "n/a" if not math.isfinite(v) else f"{v:.3f}"
 
+    shown = [str((display or {}).get(r[0], r[0])) for r in rows]
     return out.table(name, _Table(["rule", "Kendall W", "mean Spearman", "mean Kendall tau-b", "pair orders kept"], rows,
-                                  [[r[0], f(r[1]), f(r[2]), f(r[3]), "n/a" if not math.isfinite(r[4]) else
-                                    f"{100 * r[4]:.1f}%"] for r in rows]),
+                                  [[lb, f(r[1]), f(r[2]), f(r[3]), "n/a" if not math.isfinite(r[4]) else
+                                    f"{100 * r[4]:.1f}%"] for lb, r in zip(shown, rows)]),
                      caption="Stability of the replicate rankings (Kendall W over the systems present in every "
                              "replicate; mean rank correlations over replicate pairs; pair orders kept: share of the "
-                             "replicates holding two systems that keep their full-data order, averaged over pairs)")
+                             "replicates holding two systems that keep their full-data order, averaged over pairs)"
+                             + ("; \u26a0 degenerate rule: its many ties repeat in every replicate, so it looks stable "
+                                "without separating the systems" if any("\u26a0" in lb for lb in shown) else ""))
 
 
 def find_input(spec: Mapping[str, Any], store: Path, checksums: Mapping[str, str], *,
@@ -1514,7 +1702,8 @@ table{border-collapse:collapse;font-size:.82em;margin:.6em 0}th,td{padding:.15em
 text-align:right;white-space:nowrap}th:first-child,td:first-child{text-align:left}thead th{position:sticky;top:0;
 background:#f6f6f6}caption{text-align:left;font-weight:600;padding:.3em 0}.table{max-height:32em;overflow:auto;
 border:1px solid #eee}td.up{color:#1a7f37}td.down{color:#c0392b}figure{margin:1em 0}figure img{max-width:100%;
-height:auto;border:1px solid #eee}figcaption{font-size:.85em;color:#444}.links,.links a{font-size:.85em;color:#555}
+height:auto;border:1px solid #eee;box-sizing:border-box}figcaption{font-size:.85em;color:#444}
+.links,.links a{font-size:.85em;color:#555}
 .grid{display:flex;flex-wrap:wrap;gap:1em}.grid figure{flex:1 1 520px}.notes li{font-size:.9em}dl{display:grid;
 grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dt{font-weight:600}
 td.cld{font-family:ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre;text-align:left;letter-spacing:.08em}
@@ -1529,7 +1718,9 @@ left:0;z-index:3}table.board th:first-child,table.board td:first-child{position:
 white-space:normal;min-width:8em;max-width:16em;overflow-wrap:anywhere}table.board thead th{white-space:normal;
 vertical-align:bottom;max-width:11em;z-index:2}table.board td:first-child{overflow-wrap:break-word}
 table.board thead th:first-child{background:#f6f6f6;z-index:3}abbr.short{display:none;text-decoration:none}
-table.board tbody tr:hover td{background:#f3f7ff}.board-wrap{max-height:70vh}
+table.board tbody tr:hover td{background:#f3f7ff}
+table.board td.lead::after{content:" \\2605" / "leader";color:#8a5a00}
+table.board td.tied::after{content:" \\2248" / "tied with the leader";color:#8a5a00}.board-wrap{max-height:70vh}
 .search{display:flex;flex-wrap:wrap;align-items:center;gap:.4em .8em;margin:.6em 0}.search label{font-weight:600}
 .search input{font:inherit;padding:.25em .5em;border:1px solid #767676;border-radius:4px;min-width:12em}
 .search input:focus-visible,a:focus-visible,.table:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}
@@ -1614,7 +1805,7 @@ def _check_int(name: str, v: Any, lo: int) -> int:
 
 
 def _check_request(*, rules: Sequence[str] | None, level: str | None, missing: str | None, alpha: float, top_k: int,
-                   replicates: int, repeats: int, over: str, seed: int, formats: Sequence[str] | str, test: str,
+                   replicates: int, repeats: int, over: str | None, seed: int, formats: Sequence[str] | str, test: str,
                    paired_top_k: int = 15, paired_resamples: int = 4000) -> tuple[_Settings, tuple[str, ...], list[str] | None]:
     """The checked settings, figure formats and rules of a report (a :class:`VotebenchError` before anything is read)."""
     from engine.kernels.significance import TESTS
@@ -1639,7 +1830,7 @@ def _check_request(*, rules: Sequence[str] | None, level: str | None, missing: s
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise VotebenchError(f"seed must be an integer >= 0, got {seed!r}")
     s = int(seed)
-    if over not in OVER:
+    if over is not None and over not in OVER:
         raise VotebenchError(f"unknown resampling axis {over!r}; choose one of {', '.join(OVER)}")
     if level is not None and level not in LEVELS:
         raise VotebenchError(f"unknown level {level!r}; choose one of {', '.join(LEVELS)}")
@@ -1659,7 +1850,8 @@ def _check_request(*, rules: Sequence[str] | None, level: str | None, missing: s
     if pk == 1:
         raise VotebenchError("paired_top_k must be 0 (no paired tests) or at least 2, got 1")
     pr = _check_int("paired_resamples", paired_resamples, 1)
-    return _Settings(alpha=a, top_k=k, replicates=B, repeats=n_rep, over=over, seed=s, test=test, paired_top_k=pk,
+    return _Settings(alpha=a, top_k=k, replicates=B, repeats=n_rep, over=over or AUTO_OVER, over_given=over is not None,
+                     seed=s, test=test, paired_top_k=pk,
                      paired_resamples=pr), fmts, rules
 
 
@@ -1701,6 +1893,8 @@ def _file_report(source: str | os.PathLike[str] | xr.DataArray, tmp: Path, fmts:
         if text:
             notes.append(text[0].upper() + text[1:] + ".")
     pol = missing or "error"
+    over = resolve_over(st.over, scores)
+    st.over, st.resampled = over, resampled_judges(scores, over)
     sections = _file_sections(scores, _Out(tmp, fmts), rules=rules, level=level, missing=pol, st=st, notes=notes)
     name = str(scores.attrs.get("name") or (Path(source).name if not isinstance(source, xr.DataArray) else "scores"))
     level_text = level_words(scores, level)
@@ -1709,7 +1903,7 @@ def _file_report(source: str | os.PathLike[str] | xr.DataArray, tmp: Path, fmts:
             ("systems x tasks x instances", " x ".join(str(scores.sizes[d]) for d in ("system", "task", "instance"))),
             ("primary rule", _primary_words(st)), ("aggregation level", level_text), ("missing scores", pol),
             ("alpha", f"{st.alpha:g}"), ("top-k", str(st.top_k)),
-            ("bootstrap", f"{B} replicates over {st.over}, seed {st.seed}" if B else "none"),
+            ("bootstrap", f"{B} replicates over {over_words(st)}, seed {st.seed}" if B else "none"),
             ("task subsets", f"{n_rep} per size, seed {st.seed}" if n_rep else "none")]
     return f"votebench report: {name}", info, notes, sections
 
@@ -1777,7 +1971,7 @@ def _report_page(source: str | os.PathLike[str] | xr.DataArray, store: Path | No
 def build_report(
     source: str | os.PathLike[str] | xr.DataArray, out_dir: str | os.PathLike[str], *, rules: Sequence[str] | None = None,
     level: str | None = None, missing: str | None = None, alpha: float = 0.05, top_k: int = 30, replicates: int = 200,
-    repeats: int = 100, over: str = "tasks", seed: int = 0, formats: Sequence[str] = ("png", "svg"),
+    repeats: int = 100, over: str | None = None, seed: int = 0, formats: Sequence[str] = ("png", "svg"),
     meta: str | os.PathLike[str] | None = None, lower_is_better: Sequence[str] = (), test: str = "auto",
     paired_top_k: int = 15, paired_resamples: int = 4000, primary: str | None = None,
 ) -> Path:

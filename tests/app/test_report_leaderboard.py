@@ -114,7 +114,7 @@ def test_primary_rule_orders_the_board_as_engine_rank(report):
     page = index.read_text(encoding="utf-8")
     assert "copeland (chosen with --primary)" in page
     head, _ = html_rows(index)
-    assert head[1] == "rank by copeland"
+    assert head[1] == "rank" and 'title="rank by copeland"' in page  # the dashboard's column name; the rule in its title
 
 
 def test_judges_behind_each_row_are_counted(report):
@@ -202,7 +202,8 @@ def test_default_primary_is_said_and_skips_degenerate_rules(tmp_path):
     index = build_report(scores, tmp_path / "r", rules=["plurality", "copeland"], replicates=0, repeats=0,
                          paired_top_k=0, formats=("png",))
     page = index.read_text(encoding="utf-8")
-    assert "copeland (default: the first rule asked for that is neither the baseline nor degenerate)" in page
+    assert "copeland (default: borda (the sum of the per-task Borda points, as in Colombo et al. 2022), else the " \
+        "first rule asked for that is neither the baseline nor degenerate)" in page
 
 
 @pytest.mark.parametrize("argv,fragment", [
@@ -352,7 +353,7 @@ def test_a_primary_rule_that_would_be_left_out_is_kept(tmp_path):
     assert "Left out of the rank tables" in plain and "random_judge" in plain
     index = build_report(scores, tmp_path / "b", primary="random_judge", **common)
     head, _ = html_rows(index)
-    assert head[1] == "rank by random_judge"
+    assert head[1] == "rank" and 'title="rank by random_judge"' in index.read_text(encoding="utf-8")
     want = engine.rank(scores, rule="random_judge")
     rank = {str(s): float(v) for s, v in zip(want["system"].values, want["rank"].values)}
     assert all(num(r["rank"]) == rank[r["system"]] for r in board_rows(index))

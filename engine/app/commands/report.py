@@ -38,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="bootstrap replicates per rule, 0 = none (score input; default 200)")
     p.add_argument("--repeats", type=int, default=100, metavar="R",
                    help="random task subsets per size for the subset curves, 0 = none (score input; default 100)")
-    p.add_argument("--over", default="tasks", choices=BOOTSTRAP_AXES, help="bootstrap axis (default tasks)")
+    p.add_argument("--over", default=None, choices=BOOTSTRAP_AXES,
+                   help="bootstrap axis (default: instances for instance-level input, else tasks)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default 0)")
     p.add_argument("--format", default="png,svg", metavar="FMT[,FMT]", help="figure formats: png, svg, pdf (default png,svg)")
     p.add_argument("--meta", default=None, metavar="FILE", help="sidecar JSON with task directions (default: beside INPUT)")
