@@ -129,6 +129,21 @@ class Limits:
 
 
 # ------------------------------------------------------------------------------------ helpers
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """A path as the page shows it: relative to the working directory when under it, else ``…/<name>``.
+
+    The page never shows an absolute path (served on another host, it would tell the machine's layout).
+    """
+    p = Path(path)
+    if not p.is_absolute():
+        return str(p)
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return f"…/{p.name}"
+
+
 def _signature(path: Path) -> tuple[Any, tuple[Any, ...], dict[str, frozenset[tuple[int, ...]]]]:
     """What changes when a store is replaced, gains a group or an array, or a ``done`` flag: directory listings only.
 
@@ -404,7 +419,7 @@ class LiveStore:
             else:
                 status = "complete" if prog["blocks_done"] == prog["blocks_total"] else "partial"
             timing = self._timing(prog, status)
-        out = {"status": status, "store": str(self.path), "engine_version": self.attrs.get("engine_version"),
+        out = {"status": status, "store": shown_path(self.path), "engine_version": self.attrs.get("engine_version"),
                "seed": self.attrs.get("seed"), "dask_dashboard": self.dask_dashboard, "level": self.level,
                "progress": prog, "groups": groups, "input": self._input_settings(), "timing": timing}
         if self.message:
@@ -612,7 +627,7 @@ class LiveStore:
         oriented = np.where(hib[None, :], M, -M)
         rank = min_rank(oriented.T).T
         return {"systems": [str(s) for s in mean["system"].values], "tasks": [str(t) for t in mean["task"].values],
-                "mean": M, "hib": hib, "rank": rank, "ranked": np.isfinite(M).sum(axis=0), "source": str(found.resolve()),
+                "mean": M, "hib": hib, "rank": rank, "ranked": np.isfinite(M).sum(axis=0), "source": shown_path(found),
                 "assumed": assumed, "src": src, "cells": np.asarray(cells.values, dtype=np.int64),
                 "n_instances": int(scores.sizes["instance"])}
 

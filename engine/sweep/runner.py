@@ -29,7 +29,7 @@ from engine.sweep.config import SYNTHETIC_GROUP, SweepConfig
 from engine.sweep.kinds import Block, Kind, PlanContext, aggregate_options, get_kind
 from engine.sweep.results import open_for_writing, pending_blocks, resolve_store, write_block
 
-__all__ = ["check_memory", "input_source", "plan_sweep", "run_sweep"]
+__all__ = ["check_memory", "input_source", "interleave", "plan_sweep", "run_sweep"]
 
 log = logging.getLogger("engine")
 
@@ -125,7 +125,26 @@ def plan_sweep(cfg: SweepConfig, *, client: Any | None = None) -> tuple[dict[str
         "sidecars": json.dumps(sidecars, sort_keys=True),
         "input_paths": json.dumps(paths, sort_keys=True),  # where the inputs were read (report, dashboard)
     }
-    return skeletons, blocks, attrs
+    return skeletons, interleave(blocks), attrs
+
+
+def interleave(blocks: Sequence[Block]) -> list[Block]:
+    """The blocks in an order where every stream fills in together (at the same fraction of its blocks).
+
+    A stream is a group and the leading indices of ``done_index`` but the last (a rule, or a rule
+    and a subset size): bootstrap blocks of every rule alternate, so the dashboard's views of all
+    rules (and of all groups) fill in side by side instead of rule after rule. Within a stream the
+    order is kept. Every block's values depend only on its own indices and seed, so the store's
+    content does not depend on this order.
+    """
+    streams: dict[tuple[Any, ...], list[int]] = {}
+    for i, b in enumerate(blocks):
+        streams.setdefault((b.group, b.done_index[:-1]), []).append(i)
+    position = [0.0] * len(blocks)
+    for members in streams.values():
+        for k, i in enumerate(members):
+            position[i] = (k + 0.5) / len(members)
+    return [blocks[i] for i in sorted(range(len(blocks)), key=lambda i: position[i])]
 
 
 def check_sizes(cfg: SweepConfig, n_systems: int | None) -> None:

@@ -78,6 +78,18 @@ def make_config(folder: Path, store: Path):
     })
 
 
+@pytest.fixture(scope="module", autouse=True)
+def plan_order():
+    """The blocks run in plan order, not interleaved (engine.sweep.runner.interleave): the partial stores of these
+    tests (which blocks the first k are) were written for it; the store's values do not depend on the order
+    (tests/sweep/test_sweep_order.py)."""
+    import engine.sweep.runner as runner
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(runner, "interleave", list)
+        yield
+
+
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
     """(config, live store, frozen copy with 0 blocks, frozen copy with 5 blocks: borda 4, copeland 1)."""

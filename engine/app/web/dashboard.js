@@ -7,11 +7,13 @@
   const PALETTE = ["#0072b2", "#b34700", "#007a5a", "#a8417f", "#8a5a00", "#1b1f29"];
   const DASHES = ["", "7 4", "2 3"];
   const TOP_K = 20;
+  const BAR_MAX = 100;  // the in-cell rank-interval bars are drawn for at most this many systems
+  const PAGE = 1000;  // rows added at a time past the top 20: a table of thousands drawn at once freezes the page
   const BUMP_K = 12;
 
   const ui = {
     snap: null, version: 0, fetching: false, again: false, group: null, sort: null, desc: false, query: "",
-    showAll: false, open: new Set(), tasks: new Map(), letters: new Map(), es: null, retry: null, built: false,
+    showAll: false, limit: PAGE, open: new Set(), tasks: new Map(), letters: new Map(), es: null, retry: null, built: false,
     counts: new Map(), skew: 0, finishedAt: null,
   };
 
@@ -79,6 +81,8 @@
     return names.length <= max ? names.join(", ") : `${names.slice(0, max).join(", ")} and ${names.length - max} more`;
   }
   // ------------------------------------------------------------------ export (what a table shows) as CSV or JSON
+  // a table as machine-readable columns: headers without separators (the column group as a prefix), an interval cell
+  // (data-lo / data-hi) as two columns "<header> low" and "<header> high", the text of numbers as numbers
   function tableMatrix(t) {
     const head = [...t.querySelectorAll("thead tr")];
     const bodyRows = [...t.querySelectorAll("tr")].filter(tr => tr.closest("table") === t && !tr.closest("thead") && !tr.classList.contains("detail"));
@@ -86,12 +90,21 @@
     let cols = [];
     if (head.length) {
       const grid = head.map(tr => { const row = []; [...tr.children].forEach(c => { for (let k = 0; k < (c.colSpan || 1); k++) row.push(text(c)); }); return row; });
-      cols = grid[grid.length - 1].map((_, j) => [...new Set(grid.map(r => r[j] || "").filter(Boolean))].join(" · "));
+      cols = grid[grid.length - 1].map((last, j) => grid.slice(0, -1).map(r => r[j] || "").filter(u => u && !last.includes(u)).concat([last]).join(" ").trim());
     } else if (bodyRows.length) {
       cols = [...bodyRows[0].children].map(text);
       bodyRows.shift();
     }
-    return {cols, rows: bodyRows.map(tr => [...tr.children].map(text))};
+    const split = bodyRows.length ? [...bodyRows[0].children].map(c => c.dataset.lo !== undefined) : [];
+    const first = bodyRows.length ? [...bodyRows[0].children] : [];
+    const outCols = cols.flatMap((c, j) => (split[j] ? (first[j].dataset.names ? first[j].dataset.names.split("|") : [`${c} low`, `${c} high`]) : [c]));
+    const rows = bodyRows.map(tr => [...tr.children].flatMap((c, j) => (split[j] ? [c.dataset.lo, c.dataset.hi] : [text(c)])));
+    return {cols: outCols, rows};
+  }
+  function asValue(v) {  // "1,234" -> 1234, "0.50" -> 0.5, "" / "–" -> null; anything else stays text
+    if (v === undefined || v === "" || v === "–") return null;
+    const t = String(v).replace(/,/g, "");
+    return /^-?\d+(\.\d+)?(e-?\d+)?$/.test(t) ? Number(t) : v;
   }
   function download(name, type, data) {
     const a = el("a", {href: URL.createObjectURL(new Blob([data], {type})), download: name});
@@ -105,11 +118,11 @@
     const b2 = el("button", {type: "button", class: "export", "data-export": "json", "aria-label": `download ${label} as JSON`}, "JSON");
     b1.addEventListener("click", () => {
       const {cols, rows} = tableMatrix(getTable());
-      download(`${name}.csv`, "text/csv", [cols, ...rows].map(r => r.map(csv).join(",")).join("\n") + "\n");
+      download(`${name}.csv`, "text/csv", [cols, ...rows].map(r => r.map(v => csv(v === undefined || v === "–" ? "" : String(v))).join(",")).join("\n") + "\n");
     });
     b2.addEventListener("click", () => {
       const {cols, rows} = tableMatrix(getTable());
-      download(`${name}.json`, "application/json", JSON.stringify(rows.map(r => Object.fromEntries(cols.map((c, j) => [c || `column ${j + 1}`, r[j]]))), null, 1));
+      download(`${name}.json`, "application/json", JSON.stringify(rows.map(r => Object.fromEntries(cols.map((c, j) => [c || `column ${j + 1}`, asValue(r[j])]))), null, 1));
     });
     return el("span", {class: "exports"}, el("span", {class: "sub"}, "download: "), b1, " ", b2);
   }
@@ -133,7 +146,7 @@
     if (!boots.length) return null;
     const done = boots.reduce((a, g) => a + g.replicates_done, 0), total = boots.reduce((a, g) => a + g.replicates_total, 0);
     const shape = [...new Set(boots.map(g => `${g.replicates.toLocaleString()} replicates × ${plural(g.rules.length, "rule")}`))];
-    const what = boots.length === 1 ? shape[0] : `${boots.length} bootstrap groups (${shape.join("; ")})`;
+    const what = boots.length === 1 ? `bootstrap ${shape[0]}` : `${boots.length} bootstrap groups (${shape.join("; ")})`;
     return `${what}: ${done.toLocaleString()} / ${total.toLocaleString()} rule-replicates done`;
   }
   function renderClock() {
@@ -161,11 +174,10 @@
     status.textContent = s.status === "partial" ? "in progress" : s.status;
     width($("bar-fill"), 100 * p.fraction);
     $("bar").setAttribute("aria-valuenow", String(Math.floor(100 * p.fraction)));
-    const parts = [];
+    // one progress measure, labelled: the blocks of every group (what the bar shows); the bootstrap's replicates apart
+    const parts = [`progress: ${p.blocks_done.toLocaleString()} / ${p.blocks_total.toLocaleString()} blocks (${Math.floor(100 * p.fraction)}%, all groups)`];
     const reps = replicatesText(s.groups);
     if (reps) parts.push(reps);
-    parts.push(`${p.blocks_done.toLocaleString()} / ${p.blocks_total.toLocaleString()} blocks`);
-    parts.push(`${Math.floor(100 * p.fraction)}%`);
     $("progress-text").textContent = parts.join(" · ");
     if (s.timing) {
       ui.skew = Date.now() / 1000 - s.timing.now;
@@ -285,7 +297,7 @@
       const r = g.rules[Number(ri)];
       if (what === "rank") val = i => r.rank[i] === null ? big : r.rank[i];
       else if (what === "score") val = i => r.score[i] === null ? big : -r.score[i];
-      else if (what === "ub") val = i => r.rank_ub && r.rank_ub[i] !== null ? r.rank_ub[i] : big;
+      else if (what === "ub") val = i => r.rank_ub && r.rank_ub[i] !== null ? r.rank_ub[i] * 1e7 + (r.rank[i] === null ? 1e7 - 1 : r.rank[i]) : big;
       else val = i => { const [lo, hi] = intervalOf(g, r, i); return lo === null ? big : lo * 1e6 + hi; };
     }
     rows.sort((a, b) => {
@@ -298,8 +310,9 @@
   }
   function ivCell(g, r, i) {
     const [lo, hi] = intervalOf(g, r, i);
-    const td = el("td", {class: "iv", "data-x": ivText(lo, hi)});
+    const td = el("td", {class: "iv", "data-x": ivText(lo, hi), "data-lo": lo === null ? "" : String(lo), "data-hi": hi === null ? "" : String(hi)});
     const n = g.n_systems;
+    if (n > BAR_MAX) { td.append(ivText(lo, hi)); return td; }  // a 32-px bar of thousands of ranks is a dot: the numbers only
     const bar = el("span", {class: "ivbar" + (r.leader.includes(i) ? " lead" : r.tied.includes(i) ? " tied" : ""), "aria-hidden": "true"});
     if (lo !== null) {
       const x = v => 100 * (n <= 1 ? 0.5 : (v - 1) / (n - 1));
@@ -313,8 +326,11 @@
   function rankCell(g, r, i) {
     const v = r.rank[i];
     const mates = tiedWith(g, r, i);
-    const td = el("td", {"data-x": v === null ? "" : String(v) + (mates.length ? "=" : "")},
-      v === null ? "–" : String(v) + (mates.length ? "=" : ""));
+    if (v === null) {
+      return el("td", {class: "sub dropped", "data-x": "", title: `not ranked by ${r.rule}: the system was dropped for missing scores (missing-score policy)`},
+        "dropped");
+    }
+    const td = el("td", {"data-x": String(v) + (mates.length ? "=" : "")}, String(v) + (mates.length ? "=" : ""));
     if (mates.length) td.title = `rank ${v} shared with ${listNames(mates, 12)}`;
     if (r.leader.includes(i)) td.append(el("span", {class: "badge lead", title: "leader (rank 1)", "aria-label": "leader"}, "★"));
     else if (r.tied.includes(i)) {
@@ -329,7 +345,7 @@
     if (!c || !c.byName) return el("td", {class: "n sub"}, c && c.error ? "n/a" : "…");
     const v = c.byName.get(g.systems[i]);
     if (!v) return el("td", {class: "n sub"}, "–");
-    return el("td", {class: "n", "data-x": `${v[0]} / ${v[1]}`, title: `${v[0]} of ${c.n_tasks} judges (tasks) and ${v[1].toLocaleString()} scored task-instance cells`},
+    return el("td", {class: "n", "data-x": `${v[0]} / ${v[1]}`, "data-lo": String(v[0]), "data-hi": String(v[1]), "data-names": "judges|cells", title: `${v[0]} of ${c.n_tasks} judges (tasks) and ${v[1].toLocaleString()} scored task-instance cells`},
       `${v[0]} · ${v[1].toLocaleString()}`);
   }
   function boardTable(g) {
@@ -338,11 +354,12 @@
     const hasScoreIv = g.rules.map(r => Array.isArray(r.score_low));
     const h1 = el("tr", {}, el("td", {class: "name corner"}, ""), el("td", {class: "corner"}, ""));
     const h2 = el("tr", {});
-    const th = (label, key, cls, title) => {
+    const th = (label, key, cls, title, short, rule) => {  // short: the label on a phone (an <abbr> of the full one)
       const on = (ui.sort || "0:rank") === key;
       const e = el("th", {class: ["sortable", cls, on ? "sorted" : "", on && ui.desc ? "desc" : ""].filter(Boolean).join(" "),
-        title, scope: "col", "aria-sort": on ? (ui.desc ? "descending" : "ascending") : null, "data-x": label});
-      const b = el("button", {type: "button", class: "sortbtn"}, label);
+        title, scope: "col", "aria-sort": on ? (ui.desc ? "descending" : "ascending") : null, "data-x": rule ? `${rule} ${label}` : label});
+      const text = short ? [el("span", {class: "wide-label"}, label), el("abbr", {class: "short-label", title: label}, short)] : [label];
+      const b = el("button", {type: "button", class: "sortbtn", "aria-label": rule ? `sort by ${label} under ${rule}` : `sort by ${label}`}, ...text);
       b.addEventListener("click", () => {
         if ((ui.sort || "0:rank") === key) ui.desc = !ui.desc; else { ui.sort = key; ui.desc = false; }
         renderBoard(); renderBump();
@@ -354,17 +371,20 @@
       e.append(b);
       return e;
     };
-    h2.append(th("system", "name", "name"), th("judges · cells", "n", "n", "judges (tasks) with a score, and scored task-instance cells, behind the system's rank"));
+    h2.append(th("system", "name", "name"), th("judges · cells", "n", "n", "judges (tasks) with a score, and scored task-instance cells, behind the system's rank", "n"));
     const pct = `${Math.round(100 * ui.snap.level)}%`;
     const ivLabel = g.interval === "pairwise" ? "rank range" : `rank ${pct} CI`;
     g.rules.forEach((r, ri) => {
       h1.append(el("th", {colspan: hasScoreIv[ri] ? 5 : 4, class: "group" + (r.degenerate ? " degenerate" : ""), scope: "colgroup",
         "data-x": r.rule, title: r.unit}, r.rule, r.degenerate ? " ⚠" : ""));
-      h2.append(th("score", `${ri}:score`, "first", `${r.unit}, on the full data (higher is better)`));
-      if (hasScoreIv[ri]) h2.append(el("th", {scope: "col", title: `${pct} percentile interval of the rule's score over the replicates`, "data-x": `score ${pct} CI`}, `score ${pct} CI`));
-      h2.append(th("rank", `${ri}:rank`, "", "full-data rank ('=' marks ties: hover or open the row for whom)"),
-        th(ivLabel, `${ri}:iv`, "", explainInterval(g, ui.snap.level)),
-        th("Rank(UB)", `${ri}:ub`, "", "1 + the systems whose score interval lies entirely above this one's (LMArena's upper bound on the rank; from the rank intervals when there are no score intervals)"));
+      h2.append(th("score", `${ri}:score`, "first", `${r.unit}, on the full data (higher is better)`, "sc.", r.rule));
+      if (hasScoreIv[ri]) {
+        h2.append(el("th", {scope: "col", title: `${pct} percentile interval of the rule's score over the replicates`, "data-x": `${r.rule} score ${pct} CI`,
+          "data-split": "1"}, el("span", {class: "wide-label"}, `score ${pct} CI`), el("abbr", {class: "short-label", title: `score ${pct} CI`}, "sc. CI")));
+      }
+      h2.append(th("rank", `${ri}:rank`, "", "full-data rank ('=' marks ties: hover or open the row for whom)", "#", r.rule),
+        th(ivLabel, `${ri}:iv`, "", explainInterval(g, ui.snap.level), "CI", r.rule),
+        th("Rank(UB)", `${ri}:ub`, "", "1 + the systems whose score interval lies entirely above this one's (LMArena's upper bound on the rank; from the rank intervals when there are no score intervals); sorted ties by rank", "UB", r.rule));
     });
     t.append(el("thead", {}, h1, h2));
     const body = el("tbody");
@@ -373,6 +393,7 @@
     if (q) rows = rows.filter(i => g.systems[i].toLowerCase().includes(q));
     const total = rows.length;
     if (!q && !ui.showAll) rows = rows.slice(0, TOP_K);
+    else if (!q) rows = rows.slice(0, ui.limit);
     const rs = sortRule();
     rows.forEach((i, pos) => {
       const name = g.systems[i];
@@ -390,7 +411,8 @@
           const lo = r.score_low[i], hi = r.score_high[i];
           const txt = lo === null ? "–" : lo < 0 || hi < 0 ? `${fmtScore(lo, digits[ri])} to ${fmtScore(hi, digits[ri])}` :
             `${fmtScore(lo, digits[ri])}–${fmtScore(hi, digits[ri])}`;
-          tr.append(el("td", {class: "siv", "data-x": txt}, txt));
+          tr.append(el("td", {class: "siv", "data-x": txt, "data-lo": lo === null ? "" : fmtScore(lo, digits[ri]),
+            "data-hi": hi === null ? "" : fmtScore(hi, digits[ri])}, txt));
         }
         tr.append(rankCell(g, r, i), ivCell(g, r, i),
           el("td", {class: "ub"}, r.rank_ub && r.rank_ub[i] !== null ? String(r.rank_ub[i]) : "–"));
@@ -460,7 +482,7 @@
   }
   function stabilityLine(g) {
     const box = el("div", {class: "stats"});
-    g.rules.forEach(r => box.append(el("span", {}, el("b", {}, r.rule), ": ",
+    g.rules.forEach(r => box.append(el("span", {class: r.degenerate ? "degenerate" : null}, el("b", {}, r.rule), r.degenerate ? " " : "", degenerateMark(r), ": ",
       el("span", {title: "Kendall's W of the replicate rankings (1 = every replicate ranks alike), over the systems present in every replicate"},
          "Kendall W ", el("b", {}, r.kendall_w === null && g.over === "systems" && r.replicates_done > 1 ?
            "n/a (no system is in every replicate)" : fmt(r.kendall_w))), " · ",
@@ -507,8 +529,9 @@
     const t = el("table", {class: "tasks"}, el("tr", {}, el("th", {scope: "col"}, "system"),
       got.by_rule ? el("th", {scope: "col"}, `${got.by_rule} rank`) : null, el("th", {scope: "col"}, "mean"), el("th", {scope: "col"}, "letters")));
     const rankOf = name => { const r = g.rules.find(x => x.rule === got.by_rule); const i = g.systems.indexOf(name); return r && i >= 0 ? r.rank[i] : null; };
+    const md = scoreDigits(got.mean, null);  // one number of decimals for the column (no trimmed zeros)
     order.forEach(i => t.append(el("tr", {}, el("td", {}, got.systems[i]), got.by_rule ? el("td", {}, String(rankOf(got.systems[i]) ?? "–")) : null,
-      el("td", {}, fmtScore(got.mean[i])), el("td", {class: "cld", "data-x": letters[i].replace(/ /g, "")}, letters[i]))));
+      el("td", {class: "num"}, fmtScore(got.mean[i], Math.max(md === null ? 4 : md, 2))), el("td", {class: "cld", "data-x": letters[i].replace(/ /g, "")}, letters[i]))));
     box.append(el("h3", {}, `Letter groups · ${got.input}`), el("div", {class: "explain"}, lettersText(got)),
                ...got.notes.map(n => el("div", {class: "note"}, n)), exportButtons(() => t, `letters_${slug(got.input)}`, "the letter groups"), t);
     return box;
@@ -528,10 +551,17 @@
   }
   const LEVELS = {task: "task: the rule over per-task means", one: "one: the rule over every (task, instance) pair as a judge",
                   two: "two: per task over its instances, then across tasks"};
+  function usedLevel(g) {  // not set: engine.rank's default, two-level for an input with instances, else task-level
+    const c = ui.counts.get(g.input);
+    const inst = g.over === "instances" || (c && c.byName && [...c.byName.values()].some(v => v[1] > v[0]));
+    if (inst) return `${LEVELS.two} (the default for an input with instances)`;
+    if (c && c.byName) return `${LEVELS.task} (the default for one score per task)`;
+    return "the default (two-level for an input with instances, else task-level)";
+  }
   function settingsLine(s, g) {
     const inp = (s.input || {})[g.input] || {};
     const dflt = k => ((inp.defaults || []).includes(k) ? " (default)" : "");
-    const lv = inp.level ? (LEVELS[inp.level] || inp.level) + dflt("level") : "each rule's own (not set)";
+    const lv = inp.level ? (LEVELS[inp.level] || inp.level) + dflt("level") : usedLevel(g);
     const miss = inp.missing ? `${inp.missing}${dflt("missing")}` + (inp.missing === "error" ? ": the input has no missing score" : "") : "not recorded";
     return el("div", {class: "settings sub"}, `aggregation level ${lv} · missing scores: ${miss} · ` +
       `scores: ` + g.rules.map(r => `${r.rule} = ${r.unit}`).join("; "));
@@ -542,6 +572,18 @@
       `shared rank, rank intervals, ties with the leader and agreement with other rules say little (a system in the tie ` +
       `is not "top-${r.degenerate.rank}" in any useful sense).`));
   }
+  function systemsText(g) {  // every system of the store, and how many of them a rule could not rank
+    const ranked = g.rules.length ? g.rules[0].rank.filter(v => v !== null).length : g.systems.length;
+    const out = plural(g.systems.length, "system");
+    return ranked < g.systems.length ? `${out} (${ranked.toLocaleString()} ranked, ${(g.systems.length - ranked).toLocaleString()} dropped for missing scores)` : out;
+  }
+  function moreRows(shown, total) {  // past the first page: the next rows on demand (never thousands at once)
+    if (!ui.showAll || ui.query.trim() || shown >= total) return [];
+    const b = el("button", {type: "button", id: "more-rows"},
+      `show ${Math.min(PAGE, total - shown).toLocaleString()} more (${shown.toLocaleString()} of ${total.toLocaleString()} shown)`);
+    b.addEventListener("click", () => { ui.limit += PAGE; renderBoard(); });
+    return [b];
+  }
   function renderBoard() {
     const s = ui.snap;
     const host = $("board");
@@ -551,7 +593,7 @@
     const {g, boots} = got;
     loadCounts(g);
     const head = el("div", {class: "row"}, el("h2", {id: "board-h"}, "Leaderboard"),
-      el("span", {class: "sub"}, `${g.name} · bootstrap over ${overLabel(g)} · ${plural(g.n_systems, "system")} · ` +
+      el("span", {class: "sub"}, `${g.name} · bootstrap over ${overLabel(g)} · ${systemsText(g)} · ` +
         `${g.replicates.toLocaleString()} replicates × ${plural(g.rules.length, "rule")}: ` +
         `${g.replicates_done.toLocaleString()} / ${g.replicates_total.toLocaleString()} done`),
       el("div", {class: "bar small", "aria-hidden": "true"}, width(el("div"), pct(g.blocks_done, g.blocks_total))));
@@ -560,7 +602,7 @@
       const search = el("input", {type: "search", id: "search", placeholder: "search systems", "aria-label": "search systems"});
       search.addEventListener("input", () => { ui.query = search.value; renderBoard(); });
       const more = el("button", {id: "show-all", type: "button"});
-      more.addEventListener("click", () => { ui.showAll = !ui.showAll; renderBoard(); });
+      more.addEventListener("click", () => { ui.showAll = !ui.showAll; ui.limit = PAGE; renderBoard(); });
       const pick = el("select", {id: "group-select", "aria-label": "bootstrap group"});
       pick.addEventListener("change", () => { ui.group = pick.value; ui.sort = null; ui.open.clear(); renderBoard(); renderBump(); });
       controls.append(search, more, pick, el("span", {class: "sub", id: "shown"}), el("span", {id: "board-export"}));
@@ -574,10 +616,11 @@
     pick.hidden = boots.length < 2;
     const {table, shown, total} = boardTable(g);
     const more = controls.querySelector("#show-all");
-    more.textContent = ui.showAll ? `show the top ${TOP_K}` : `show all ${g.n_systems}`;
-    more.hidden = g.n_systems <= TOP_K || Boolean(ui.query.trim());
+    more.textContent = ui.showAll ? `show the top ${TOP_K}` :
+      g.systems.length <= PAGE ? `show all ${g.systems.length.toLocaleString()}` : `show the top ${PAGE.toLocaleString()}`;
+    more.hidden = g.systems.length <= TOP_K || Boolean(ui.query.trim());
     controls.querySelector("#shown").textContent = ui.query.trim() ? `${total} matching` :
-      `showing ${shown} of ${g.n_systems} · sort by a column header; open a system for its ties and per-task scores`;
+      `showing ${shown.toLocaleString()} of ${g.systems.length.toLocaleString()} · sort by a column header; open a system for its ties and per-task scores`;
     controls.querySelector("#board-export").replaceChildren(exportButtons(() => $("board").querySelector("table.lb"), `leaderboard_${slug(g.name)}`, "the leaderboard as shown"));
     const legend = el("div", {class: "legend"},
       el("span", {}, el("span", {class: "badge lead"}, "★"), " leader"),
@@ -590,11 +633,13 @@
                    el("div", {class: "explain"}, explainInterval(g, s.level) + " Rank(UB): 1 + the number of systems whose score " +
                      "interval lies entirely above this system's (LMArena's rank upper bound, as in the report)" +
                      (g.rules.some(r => r.rank_ub_from === "rank") ? "; from the rank intervals where there are no score intervals." : ".") +
-                     (scoreNotes.length ? ` Score intervals: ${scoreNotes.join("; ")}.` : "")));
+                     (scoreNotes.length ? ` Score intervals: ${scoreNotes.join("; ")}.` : "") +
+                     (g.n_systems > BAR_MAX ? ` The rank intervals are given as numbers only (no bars): a bar ${"of"} ${g.n_systems.toLocaleString()} ranks would be too small to read.` : "")));
     how.open = ui.howOpen;
     how.addEventListener("toggle", () => { ui.howOpen = how.open; });
     const parts = [head, settingsLine(s, g), ...degenerateNotes(g), controls, how,
                    el("div", {class: "tablewrap lbwrap", tabindex: "0", role: "region", "aria-labelledby": "board-h"}, table),
+                   ...moreRows(shown, total),
                    stabilityLine(g), lettersView(g)];
     const src = g.rules.find(r => r.ranking_source !== "full data");
     if (src) parts.push(el("div", {class: "note"}, `ranked by ${src.ranking_source} (no full-data ranking in the store)`));
@@ -782,9 +827,12 @@
   function subsetsCard(g) {
     const c = el("section", {class: "card", "data-group": g.name});
     c.append(head(g, `task subsets · ${g.repeats} repeats per size`, `${g.blocks_done} / ${g.blocks_total} blocks`));
-    const t = heatTable("rule \\ tasks in the subset", g.sizes, g.rules.map(r => [r.rule, r.mean_tau.map((v, i) =>
+    const degen = new Map((ui.snap ? ui.snap.groups : []).filter(x => x.kind === "bootstrap" && x.input === g.input)
+      .flatMap(x => x.rules.filter(r => r.degenerate).map(r => [r.rule, r.degenerate.why])));
+    const t = heatTable("rule \\ tasks in the subset", g.sizes, g.rules.map(r => [degen.has(r.rule) ? `${r.rule} ⚠ degenerate` : r.rule, r.mean_tau.map((v, i) =>
       [v, v, `${r.repeats_done[i]} repeats; std ${fmt(r.std_tau[i])}`])]));
     c.append(el("div", {class: "explain"}, "mean Kendall τ-b between the ranking on a random subset of the tasks and the ranking on all of them (1 = same order)"), t);
+    degen.forEach((why, rule) => c.append(el("div", {class: "note"}, `⚠ ${rule} is degenerate on this input (${why}): its τ is high because it ties most systems, not because it is stable`)));
     return c;
   }
   function curveCard(g) {
