@@ -377,16 +377,30 @@ def test_keyboard_sort_and_drill_down(browser, served):
 def test_export_is_what_is_shown(browser, served):
     pg = open_page(browser, served)
     try:
+        # what is shown, an interval cell (data-lo / data-hi) as its two bounds (issue 26: machine-readable exports)
         shown = pg.evaluate("""() => [...document.querySelectorAll('table.lb tbody tr.sys')].map(tr =>
-                               [...tr.children].map(c => (c.dataset.x ?? c.textContent).replace(/\\s+/g, ' ').trim()))""")
+                               [...tr.children].flatMap(c => c.dataset.lo !== undefined ? [c.dataset.lo, c.dataset.hi] :
+                                 [(c.dataset.x ?? c.textContent).replace(/\\s+/g, ' ').trim()]))""")
         with pg.expect_download() as dl:
             pg.click("#board-export button[data-export='csv']")
         rows = list(csv.reader(io.StringIO(Path(dl.value.path()).read_text())))
-        assert rows[1:] == shown and rows[0][0] == "system" and len(rows[0]) == len(shown[0])
+        assert rows[1:] == [[v.replace("–", "") for v in r] for r in shown]
+        assert rows[0][0] == "system" and len(rows[0]) == len(shown[0])
+        assert all("·" not in h for h in rows[0]) and any(h.endswith(" low") for h in rows[0])
         with pg.expect_download() as dl:
             pg.click("#board-export button[data-export='json']")
         data = json.loads(Path(dl.value.path()).read_text())
-        assert [list(d.values()) for d in data] == shown
+
+        def value(text):  # a number's text as the number, a dash or nothing as null, else the text
+            if text in ("", "–"):
+                return None
+            try:
+                return float(text.replace(",", ""))
+            except ValueError:
+                return text
+
+        assert [list(d.values()) for d in data] == [[value(v) for v in r] for r in shown]
+        assert any(isinstance(v, (int, float)) for v in data[0].values())
     finally:
         pg.close()
 

@@ -359,7 +359,8 @@
       const e = el("th", {class: ["sortable", cls, on ? "sorted" : "", on && ui.desc ? "desc" : ""].filter(Boolean).join(" "),
         title, scope: "col", "aria-sort": on ? (ui.desc ? "descending" : "ascending") : null, "data-x": rule ? `${rule} ${label}` : label});
       const text = short ? [el("span", {class: "wide-label"}, label), el("abbr", {class: "short-label", title: label}, short)] : [label];
-      const b = el("button", {type: "button", class: "sortbtn", "aria-label": rule ? `sort by ${label} under ${rule}` : `sort by ${label}`}, ...text);
+      // the accessible name: the visible label and, read but not shown, the rule of the column
+      const b = el("button", {type: "button", class: "sortbtn", "aria-label": rule ? (short ? `${short}, ${label} (${rule})` : `${label} (${rule})`) : null}, ...text);
       b.addEventListener("click", () => {
         if ((ui.sort || "0:rank") === key) ui.desc = !ui.desc; else { ui.sort = key; ui.desc = false; }
         renderBoard(); renderBump();
