@@ -4,7 +4,9 @@
   const $ = (id) => document.getElementById(id);
   const el = (tag, text, cls) => { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; };
   const when = (t) => (typeof t === "number" ? new Date(t * 1000).toLocaleString() : "");
-  const fmt = (x) => (typeof x === "number" ? (Number.isInteger(x) ? String(x) : x.toPrecision(4)) : "–");
+  // one number of decimals for the whole score column: 0 for whole numbers, 1 for halves (Borda points), else 3
+  const decimals = (xs) => (xs.every(Number.isInteger) ? 0 : xs.every((x) => Number.isInteger(2 * x)) ? 1 : 3);
+  const fmt = (x, d) => (typeof x === "number" ? x.toFixed(d) : "–");
   const bound = (x) => (typeof x === "number" ? String(Number(x.toPrecision(3))) : "");
   let shown = -1;
 
@@ -34,10 +36,14 @@
       `${s.replicates} replicates, seed ${s.seed}` : "") : "no ranking yet";
     list("changes", s.changes || [], (t) => el("li", t, t.startsWith("new:") ? "new" : ""), "nothing changed");
     const body = $("ranking").tBodies[0]; body.replaceChildren();
+    const scored = (s.ranking || []).filter((r) => typeof r.score === "number");
+    const d = decimals(scored.map((r) => r.score));
+    const unranked = (s.ranking || []).filter((r) => typeof r.score !== "number").map((r) => r.system);
+    if (s.rule && unranked.length) $("meta").textContent += `; ${scored.length} ranked, not ranked (missing scores): ${unranked.join(", ")}`;
     (s.ranking || []).forEach((r) => {
       const tr = el("tr"); tr.dataset.system = r.system;
       tr.appendChild(el("td", String(r.rank), "num")); tr.appendChild(el("td", r.system));
-      tr.appendChild(el("td", fmt(r.score), "num"));
+      tr.appendChild(el("td", fmt(r.score, d), "num"));
       const lo = bound(r.rank_low), hi = bound(r.rank_high);
       tr.appendChild(el("td", r.rank_low === undefined ? "–" : (lo === hi ? `[${lo}]` : `[${lo}-${hi}]`), "num"));
       const td = el("td"); td.appendChild(provenance((s.provenance || {})[r.system])); tr.appendChild(td);
