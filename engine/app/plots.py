@@ -40,8 +40,9 @@ __all__ = [
 
 #: longest system / rule label drawn (longer names end in an ellipsis)
 LABEL_CHARS = 34
-#: the pairwise win matrix prints its counts in the cells up to this many systems
-WIN_NUMBERS = 30
+#: the pairwise win matrix prints its counts in the cells up to this many systems (past it a cell's number would
+#: fall below 6.5 pt, unreadable in the page's image; the counts are in the win-count table)
+WIN_NUMBERS = 20
 _ROW = 0.26  # inches per system row
 _FONT = 8.0
 _UP, _DOWN = "\u2191", "\u2193"
@@ -323,7 +324,7 @@ def win_matrix_figure(wins: np.ndarray, ties: np.ndarray, systems: Sequence[obje
         for i in range(n):
             for j in range(n):
                 if i != j and np.isfinite(share[i, j]):
-                    ax.text(j, i, f"{W[i, j]:g}", ha="center", va="center", fontsize=6.5 if n <= 20 else 5.5,
+                    ax.text(j, i, f"{W[i, j]:g}", ha="center", va="center", fontsize=6.5,
                             color=_text_color(im.cmap(im.norm(share[i, j]))), in_layout=False)
     ax.set_xticks(range(n), names, rotation=90, fontsize=_FONT)
     ax.set_yticks(range(n), names, fontsize=_FONT)
