@@ -19,7 +19,6 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from engine.app import output
-from engine.app.config import config_defaults, read_config
 from engine.app.options import add_progress_option, progress_shown
 from engine.errors import VotebenchError
 
@@ -167,6 +166,8 @@ def main(argv: Sequence[str] | None = None, *, commands: Sequence[ModuleType | s
     try:
         if getattr(args, "config_file", None):
             # defaults < config file < flags: the file's values become the sub-command's defaults, then parse again
+            from engine.app.config import config_defaults, read_config
+
             sp = subparsers(parser)[args.command]
             sp.set_defaults(**config_defaults(sp, read_config(args.config_file), args.config_file))
             args = parser.parse_args(argv)

@@ -20,51 +20,114 @@
   :func:`rank_input` (rank an input on a worker or here, whichever reads it).
 
 Used by :mod:`engine.sweep` and by the CLI; ``distributed`` itself is imported
-only when a client is made.
+only when a client is made.  The names below are imported on first use (PEP 562), so that a local run
+imports only the modules it calls (not the cluster and client code).
 """
 
-from engine.distributed.cache import IN_MEMORY_BYTES, cached_sources, clear_cache, load_source
-from engine.distributed.client import (
-    LocalPool,
-    TaskFailed,
-    check_address,
-    connect,
-    embedded_client,
-    run_task,
-    single_threaded,
-    task_result,
-)
-from engine.distributed.cluster import (
-    ClusterRunner,
-    ClusterShape,
-    choose_block,
-    cluster_block,
-    cluster_shape,
-    current_client,
-    lost_cluster,
-    map_blocks,
-    on_cluster,
-)
-from engine.distributed.runs import (
-    bootstrap_source,
-    cluster_bootstrap,
-    cluster_rank,
-    compute,
-    is_store,
-    rank_input,
-    rank_scores,
-    rank_source,
-)
-from engine.distributed.source import (
-    LOADER_KEYS,
-    Source,
-    input_checksum,
-    loader_keys,
-    make_source,
-    open_input,
-    open_source,
-    sidecar_of,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - static analysers see the eager imports
+    from engine.distributed.cache import IN_MEMORY_BYTES, cached_sources, clear_cache, load_source
+    from engine.distributed.client import (
+        LocalPool,
+        TaskFailed,
+        check_address,
+        connect,
+        embedded_client,
+        run_task,
+        single_threaded,
+        task_result,
+    )
+    from engine.distributed.cluster import (
+        ClusterRunner,
+        ClusterShape,
+        choose_block,
+        cluster_block,
+        cluster_shape,
+        current_client,
+        lost_cluster,
+        map_blocks,
+        on_cluster,
+    )
+    from engine.distributed.runs import (
+        bootstrap_source,
+        cluster_bootstrap,
+        cluster_rank,
+        compute,
+        is_store,
+        rank_input,
+        rank_scores,
+        rank_source,
+    )
+    from engine.distributed.source import (
+        LOADER_KEYS,
+        Source,
+        input_checksum,
+        loader_keys,
+        make_source,
+        open_input,
+        open_source,
+        sidecar_of,
+    )
+
+#: public name -> the submodule that defines it (imported on first access)
+_LAZY = {
+    "IN_MEMORY_BYTES": "cache",
+    "cached_sources": "cache",
+    "clear_cache": "cache",
+    "load_source": "cache",
+    "LocalPool": "client",
+    "TaskFailed": "client",
+    "check_address": "client",
+    "connect": "client",
+    "embedded_client": "client",
+    "run_task": "client",
+    "single_threaded": "client",
+    "task_result": "client",
+    "ClusterRunner": "cluster",
+    "ClusterShape": "cluster",
+    "choose_block": "cluster",
+    "cluster_block": "cluster",
+    "cluster_shape": "cluster",
+    "current_client": "cluster",
+    "lost_cluster": "cluster",
+    "map_blocks": "cluster",
+    "on_cluster": "cluster",
+    "bootstrap_source": "runs",
+    "cluster_bootstrap": "runs",
+    "cluster_rank": "runs",
+    "compute": "runs",
+    "is_store": "runs",
+    "rank_input": "runs",
+    "rank_scores": "runs",
+    "rank_source": "runs",
+    "LOADER_KEYS": "source",
+    "Source": "source",
+    "input_checksum": "source",
+    "loader_keys": "source",
+    "make_source": "source",
+    "open_input": "source",
+    "open_source": "source",
+    "sidecar_of": "source",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name of the distributed layer from its submodule on first access."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "ClusterRunner", "ClusterShape", "choose_block", "cluster_block", "cluster_shape", "current_client", "lost_cluster",

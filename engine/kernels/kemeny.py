@@ -1,4 +1,5 @@
-"""Kemeny consensus, Kendall distances and ranking dispersion (pure numpy / scipy).
+"""Kemeny consensus and ranking dispersion (pure numpy / scipy); the Kendall distance and tau-b they use are
+those of :mod:`engine.kernels.pairwins`, the pair-count module.
 
 Colombo et al. (2022), *What are the best systems?*, section 3.1 defines the
 Kemeny consensus of the per-task rankings ``sigma_1..sigma_T`` as a permutation
@@ -52,14 +53,11 @@ import numpy as np
 
 from engine.kernels.aggregate import task_weights
 from engine.kernels.exact import weighted_task_sum
-from engine.kernels.pairwins import dense_ranks, kendall_counts
 from engine.kernels.ranking import borda_points
 from engine.kernels.social import pairwise_counts
 
 __all__ = [
     "pairwise_preferences",
-    "kendall_distance",
-    "kendall_tau_b",
     "KemenyResult",
     "kemeny_order",
     "kemeny_consensus",
@@ -105,27 +103,6 @@ def _pair_signs(a: np.ndarray) -> np.ndarray:
         return np.sign(a[..., :, None] - a[..., None, :])
 
 
-def _concordance_counts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``n, n1, n2, n3, D`` of :func:`engine.kernels.pairwins.kendall_counts` for the score vectors ``a`` and ``b``
-    (``(..., S)``, broadcast), each of the broadcast batch shape; ``NaN`` = absent."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    shape = np.broadcast_shapes(a.shape, b.shape)
-    if len(shape) == 0:
-        raise ValueError("expected score vectors with a system axis")
-    S = shape[-1]
-    batch = shape[:-1]
-    rows = []
-    for v in (a, b):  # each vector's own rows ranked once, paired by index over the broadcast batch
-        v = np.broadcast_to(v, v.shape[:-1] + (S,))  # a one-system axis broadcast to S
-        own = v.shape[:-1]
-        idx = np.broadcast_to(np.arange(prod(own), dtype=np.int64).reshape(own), batch).reshape(-1)
-        rows.append((dense_ranks(v.reshape(prod(own), S)), idx))
-    (ra, ia), (rb, ib) = rows
-    c = kendall_counts(ra, rb.astype(ra.dtype), ia, ib)
-    return tuple(c[:, q].reshape(batch) for q in range(5))
-
-
 # --------------------------------------------------------------------------- public: pairs
 
 
@@ -159,82 +136,6 @@ def pairwise_preferences(X: np.ndarray, *, weights: np.ndarray | None = None) ->
     X = _as_scores(X)
     W, E = _pair_counts(X, task_weights(weights, X.shape[-2]))
     return W + 0.5 * E
-
-
-def kendall_distance(a: np.ndarray, b: np.ndarray, *, tie_penalty: float = 0.5) -> np.ndarray:
-    """Kendall distance between two rankings given as score vectors.
-
-    Parameters
-    ----------
-    a, b : array_like, shape (..., S)
-        Scores or ranks inducing the two rankings (only the order matters; the
-        direction must be the same in both).  Leading axes broadcast.
-        ``NaN`` = not ranked: pairs involving it are ignored.
-    tie_penalty : float, optional
-        Cost of a pair tied in exactly one of the rankings (default 1/2).
-
-    Returns
-    -------
-    ndarray of float64, shape (...)
-        Number of unordered pairs ordered oppositely by ``a`` and ``b``, plus
-        ``tie_penalty`` times the number of pairs tied in exactly one of them
-        (Colombo et al. 2022, sections 3.1 and 3.4; see the module notes on the
-        pair convention).
-
-    Notes
-    -----
-    Counts each pair of rankings in ``O(S log S)`` from whole numbers
-    (:func:`engine.kernels.pairwins.kendall_counts`), so the result is exact.
-
-    Examples
-    --------
-    >>> kendall_distance(np.array([3.0, 2.0, 1.0]), np.array([1.0, 2.0, 3.0]))
-    array(3.)
-    >>> kendall_distance(np.array([1.0, 1.0, 0.0]), np.array([2.0, 1.0, 0.0]))
-    array(0.5)
-    """
-    p = float(tie_penalty)
-    n, n1, n2, n3, d = _concordance_counts(a, b)
-    return np.asarray(d + p * ((n1 - n3) + (n2 - n3)), dtype=np.float64)
-
-
-def kendall_tau_b(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Kendall's tau-b rank correlation, vectorised over leading axes.
-
-    Parameters
-    ----------
-    a, b : array_like, shape (..., S)
-        Two score vectors; leading axes broadcast.  Systems missing (``NaN``)
-        in either vector are left out (as ``scipy.stats.kendalltau`` with
-        ``nan_policy='omit'``).
-
-    Returns
-    -------
-    ndarray of float64, shape (...)
-        ``(C - D) / sqrt((n0 - n1) (n0 - n2))`` with ``C``/``D`` the concordant /
-        discordant pairs, ``n0`` the number of pairs and ``n1``/``n2`` the pairs
-        tied in ``a``/``b`` (Kendall 1945); ``NaN`` when the denominator is 0
-        (fewer than two systems, or one vector constant).  Colombo et al.
-        (2022), section 3.4, compare rankings with it.
-
-    Examples
-    --------
-    >>> kendall_tau_b(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0]))
-    array(0.33333333)
-    """
-    n, n1, n2, n3, d = _concordance_counts(a, b)
-    return tau_b_from_counts(n, n1, n2, n3, d)
-
-
-def tau_b_from_counts(n: np.ndarray, n1: np.ndarray, n2: np.ndarray, n3: np.ndarray, d: np.ndarray) -> np.ndarray:
-    """Kendall's tau-b ``(C - D) / sqrt((n0 - n1) (n0 - n2))`` from the whole-number counts of
-    :func:`engine.kernels.pairwins.kendall_counts` (``C - D = n0 - n1 - n2 + n3 - 2 D``, ``n0 = n (n - 1) / 2``);
-    ``NaN`` where the denominator is 0."""
-    n0 = n * (n - 1) // 2
-    cmd = (n0 - n1 - n2 + n3 - 2 * d).astype(np.float64)
-    den = (n0 - n1).astype(np.float64) * (n0 - n2).astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, cmd / np.sqrt(np.where(den > 0, den, 1.0)), np.nan)
 
 
 # --------------------------------------------------------------------------- Kemeny solvers

@@ -34,9 +34,8 @@ from typing import Any, Literal
 import numpy as np
 
 from engine.kernels.checks import check_level
-from engine.kernels.kemeny import kendall_tau_b, tau_b_from_counts
 from engine.kernels.pairblock import blocks_prob_above, prob_above_blocked
-from engine.kernels.pairwins import dense_ranks, kendall_counts_all
+from engine.kernels.pairwins import dense_ranks, kendall_counts_all, kendall_tau_b, tau_b_from_counts
 from engine.kernels.ranking import borda_points, min_rank, tie_groups
 from engine.kernels.social import pairwise_counts
 
@@ -304,7 +303,7 @@ def pairwise_correlations(scores: np.ndarray, *, method: Method = "spearman") ->
         absent from that replicate.
     method : {"spearman", "kendall"}
         Spearman's rho (:func:`spearman`) or Kendall's tau-b
-        (:func:`engine.kernels.kemeny.kendall_tau_b`).
+        (:func:`engine.kernels.pairwins.kendall_tau_b`).
 
     Returns
     -------
@@ -938,7 +937,7 @@ def benchmark_agreement(score_a, score_b, *, systems_a=None, systems_b=None) -> 
     Returns
     -------
     dict
-        ``tau`` (tau-b, :func:`engine.kernels.kemeny.kendall_tau_b`; ties in either ranking handled), ``pvalue``
+        ``tau`` (tau-b, :func:`engine.kernels.pairwins.kendall_tau_b`; ties in either ranking handled), ``pvalue``
         (two-sided, of ``H0: tau = 0``, from ``scipy.stats.kendalltau``: exact for fewer than 50 systems
         without ties, the normal approximation with the tie-corrected variance otherwise), ``n`` (systems
         compared) and ``systems`` (their names in the order of ``systems_a``, or indices).  ``tau`` and ``pvalue``

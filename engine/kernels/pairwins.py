@@ -9,18 +9,22 @@ order of the judges or on how they are split into chunks.
 
 :func:`win_counts` gives the whole matrix with half the comparisons for judges without tied scores,
 and :func:`dense_ranks` turns scores into the compact ranks these loops compare. :func:`kendall_counts`
-gives the concordance counts behind Kendall's tau-b and distance in ``O(S log S)`` per pair of rankings.
+gives the concordance counts behind Kendall's tau-b and distance in ``O(S log S)`` per pair of rankings, and
+:func:`kendall_tau_b` / :func:`kendall_distance` the two statistics from them (the pair convention is the one
+of :mod:`engine.kernels.kemeny`'s notes: unordered pairs, a missing score leaves the pair out).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from math import prod
 from typing import Any
 
 import numpy as np
 
-__all__ = ["baldwin_rounds", "dense_ranks", "greater_counts", "kendall_counts", "kendall_counts_all", "win_counts"]
+__all__ = ["baldwin_rounds", "dense_ranks", "greater_counts", "kendall_counts", "kendall_counts_all", "kendall_distance",
+           "kendall_tau_b", "tau_b_from_counts", "win_counts"]
 
 def _compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``numba.njit(nogil=True, cache=True)(fn)``, compiled (or loaded from numba's cache) at the first call:
@@ -478,3 +482,100 @@ def baldwin_rounds(pts: np.ndarray, present: np.ndarray, tol: float) -> np.ndarr
     _baldwin_rounds(np.ascontiguousarray(pts, dtype=np.float64), np.ascontiguousarray(present, dtype=np.bool_),
                     float(tol), score)
     return score
+
+
+def _concordance_counts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``n, n1, n2, n3, D`` of :func:`kendall_counts` for the score vectors ``a`` and ``b``
+    (``(..., S)``, broadcast), each of the broadcast batch shape; ``NaN`` = absent."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    if len(shape) == 0:
+        raise ValueError("expected score vectors with a system axis")
+    S = shape[-1]
+    batch = shape[:-1]
+    rows = []
+    for v in (a, b):  # each vector's own rows ranked once, paired by index over the broadcast batch
+        v = np.broadcast_to(v, v.shape[:-1] + (S,))  # a one-system axis broadcast to S
+        own = v.shape[:-1]
+        idx = np.broadcast_to(np.arange(prod(own), dtype=np.int64).reshape(own), batch).reshape(-1)
+        rows.append((dense_ranks(v.reshape(prod(own), S)), idx))
+    (ra, ia), (rb, ib) = rows
+    c = kendall_counts(ra, rb.astype(ra.dtype), ia, ib)
+    return tuple(c[:, q].reshape(batch) for q in range(5))
+
+
+def kendall_distance(a: np.ndarray, b: np.ndarray, *, tie_penalty: float = 0.5) -> np.ndarray:
+    """Kendall distance between two rankings given as score vectors.
+
+    Parameters
+    ----------
+    a, b : array_like, shape (..., S)
+        Scores or ranks inducing the two rankings (only the order matters; the
+        direction must be the same in both).  Leading axes broadcast.
+        ``NaN`` = not ranked: pairs involving it are ignored.
+    tie_penalty : float, optional
+        Cost of a pair tied in exactly one of the rankings (default 1/2).
+
+    Returns
+    -------
+    ndarray of float64, shape (...)
+        Number of unordered pairs ordered oppositely by ``a`` and ``b``, plus
+        ``tie_penalty`` times the number of pairs tied in exactly one of them
+        (Colombo et al. 2022, sections 3.1 and 3.4; see the module notes on the
+        pair convention).
+
+    Notes
+    -----
+    Counts each pair of rankings in ``O(S log S)`` from whole numbers
+    (:func:`kendall_counts`), so the result is exact.
+
+    Examples
+    --------
+    >>> kendall_distance(np.array([3.0, 2.0, 1.0]), np.array([1.0, 2.0, 3.0]))
+    array(3.)
+    >>> kendall_distance(np.array([1.0, 1.0, 0.0]), np.array([2.0, 1.0, 0.0]))
+    array(0.5)
+    """
+    p = float(tie_penalty)
+    n, n1, n2, n3, d = _concordance_counts(a, b)
+    return np.asarray(d + p * ((n1 - n3) + (n2 - n3)), dtype=np.float64)
+
+
+def kendall_tau_b(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b rank correlation, vectorised over leading axes.
+
+    Parameters
+    ----------
+    a, b : array_like, shape (..., S)
+        Two score vectors; leading axes broadcast.  Systems missing (``NaN``)
+        in either vector are left out (as ``scipy.stats.kendalltau`` with
+        ``nan_policy='omit'``).
+
+    Returns
+    -------
+    ndarray of float64, shape (...)
+        ``(C - D) / sqrt((n0 - n1) (n0 - n2))`` with ``C``/``D`` the concordant /
+        discordant pairs, ``n0`` the number of pairs and ``n1``/``n2`` the pairs
+        tied in ``a``/``b`` (Kendall 1945); ``NaN`` when the denominator is 0
+        (fewer than two systems, or one vector constant).  Colombo et al.
+        (2022), section 3.4, compare rankings with it.
+
+    Examples
+    --------
+    >>> kendall_tau_b(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0]))
+    array(0.33333333)
+    """
+    n, n1, n2, n3, d = _concordance_counts(a, b)
+    return tau_b_from_counts(n, n1, n2, n3, d)
+
+
+def tau_b_from_counts(n: np.ndarray, n1: np.ndarray, n2: np.ndarray, n3: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b ``(C - D) / sqrt((n0 - n1) (n0 - n2))`` from the whole-number counts of
+    :func:`kendall_counts` (``C - D = n0 - n1 - n2 + n3 - 2 D``, ``n0 = n (n - 1) / 2``);
+    ``NaN`` where the denominator is 0."""
+    n0 = n * (n - 1) // 2
+    cmd = (n0 - n1 - n2 + n3 - 2 * d).astype(np.float64)
+    den = (n0 - n1).astype(np.float64) * (n0 - n2).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, cmd / np.sqrt(np.where(den > 0, den, 1.0)), np.nan)

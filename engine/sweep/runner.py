@@ -18,7 +18,6 @@ from engine.distributed import (
     connect,
     load_source,
     loader_keys,
-    lost_cluster,
     make_source,
     rank_scores,
     run_task,
@@ -272,7 +271,11 @@ def finished(client: Any, futures: Mapping[Any, Any], written: Callable[[], int]
         except StopIteration:
             return
         except BaseException as exc:  # noqa: BLE001 - a lost cluster shows as cancelled futures (a BaseException)
-            why = None if isinstance(client, LocalPool) else lost_cluster(client, exc)
+            why = None
+            if not isinstance(client, LocalPool):
+                from engine.distributed.cluster import lost_cluster
+
+                why = lost_cluster(client, exc)
             if why is None:
                 raise
             raise ClusterLost(f"{why} after {written()} of {total} blocks of this run were written; the store keeps them: "

@@ -18,11 +18,10 @@ from engine.kernels.kemeny import (
     kemeny_across,
     kemeny_consensus,
     kemeny_order,
-    kendall_distance,
-    kendall_tau_b,
     pairwise_dispersion,
     pairwise_preferences,
 )
+from engine.kernels.pairwins import kendall_distance, kendall_tau_b
 from engine.kernels.ranking import borda_points
 
 DATA = Path(__file__).resolve().parents[2] / "data"

@@ -12,9 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from engine.kernels.kemeny import kendall_distance, kendall_tau_b
 from engine.kernels.metrics import pairwise_correlations
-from engine.kernels.pairwins import dense_ranks, kendall_counts
+from engine.kernels.pairwins import dense_ranks, kendall_counts, kendall_distance, kendall_tau_b
 
 
 def loop_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int, int, int]:

@@ -15,16 +15,17 @@ A new kind is one module defining a :class:`~engine.sweep.kinds.base.Kind`
 estimate, dashboard summary and state, report section) and one line::
 
     register_kind(MY_KIND)
+
+(a built-in kind is one line in the table below, which imports its module when the kind is first looked up)
 """
 
 from engine.sweep.kinds.base import KINDS, TASK_BYTES, Block, Kind, PlanContext, SpecCheck, aggregate_options, get_kind, register_kind
-from engine.sweep.kinds.bootstrap import BOOTSTRAP
-from engine.sweep.kinds.grid import GRID
-from engine.sweep.kinds.subsets import SUBSETS
-from engine.sweep.kinds.synthetic import MANIPULATION, RESCALING
 
-for _kind in (BOOTSTRAP, SUBSETS, GRID, MANIPULATION, RESCALING):
-    register_kind(_kind)
+# the built-in kinds, imported when first looked up (a sweep imports the kinds it runs)
+for _name, _module, _record in (("bootstrap", "bootstrap", "BOOTSTRAP"), ("subsets", "subsets", "SUBSETS"),
+                                ("grid", "grid", "GRID"), ("manipulation", "synthetic", "MANIPULATION"),
+                                ("rescaling", "synthetic", "RESCALING")):
+    KINDS.add_builtin(_name, f"engine.sweep.kinds.{_module}", _record)
 
 __all__ = ["KINDS", "TASK_BYTES", "Block", "Kind", "PlanContext", "SpecCheck", "aggregate_options", "get_kind",
            "register_kind"]

@@ -11,9 +11,10 @@ for a worked example.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from importlib import import_module
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,8 @@ from engine.errors import VotebenchError
 from engine.kernels.summaries import SummaryCodec
 from engine.magnitudes import shown
 
-__all__ = ["KINDS", "MOST_BLOCKS", "TASK_BYTES", "Block", "Kind", "PlanContext", "SpecCheck", "aggregate_options", "get_kind",
+__all__ = ["KINDS", "MOST_BLOCKS", "KindTable", "TASK_BYTES", "Block", "Kind",
+           "PlanContext", "SpecCheck", "aggregate_options", "get_kind",
            "is_number", "load_kind_plugins", "register_kind", "replicate_blocks"]
 
 
@@ -229,8 +231,49 @@ class Kind:
     stream: str | None = None
 
 
+class KindTable(MutableMapping[str, Kind]):
+    """The registered kinds by name, in registration order; a built-in kind is named by its module and record
+    (:meth:`add_builtin`) and imported when first looked up, so that a sweep imports only the kinds it runs."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, Kind | tuple[str, str]] = {}
+
+    def add_builtin(self, name: str, module: str, record: str) -> None:
+        """Register the kind ``record`` of ``module`` under ``name``, imported on first use."""
+        self._records.setdefault(name, (module, record))
+
+    def __getitem__(self, name: str) -> Kind:
+        entry = self._records[name]
+        if isinstance(entry, tuple):
+            entry = getattr(import_module(entry[0]), entry[1])
+            if not isinstance(entry, Kind) or entry.name != name:
+                raise TypeError(f"built-in kind {name!r} names {entry!r}")
+            self._records[name] = entry
+        return entry
+
+    def __setitem__(self, name: str, kind: Kind) -> None:
+        self._records[name] = kind
+
+    def __delitem__(self, name: str) -> None:
+        del self._records[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._records))
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._records
+
+    def loaded(self, name: str) -> Kind | None:
+        """The kind ``name`` if it is imported already (no import), else None."""
+        entry = self._records.get(name)
+        return entry if isinstance(entry, Kind) else None
+
+
 #: the registered perturbation kinds, by name, in registration order
-KINDS: dict[str, Kind] = {}
+KINDS = KindTable()
 
 
 def register_kind(kind: Kind, *, replace: bool = False) -> Kind:
