@@ -460,7 +460,7 @@ def relative_difference_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def pavao_copeland_from_sums(sums: dict[str, np.ndarray]) -> np.ndarray:
-    """Pavao's Copeland from summed ``wins`` and ``pairs`` matrices and ``n_tasks`` (see :func:`pavao_copeland_across`)."""
+    """Pavao's Copeland from summed ``wins`` and ``pairs`` matrices (see :func:`pavao_copeland_across`)."""
     wins, den = sums["wins"], sums["pairs"]
     margin = wins - np.swapaxes(wins, -1, -2)  # exact for simple-fraction weights
     tol = TIE_RTOL * den  # the tie rule (engine.kernels.exact) for other weights
@@ -610,7 +610,7 @@ def pavao_copeland_across(X: np.ndarray, *, weights: np.ndarray | None = None) -
     array([0.25, 0.25, 1.  ])
     """
     X, wins, den = _win_sums(X, weights, "pavao_copeland")
-    return pavao_copeland_from_sums({"wins": wins, "pairs": den, "n_tasks": X.shape[-2]})
+    return pavao_copeland_from_sums({"wins": wins, "pairs": den})
 
 
 # --------------------------------------------------------------------------- random judge

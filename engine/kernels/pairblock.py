@@ -532,12 +532,12 @@ def chunk_counts(block: np.ndarray, *, count_dtype: Any = np.int64) -> np.ndarra
     return out
 
 
-def finish_counts(counts: np.ndarray, *, rule: Any, n_judges: int) -> np.ndarray:
+def finish_counts(counts: np.ndarray, *, rule: Any) -> np.ndarray:
     """Task-level scores (Tc, S) (or pooled (S,)) from summed integer counts (..., 2, S, S)."""
     c = np.asarray(counts)
     wins, pairs = c[..., 0, :, :].astype(np.float64), c[..., 1, :, :].astype(np.float64)
     if rule.from_sums is not None:
-        score = rule.from_sums({"wins": wins, "pairs": pairs, "n_tasks": n_judges})
+        score = rule.from_sums({"wins": wins, "pairs": pairs})
     else:  # the reducers of the blocked path on the whole matrix
         S = wins.shape[-1]
         w3, p3 = wins.reshape(-1, S, S), pairs.reshape(-1, S, S)

@@ -279,13 +279,12 @@ def _full_pair_sums(X: np.ndarray, *, kinds: Sequence[str], weights: np.ndarray 
     return np.stack([full[k][0] for k in kinds])
 
 
-def _pair_gather_block(ids: np.ndarray, P: np.ndarray, *, seed: int, rule: Any, n_tasks: int) -> np.ndarray:
+def _pair_gather_block(ids: np.ndarray, P: np.ndarray, *, seed: int, rule: Any) -> np.ndarray:
     """Candidate bootstrap of a pairwise rule: drawn rows and columns of the full-data pairwise sums ``P``."""
     ids = np.asarray(ids).reshape(-1)
     S = P.shape[-1]
     idx = draw_systems(np.diagonal(P[list(rule.sums).index("pairs")]) > 0, seed=seed, replicates=ids)
     sums: dict[str, Any] = {k: P[i][idx[:, :, None], idx[:, None, :]] for i, k in enumerate(rule.sums)}
-    sums["n_tasks"] = n_tasks
     try:
         res = np.asarray(rule.from_sums(sums), dtype=np.float64)
     except ValueError as exc:
@@ -543,7 +542,7 @@ def _run_linear_candidates(r: Request) -> tuple[Any, str]:
 
 def _run_pair_gather(r: Request) -> tuple[Any, str]:
     rule = r.plan.across
-    return r.map(_pair_gather_block, r.S * r.S * 8, r.pair_sums(rule.sums), rule=rule, n_tasks=r.T), "pairwise matrix gather"
+    return r.map(_pair_gather_block, r.S * r.S * 8, r.pair_sums(rule.sums), rule=rule), "pairwise matrix gather"
 
 
 def _run_systems(r: Request) -> tuple[Any, str]:

@@ -480,7 +480,7 @@ def finalize(
         score = across.snap(X)
     elif groups is None and pair_sums is not None and across.from_sums is not None:
         try:
-            score = across.snap(np.asarray(across.from_sums({**pair_sums, "n_tasks": X.shape[-2]}), dtype=np.float64))
+            score = across.snap(np.asarray(across.from_sums(dict(pair_sums)), dtype=np.float64))
         except ValueError as exc:
             raise VotebenchError(f"rule {across.name!r}: {exc}") from None
     elif groups is None:

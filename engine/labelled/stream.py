@@ -53,8 +53,8 @@ def stream_within(x: Any, rule: Any, level: str, options: Mapping[str, Any] | No
     if level == "one":
         total = counts.sum(axis=0, dtype=np.int64)  # every judge of every task: int64
         out = da.blockwise(finish_counts, "i", total, "cij", concatenate=True, dtype=np.float64, rule=rule,
-                           n_judges=arr.shape[0] * K, meta=np.empty((0,), dtype=np.float64))
+                           meta=np.empty((0,), dtype=np.float64))
         return xr.DataArray(out, dims=(SYSTEM,), coords={SYSTEM: xl[SYSTEM].values})
     out = da.blockwise(finish_counts, "ti", counts, "tcij", concatenate=True, dtype=np.float64, rule=rule,
-                       n_judges=K, meta=np.empty((0, 0), dtype=np.float64))
+                       meta=np.empty((0, 0), dtype=np.float64))
     return xr.DataArray(out, dims=(TASK, SYSTEM), coords={TASK: xl[TASK].values, SYSTEM: xl[SYSTEM].values})
