@@ -36,9 +36,11 @@ for the rules that have a product form):
     ``J`` (T, K, S) meet the instance resample counts ``C`` (B, T, K) in one
     product per task, ``sums = C @ J``, summed over instance chunks (float32,
     exact, for Borda points); whole tasks go in one chunk when they fit, so
-    each (replicate, task) draw is made once.
+    each (replicate, task) draw is made once.  Other rules (Copeland, Bradley-Terry, ... within tasks) get the
+    resampled tensors of a block of replicates ``(B, T, K, S)`` (:func:`drawn_instances`: the very tensors of
+    :func:`resampled_scores`) in one batched kernel call, then the across-task step on ``(B, T, S)``.
 
-Everything else (e.g. Copeland within tasks over instances, plurality points
+Everything else (e.g. random_judge's per-position draws within tasks over instances, plurality points
 among resampled systems, two-step group aggregation) falls back to evaluating
 each replicate on its resampled tensor, one dask task per block.
 """
@@ -398,6 +400,35 @@ def _reference_block(ids: np.ndarray, plan: Plan, over: str, seed: int) -> np.nd
     return np.stack([_reference_one(plan, over, int(b), seed, present) for b in np.asarray(ids).reshape(-1)])
 
 
+def drawn_instances(X: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The resampled tensors ``(B, T, K, S)`` of :func:`resampled_scores` for a block of replicates at once: each
+    task's drawn instances (``counts`` (B, T, K), how often each is drawn) in its first positions, in instance
+    order, ``NaN`` after them; ``X`` is the canonical ``(T, K, S)`` tensor."""
+    B, (T, K, S) = counts.shape[0], X.shape
+    flat = counts.reshape(-1, K)  # (B * T, K)
+    n = flat.sum(axis=1)
+    inst = np.repeat(np.tile(np.arange(K), flat.shape[0]), flat.reshape(-1))  # drawn instances, by (b, t)
+    cell = np.repeat(np.arange(flat.shape[0]), n)
+    slot = np.arange(inst.size) - np.repeat(np.cumsum(n) - n, n)  # position within its (b, t)
+    out = np.full((flat.shape[0], K, S), np.nan)
+    out[cell, slot] = X[cell % T, inst]
+    return out.reshape(B, T, K, S)
+
+
+def _instance_batch_block(ids: np.ndarray, X: np.ndarray, judged: np.ndarray, miss: np.ndarray, *, seed: int,
+                          fin: Finish, options: Mapping[str, Any], pooled: bool) -> np.ndarray:
+    """Replicate scores ``(B, S)`` of an instance bootstrap: the replicates' resampled tensors (the reference's,
+    :func:`drawn_instances`) through the within rule in one batched kernel call, then the across-task step."""
+    ids = np.asarray(ids).reshape(-1)
+    T, K, S = X.shape
+    counts = instance_counts(~np.isnan(X).all(axis=-1), seed=seed, replicates=ids, dtype=np.int64)
+    Xb = drawn_instances(X, counts)
+    if pooled:  # level one: every judge of every task under the one rule
+        return np.asarray(finalize(call_kernel(fin.within, Xb.reshape(ids.size, T * K, S), None, options),
+                                   judged, miss, fin), dtype=np.float64)
+    return _across(call_kernel(fin.within, Xb, None, options), judged, miss, fin, fin.weights)
+
+
 # ------------------------------------------------------------------------------------ graph
 def _meta() -> np.ndarray:
     return np.empty((0, 0), dtype=np.float64)
@@ -565,6 +596,12 @@ def _run_instances(r: Request) -> tuple[Any, str]:
     return _instance_scores(r.plan, r.stat, r.ids, r.seed, r.block, r.fin), "instance counts x judge values"
 
 
+def _run_instance_batch(r: Request) -> tuple[Any, str]:
+    X = r.plan.x.transpose(TASK, INSTANCE, SYSTEM)
+    return r.map(_instance_batch_block, 2 * r.T * r.K * r.S, X, r.judged, r.miss, fin=r.fin, options=r.plan.options,
+                 pooled=r.plan.pooled), "resampled instances in one batched kernel call"
+
+
 def _run_fallback(r: Request) -> tuple[Any, str]:
     plan = r.plan
     b = r.block if r.block is not None else max(1, min(8, _block_size(r.ids.size, r.T * r.S * r.K, None)))
@@ -607,6 +644,9 @@ STRATEGIES: list[Strategy] = [
              _run_within_pairs),
     Strategy("instances: instance counts x judge values",
              lambda r: r.over == "instances" and r.stat is not None, _run_instances),
+    Strategy("instances: the resampled tensors in one batched kernel call",
+             lambda r: r.over == "instances" and r.stat is None
+             and "loop" not in (r.plan.within.resample, r.plan.across.resample), _run_instance_batch),
     Strategy("anything: one evaluation per replicate", lambda r: True, _run_fallback),
 ]
 

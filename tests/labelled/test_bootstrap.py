@@ -137,7 +137,10 @@ def _expected_method(rule: str, over: str, level: str, *, weights=None) -> str:
         if stat == "borda":
             return "pairwise matrix x candidate counts"
         return "per-replicate evaluation"
-    return "instance counts x judge values" if stat is not None else "per-replicate evaluation"
+    if stat is not None:
+        return "instance counts x judge values"
+    # a rule drawing random numbers per batch position (random_judge) is evaluated one replicate at a time
+    return "per-replicate evaluation" if r.resample == "loop" else "resampled instances in one batched kernel call"
 
 
 def _check_against_reference(s: xr.DataArray, *, over: str, replicates, seed: int, **kw) -> tuple[bool, xr.Dataset | None]:
@@ -220,7 +223,9 @@ def test_every_rule_axis_level_matches_brute_force(rule, over, level):
         ("copeland", "systems", "task", "pairwise matrix gather"),
         ("success_rate", "systems", "two", "per-replicate evaluation"),
         ("copeland", "instances", "task", "instance counts x judge values"),
-        ("copeland", "instances", "two", "per-replicate evaluation"),
+        ("copeland", "instances", "two", "resampled instances in one batched kernel call"),
+        ("bradley_terry", "instances", "one", "resampled instances in one batched kernel call"),
+        ("random_judge", "instances", "two", "per-replicate evaluation"),
         ("topsis", "tasks", "task", "batched kernel"),
         ("random_judge", "tasks", "task", "per-replicate kernel"),
         ("plurality", "instances", "two", "instance counts x judge values"),
@@ -371,8 +376,12 @@ def test_fallback_with_a_task_left_without_judges(over):
     s = _judgeless_task_scores()
     engine.rank(s, rule="copeland", level="two", missing="drop-judges").compute()  # works
     ds = bootstrap(s, rule="copeland", over=over, level="two", replicates=3, seed=0, missing="drop-judges")
-    assert ds.attrs["method"] == "per-replicate evaluation"
+    assert ds.attrs["method"] == ("per-replicate evaluation" if over == "systems"
+                                  else "resampled instances in one batched kernel call")
     assert np.isfinite(ds["replicate_score"].values).any()
+    ref = replicate_scores_reference(s, rule="copeland", over=over, level="two", replicates=3, seed=0,
+                                     missing="drop-judges")
+    _assert_same(ds, ref)
 
 
 def test_reference_with_a_task_left_without_judges():
