@@ -1,4 +1,5 @@
-"""Time ``votebench report`` end to end (issue 24): a synthetic S x T table, data/vnr_glue.csv, a TAC 2008 store.
+"""Time ``votebench report`` end to end (issue 24): a synthetic S x T table, data/vnr_glue.csv, a TAC 2008 store,
+and (``taccsv``) the TAC 2008 instance-level CSV itself.
 
 The synthetic table: seeded random scores, each task on its own scale and offset, a few missing cells
 (the report ranks it with ``--missing listwise``).  Each case runs the whole command in a fresh process:
@@ -72,7 +73,7 @@ def main() -> None:
     ap.add_argument("--systems", type=int, default=300)
     ap.add_argument("--tasks", type=int, default=80)
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--cases", default="synthetic,glue,tac", help="comma-separated: synthetic, glue, tac")
+    ap.add_argument("--cases", default="synthetic,glue,tac", help="comma-separated: synthetic, glue, tac, taccsv")
     ap.add_argument("--label", default="", help="a label for this set of rows (e.g. before / after)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "report.md"))
     a = ap.parse_args()
@@ -88,6 +89,10 @@ def main() -> None:
         if "glue" in cases:
             glue = ["report", str(ROOT / "data" / "vnr_glue.csv"), "--out", str(t / "rep_glue"), "--missing", "listwise"]
             rows.append(measure("data/vnr_glue.csv (97 x 14)", glue, a.runs))
+        if "taccsv" in cases:  # the instance-level CSV itself: its bootstrap resamples instances
+            rows.append(measure("data/colombo_tac08.csv.gz (58 x 48, instance level)",
+                                ["report", str(ROOT / "data" / "colombo_tac08.csv.gz"), "--out", str(t / "rep_taccsv")],
+                                a.runs))
         if "tac" in cases:
             store = t / "tac.zarr"
             subprocess.run([sys.executable, "-m", "engine", "bootstrap", str(ROOT / "data" / "colombo_tac08.csv.gz"),
