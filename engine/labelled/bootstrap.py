@@ -645,8 +645,7 @@ STRATEGIES: list[Strategy] = [
     Strategy("instances: instance counts x judge values",
              lambda r: r.over == "instances" and r.stat is not None, _run_instances),
     Strategy("instances: the resampled tensors in one batched kernel call",
-             lambda r: r.over == "instances" and r.stat is None
-             and "loop" not in (r.plan.within.resample, r.plan.across.resample), _run_instance_batch),
+             lambda r: r.over == "instances" and r.stat is None and r.plan.within.resample != "loop", _run_instance_batch),
     Strategy("anything: one evaluation per replicate", lambda r: True, _run_fallback),
 ]
 

@@ -67,3 +67,16 @@ def test_batched_instances_match_the_reference_for_any_block(rule, level):
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-10)
     for block in (1, 3):  # blocks of replicates do not show
         np.testing.assert_array_equal(np.asarray(bootstrap(s, block=block, **kw)["replicate_score"].values), got)
+
+
+@pytest.mark.parametrize("within, across, method", [
+    ("copeland", "random_judge", "resampled instances in one batched kernel call"),  # per-position draws across: looped
+    ("bradley_terry", "mean", "resampled instances in one batched kernel call"),
+    ("random_judge", "copeland", "per-replicate evaluation"),  # per-position draws within tasks: one replicate at a time
+])
+def test_other_rules_within_and_across_tasks(within, across, method):
+    s = ragged_scores(3, holes=False)
+    kw = dict(rule=within, within=within, across=across, over="instances", level="two", replicates=6, seed=1)
+    ds = bootstrap(s, **kw)
+    assert ds.attrs["method"] == method
+    np.testing.assert_allclose(ds["replicate_score"].values, replicate_scores_reference(s, **kw), rtol=1e-10, atol=1e-10)
