@@ -50,6 +50,7 @@ def test_table_imports_on_first_lookup_and_checks_the_record():
     table = KindTable()
     table.add_builtin("bootstrap", "engine.sweep.kinds.bootstrap", "BOOTSTRAP")
     assert table.loaded("bootstrap") is None  # named, not imported
+    assert "bootstrap" in table and len(table) == 1  # and registered all the same
     kind = table["bootstrap"]
     assert table.loaded("bootstrap") is kind and kind.name == "bootstrap"
     table.add_builtin("grid", "engine.sweep.kinds.bootstrap", "BOOTSTRAP")  # a record under another name
@@ -76,3 +77,11 @@ def test_registering_over_a_lazy_builtin_is_refused_unless_replace():
         assert register_kind(other, replace=True) is other and get_kind("subsets") is other
     finally:
         register_kind(builtin, replace=True)
+
+
+def test_naming_a_builtin_again_keeps_the_record_registered_under_that_name():
+    table = KindTable()
+    mine = KINDS["grid"]
+    table["grid"] = mine
+    table.add_builtin("grid", "engine.sweep.kinds.bootstrap", "BOOTSTRAP")  # e.g. the table of built-ins run again
+    assert table["grid"] is mine
