@@ -55,6 +55,18 @@
     }
     return 6;
   }
+  // the decimals a rule's score column is printed with: two significant digits of the narrowest score interval (the
+  // digits the bootstrap justifies), never more than the exact digits of scoreDigits; one number for the whole column
+  function intervalDigits(lo, hi) {
+    const w = (lo || []).map((v, i) => (v === null || hi[i] === null ? null : hi[i] - v)).filter(v => v !== null && v > 0);
+    if (!w.length) return null;
+    return Math.max(0, 1 - Math.floor(Math.log10(Math.min(...w))));
+  }
+  function columnDigits(r) {
+    const exact = scoreDigits(r.score, r.rank);
+    const iv = Array.isArray(r.score_low) ? intervalDigits(r.score_low, r.score_high) : null;
+    return exact === null || iv === null ? exact : Math.min(exact, iv);
+  }
   function fmtScore(x, d) {
     if (x === null || x === undefined) return "–";
     if (d === null || (d === undefined && Math.abs(x) >= 1e7)) return x.toExponential(4);
@@ -160,7 +172,9 @@
     if (s.status === "partial" || (s.status === "waiting" && t.run)) {
       parts.push(`${t.run ? "running for" : "watched for"} ${fmtTime(elapsed)}`);
       if (t.eta_seconds !== null && t.eta_seconds !== undefined) {
-        parts.push(`about ${fmtTime(Math.max(0, t.eta_seconds - (now - t.now)))} left (at the rate of the ${plural(t.blocks_since, "block")} done ${t.run ? "in this run" : "while watched"})`);
+        const left = t.eta_seconds - (now - t.now);
+        const basis = `the measured rate of the ${plural(t.blocks_since, "block")} finished ${t.run ? "in this run" : "while watched"}, weighted by their cost`;
+        parts.push(left > 0 ? `estimated ${fmtTime(left)} left (${basis})` : `past the estimate (${basis}); waiting for the next block`);
       } else if (s.status === "partial") parts.push("time left: after the next block");
     } else if (s.status === "complete" && t.run && ui.sawRunning && ui.finishedAt) {
       parts.push(`finished; the run took about ${fmtTime(ui.finishedAt - t.started)}`);
@@ -210,6 +224,13 @@
   function degenerateMark(r) {
     return r && r.degenerate ? el("span", {class: "degen", title: `degenerate ranking: ${r.degenerate.why}`}, "⚠ degenerate") : null;
   }
+  function scaleFlagged(input, r) {  // the rule averages raw scores of tasks on mixed scales (from /api/counts)
+    const c = ui.counts.get(input);
+    return Boolean(r && c && c.scale_warning && (c.scale_rules || []).includes(r.rule.split("(")[0]));
+  }
+  function scaleMark(input, r) {
+    return scaleFlagged(input, r) ? el("span", {class: "degen", title: `mixed scales: ${ui.counts.get(input).scale_warning}`}, "⚠ mixed scales") : null;
+  }
   function overview(s) {
     const boots = s.groups.filter(g => g.kind === "bootstrap");
     if (!boots.length) return null;
@@ -235,7 +256,7 @@
       const body = el("tbody");
       for (const rule of rules) {
         const first = gs.map(g => g.rules.find(r => r.rule === rule)).find(r => r);
-        const tr = el("tr", {}, el("th", {scope: "row", "data-x": rule}, rule, " ", degenerateMark(first)));
+        const tr = el("tr", {}, el("th", {scope: "row", "data-x": rule}, rule, " ", degenerateMark(first), " ", scaleMark(inp, first)));
         tr.append(el("td", {"data-x": names(gs[0], first.leader).join("; ")}, ...chips(names(gs[0], first.leader), "lead", 3)));
         for (const g of gs) {
           const r = g.rules.find(x => x.rule === rule);
@@ -348,9 +369,13 @@
     return el("td", {class: "n", "data-x": `${v[0]} / ${v[1]}`, "data-lo": String(v[0]), "data-hi": String(v[1]), "data-names": "judges|cells", title: `${v[0]} of ${c.n_tasks} judges (tasks) and ${v[1].toLocaleString()} scored task-instance cells`},
       `${v[0]} · ${v[1].toLocaleString()}`);
   }
-  function boardTable(g) {
+  // a phone shows one rule's columns at a time (the rule the table is sorted by; the switcher above picks it)
+  function narrowScreen() { return window.matchMedia("(max-width: 600px)").matches; }
+  function boardTable(g, allRules) {
+    const one = !allRules && narrowScreen() && g.rules.length > 1 ? sortRule() : null;
+    const showRule = ri => one === null || ri === one;
     const t = el("table", {class: "lb"});
-    const digits = g.rules.map(r => scoreDigits(r.score, r.rank));
+    const digits = g.rules.map(columnDigits);
     const hasScoreIv = g.rules.map(r => Array.isArray(r.score_low));
     const h1 = el("tr", {}, el("td", {class: "name corner"}, ""), el("td", {class: "corner"}, ""));
     const h2 = el("tr", {});
@@ -376,8 +401,9 @@
     const pct = `${Math.round(100 * ui.snap.level)}%`;
     const ivLabel = g.interval === "pairwise" ? "rank range" : `rank ${pct} CI`;
     g.rules.forEach((r, ri) => {
+      if (!showRule(ri)) return;
       h1.append(el("th", {colspan: hasScoreIv[ri] ? 5 : 4, class: "group" + (r.degenerate ? " degenerate" : ""), scope: "colgroup",
-        "data-x": r.rule, title: r.unit}, r.rule, r.degenerate ? " ⚠" : ""));
+        "data-x": r.rule, title: r.unit}, r.rule, r.degenerate ? " ⚠" : "", scaleFlagged(g.input, r) ? " " : "", scaleMark(g.input, r)));
       h2.append(th("score", `${ri}:score`, "first", `${r.unit}, on the full data (higher is better)`, "sc.", r.rule));
       if (hasScoreIv[ri]) {
         h2.append(el("th", {scope: "col", title: `${pct} percentile interval of the rule's score over the replicates`, "data-x": `${r.rule} score ${pct} CI`,
@@ -407,6 +433,7 @@
       tr.append(el("td", {class: "name", "data-x": name}, el("span", {class: "pos", "aria-hidden": "true", "data-pos": String(pos + 1)}), btn),
                 countsCell(g, i));
       g.rules.forEach((r, ri) => {
+        if (!showRule(ri)) return;
         tr.append(el("td", {class: "first", "data-x": fmtScore(r.score[i], digits[ri])}, fmtScore(r.score[i], digits[ri])));
         if (hasScoreIv[ri]) {
           const lo = r.score_low[i], hi = r.score_high[i];
@@ -421,7 +448,7 @@
       tr.addEventListener("click", () => toggleTasks(g, name));
       body.append(tr);
       if (open) {
-        const span = 2 + g.rules.reduce((a, r, ri) => a + (hasScoreIv[ri] ? 5 : 4), 0);
+        const span = 2 + g.rules.reduce((a, r, ri) => a + (showRule(ri) ? (hasScoreIv[ri] ? 5 : 4) : 0), 0);
         body.append(el("tr", {class: "detail"}, el("td", {colspan: span, class: "detail"}, tiesView(g, i), tasksView(g, name))));
       }
     });
@@ -465,6 +492,7 @@
       ui.counts.set(g.input, {error: "cannot reach the server"});
     }
     renderBoard();
+    if (ui.snap && $("top")) { const ov = overview(ui.snap); $("top").replaceChildren(...(ov ? [ov] : [])); }
   }
   async function toggleTasks(g, system) {
     if (ui.open.has(system)) { ui.open.delete(system); renderBoard(); return; }
@@ -573,6 +601,29 @@
       `shared rank, rank intervals, ties with the leader and agreement with other rules say little (a system in the tie ` +
       `is not "top-${r.degenerate.rank}" in any useful sense).`));
   }
+  function ruleSwitch(g) {  // a phone: buttons choosing the one rule whose columns the table shows (and sorts by)
+    if (!narrowScreen() || g.rules.length < 2) return null;
+    const on = sortRule();
+    const box = el("div", {class: "ruleswitch", role: "group", "aria-label": "rule shown in the table"},
+      el("span", {class: "sub"}, "rule shown: "));
+    g.rules.forEach((r, ri) => {
+      const b = el("button", {type: "button", "aria-pressed": ri === on ? "true" : "false", "data-rule": r.rule},
+        r.rule + (r.degenerate ? " ⚠" : ""));
+      b.addEventListener("click", () => {
+        ui.sort = `${ri}:rank`; ui.desc = false;
+        renderBoard(); renderBump();
+        const again = $("board").querySelector(`.ruleswitch button[data-rule="${CSS.escape(r.rule)}"]`);
+        if (again) again.focus();
+      });
+      box.append(b);
+    });
+    return box;
+  }
+  function scaleNotes(g) {  // a mean over tasks whose scales differ (as the report warns), from /api/counts
+    const c = ui.counts.get(g.input);
+    if (!c || !c.scale_warning || !g.rules.some(r => (c.scale_rules || []).includes(r.rule.split("(")[0]))) return [];
+    return [el("div", {class: "warn", role: "note", id: "scale-warning"}, el("b", {}, "⚠ mixed scales: "), c.scale_warning + ".")];
+  }
   function systemsText(g) {  // every system of the store, and how many of them a rule could not rank
     const ranked = g.rules.length ? g.rules[0].rank.filter(v => v !== null).length : g.systems.length;
     const out = plural(g.systems.length, "system");
@@ -622,7 +673,7 @@
     more.hidden = g.systems.length <= TOP_K || Boolean(ui.query.trim());
     controls.querySelector("#shown").textContent = ui.query.trim() ? `${total} matching` :
       `showing ${shown.toLocaleString()} of ${g.systems.length.toLocaleString()} · sort by a column header; open a system for its ties and per-task scores`;
-    controls.querySelector("#board-export").replaceChildren(exportButtons(() => $("board").querySelector("table.lb"), `leaderboard_${slug(g.name)}`, "the leaderboard as shown"));
+    controls.querySelector("#board-export").replaceChildren(exportButtons(() => boardTable(g, true).table, `leaderboard_${slug(g.name)}`, "the leaderboard (every rule, the rows shown)"));
     const legend = el("div", {class: "legend"},
       el("span", {}, el("span", {class: "badge lead"}, "★"), " leader"),
       el("span", {}, el("span", {class: "badge tied"}, "≈"), ` tied with the leader: the leader scores above it in fewer than ${Math.round(100 * s.level)}% of the replicates`),
@@ -638,7 +689,7 @@
                      (g.n_systems > BAR_MAX ? ` The rank intervals are given as numbers only (no bars): a bar ${"of"} ${g.n_systems.toLocaleString()} ranks would be too small to read.` : "")));
     how.open = ui.howOpen;
     how.addEventListener("toggle", () => { ui.howOpen = how.open; });
-    const parts = [head, settingsLine(s, g), ...degenerateNotes(g), controls, how,
+    const parts = [head, settingsLine(s, g), ...scaleNotes(g), ...degenerateNotes(g), controls, ruleSwitch(g), how,
                    el("div", {class: "tablewrap lbwrap", tabindex: "0", role: "region", "aria-labelledby": "board-h"}, table),
                    ...moreRows(shown, total),
                    stabilityLine(g), lettersView(g)];
@@ -648,7 +699,7 @@
     const act = document.activeElement;
     const inHead = act && host.contains(act) ? act.closest("th[data-key]") : null;
     const inRow = act && host.contains(act) ? act.closest("tr[data-system]") : null;
-    host.replaceChildren(...parts);
+    host.replaceChildren(...parts.filter(Boolean));
     if (inHead || inRow) {
       const sel = inHead ? `th[data-key="${CSS.escape(inHead.getAttribute("data-key"))}"] button`
         : `tr[data-system="${CSS.escape(inRow.getAttribute("data-system"))}"] button.rowbtn`;
@@ -948,5 +999,5 @@
   connect();
   setInterval(renderClock, 1000);
   let wide = window.innerWidth >= 600;
-  window.addEventListener("resize", () => { if ((window.innerWidth >= 600) !== wide) { wide = !wide; renderBump(); } });
+  window.addEventListener("resize", () => { if ((window.innerWidth >= 600) !== wide) { wide = !wide; renderBoard(); renderBump(); } });
 })();
