@@ -107,14 +107,19 @@
       cols = [...bodyRows[0].children].map(text);
       bodyRows.shift();
     }
-    const split = bodyRows.length ? [...bodyRows[0].children].map(c => c.dataset.lo !== undefined) : [];
+    // a rank cell (data-tied) becomes two columns: "<header>" the rank as a number and "<header> tied" true / false
+    const kindOf = c => (c.dataset.lo !== undefined ? "iv" : c.dataset.tied !== undefined ? "tie" : "");
+    const split = bodyRows.length ? [...bodyRows[0].children].map(kindOf) : [];
     const first = bodyRows.length ? [...bodyRows[0].children] : [];
-    const outCols = cols.flatMap((c, j) => (split[j] ? (first[j].dataset.names ? first[j].dataset.names.split("|") : [`${c} low`, `${c} high`]) : [c]));
-    const rows = bodyRows.map(tr => [...tr.children].flatMap((c, j) => (split[j] ? [c.dataset.lo, c.dataset.hi] : [text(c)])));
+    const outCols = cols.flatMap((c, j) => (split[j] === "iv" ? (first[j].dataset.names ? first[j].dataset.names.split("|") : [`${c} low`, `${c} high`])
+      : split[j] === "tie" ? [c, `${c} tied`] : [c]));
+    const rows = bodyRows.map(tr => [...tr.children].flatMap((c, j) => (split[j] === "iv" ? [c.dataset.lo, c.dataset.hi]
+      : split[j] === "tie" ? [c.dataset.n, c.dataset.tied] : [text(c)])));
     return {cols: outCols, rows};
   }
-  function asValue(v) {  // "1,234" -> 1234, "0.50" -> 0.5, "" / "–" -> null; anything else stays text
+  function asValue(v) {  // "1,234" -> 1234, "0.50" -> 0.5, "true" -> true, "" / "–" -> null; anything else stays text
     if (v === undefined || v === "" || v === "–") return null;
+    if (v === "true" || v === "false") return v === "true";
     const t = String(v).replace(/,/g, "");
     return /^-?\d+(\.\d+)?(e-?\d+)?$/.test(t) ? Number(t) : v;
   }
@@ -122,7 +127,8 @@
     const a = el("a", {href: URL.createObjectURL(new Blob([data], {type})), download: name});
     document.body.append(a);
     a.click();
-    setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
   }
   function exportButtons(getTable, name, label) {
     const csv = c => (/[",\n]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c);
@@ -348,10 +354,11 @@
     const v = r.rank[i];
     const mates = tiedWith(g, r, i);
     if (v === null) {
-      return el("td", {class: "sub dropped", "data-x": "", title: `not ranked by ${r.rule}: the system was dropped for missing scores (missing-score policy)`},
+      return el("td", {class: "sub dropped", "data-x": "", "data-n": "", "data-tied": "", title: `not ranked by ${r.rule}: the system was dropped for missing scores (missing-score policy)`},
         "dropped");
     }
-    const td = el("td", {"data-x": String(v) + (mates.length ? "=" : "")}, String(v) + (mates.length ? "=" : ""));
+    const td = el("td", {"data-x": String(v) + (mates.length ? "=" : ""), "data-n": String(v), "data-tied": mates.length ? "true" : "false"},
+      String(v) + (mates.length ? "=" : ""));
     if (mates.length) td.title = `rank ${v} shared with ${listNames(mates, 12)}`;
     if (r.leader.includes(i)) td.append(el("span", {class: "badge lead", title: "leader (rank 1)", "aria-label": "leader"}, "★"));
     else if (r.tied.includes(i)) {
@@ -434,13 +441,13 @@
                 countsCell(g, i));
       g.rules.forEach((r, ri) => {
         if (!showRule(ri)) return;
-        tr.append(el("td", {class: "first", "data-x": fmtScore(r.score[i], digits[ri])}, fmtScore(r.score[i], digits[ri])));
+        tr.append(el("td", {class: "first", "data-x": r.score[i] === null ? "" : String(r.score[i])}, fmtScore(r.score[i], digits[ri])));
         if (hasScoreIv[ri]) {
           const lo = r.score_low[i], hi = r.score_high[i];
           const txt = lo === null ? "–" : lo < 0 || hi < 0 ? `${fmtScore(lo, digits[ri])} to ${fmtScore(hi, digits[ri])}` :
             `${fmtScore(lo, digits[ri])}–${fmtScore(hi, digits[ri])}`;
-          tr.append(el("td", {class: "siv", "data-x": txt, "data-lo": lo === null ? "" : fmtScore(lo, digits[ri]),
-            "data-hi": hi === null ? "" : fmtScore(hi, digits[ri])}, txt));
+          tr.append(el("td", {class: "siv", "data-x": txt, "data-lo": lo === null ? "" : String(lo),
+            "data-hi": hi === null ? "" : String(hi)}, txt));
         }
         tr.append(rankCell(g, r, i), ivCell(g, r, i),
           el("td", {class: "ub"}, r.rank_ub && r.rank_ub[i] !== null ? String(r.rank_ub[i]) : "–"));
@@ -785,16 +792,20 @@
       grp.append(sv("title", {}, `${g.systems[i]}\n` + g.rules.map((r, ri) => `${r.rule}: rank ${rankText(ri, i)}`).join("\n")));
       svg.append(grp);
     });
-    // a tie: one point for every system at that rank; say how many share it (all systems, not only those drawn)
+    // a tie: one point for every system at that rank, drawn as a circle holding how many share it (all systems, not
+    // only those drawn); a point per rank and column, so these never overlap each other or a label
     g.rules.forEach((r, ri) => {
       const seen = new Set();
       shown.forEach(i => {
         const v = r.rank[i];
         if (v === null || v > cap || seen.has(v) || counts[ri].get(v) < 2) return;
         seen.add(v);
-        const txt = `${counts[ri].get(v)} tied`;
-        const tx = ri === R - 1 ? x(ri) - 8 : x(ri) + 8;
-        svg.append(sv("text", {x: tx, y: yOf(v) - 7, class: "tie", "text-anchor": ri === R - 1 ? "end" : "start"}, txt));
+        const n = counts[ri].get(v);
+        const mark = sv("g", {class: "tie"});
+        mark.append(sv("circle", {cx: x(ri), cy: yOf(v), r: 8.5, fill: "#fff", stroke: "#7a3600", "stroke-width": 1.5}),
+          sv("text", {x: x(ri), y: yOf(v) + 3.5, "text-anchor": "middle"}, String(n)),
+          sv("title", {}, `${r.rule}: ${n} systems tied at rank ${v}`));
+        svg.append(mark);
       });
     });
     const tieNotes = [];
@@ -805,9 +816,31 @@
     host.replaceChildren(
       el("div", {class: "row"}, el("h2", {}, "Rank changes across rules"),
         el("span", {class: "sub"}, `the top ${K} systems of ${base.rule} (sort the leaderboard by another rule to change); ` +
-          "rank 1 at the top; systems tied under a rule share one point ('N tied', '=' after a rank); filled dot = leader; hover a line to follow it")),
+          "rank 1 at the top; systems tied under a rule share one point (a number in a circle: how many; '=' after a rank); " +
+          "filled dot = leader; every rank is in the table under the chart")),
       el("div", {class: "bumpwrap", tabindex: "0", role: "region", "aria-label": "rank changes chart"}, svg),
-      ...(tieNotes.length ? [el("p", {class: "sub tienote"}, `Ties, not rank moves (grey dotted segments lead into them): ${tieNotes.join("; ")}.`)] : []));
+      ...(tieNotes.length ? [el("p", {class: "sub tienote"}, `Ties, not rank moves (grey dotted segments lead into them): ${tieNotes.join("; ")}.`)] : []),
+      bumpTable(g, shown, counts));
+  }
+
+  // the chart's numbers as a table (reachable by keyboard and touch, read by screen readers): the systems drawn,
+  // their rank under every rule, how many share it
+  function bumpTable(g, shown, counts) {
+    const t = el("table", {class: "tasks bumptable"});
+    t.append(el("thead", {}, el("tr", {}, el("th", {scope: "col"}, "system"),
+      ...g.rules.map(r => el("th", {scope: "col", "data-x": `${r.rule} rank`}, `${r.rule} rank`)))));
+    const body = el("tbody");
+    shown.forEach(i => body.append(el("tr", {}, el("th", {scope: "row", "data-x": g.systems[i]}, g.systems[i]), ...g.rules.map((r, ri) => {
+      const v = r.rank[i], n = v === null ? 0 : counts[ri].get(v);
+      return el("td", {"data-n": v === null ? "" : String(v), "data-tied": v === null ? "" : String(n > 1)},
+        v === null ? "–" : n > 1 ? `${v}= (${n} tied)` : String(v));
+    }))));
+    t.append(body);
+    const d = el("details", {class: "how", id: "bump-table"}, el("summary", {}, "The chart as a table"),
+      exportButtons(() => t, `rank_changes_${slug(g.name)}`, "the rank changes table"), el("div", {class: "tablewrap"}, t));
+    if (ui.bumpOpen) d.open = true;
+    d.addEventListener("toggle", () => { ui.bumpOpen = d.open; });
+    return d;
   }
 
   // ------------------------------------------------------------------ agreement, other groups
