@@ -261,10 +261,13 @@ def _progress(groups: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     counted = [g for g in groups if "replicates_total" in g]  # groups that count replicates (bootstrap)
     rd, rt = sum(g["replicates_done"] for g in counted), sum(g["replicates_total"] for g in counted)
     bd, bt = sum(g["blocks_done"] for g in groups), sum(g["blocks_total"] for g in groups)
-    cd = sum(block_cost(g) * g["blocks_done"] for g in groups)
-    ct = sum(block_cost(g) * g["blocks_total"] for g in groups)
     return {"replicates_done": rd, "replicates_total": rt, "blocks_done": bd, "blocks_total": bt,
-            "fraction": bd / bt if bt else 0.0, "cost_done": cd, "cost_total": ct}
+            "fraction": bd / bt if bt else 0.0}
+
+
+def work_done(groups: Sequence[Mapping[str, Any]]) -> tuple[float, float]:
+    """The cost (:func:`block_cost`) of the blocks done and of all the blocks of ``groups``."""
+    return (sum(block_cost(g) * g["blocks_done"] for g in groups), sum(block_cost(g) * g["blocks_total"] for g in groups))
 
 
 # ------------------------------------------------------------------------------------ the live state
@@ -446,7 +449,7 @@ class LiveStore:
                 status = "waiting"
             else:
                 status = "complete" if prog["blocks_done"] == prog["blocks_total"] else "partial"
-            timing = self._timing(prog, status)
+            timing = self._timing(prog, status, work_done(groups))
         out = {"status": status, "store": shown_path(self.path), "engine_version": self.attrs.get("engine_version"),
                "seed": self.attrs.get("seed"), "dask_dashboard": self.dask_dashboard, "level": self.level,
                "progress": prog, "groups": groups, "input": self._input_settings(), "timing": timing}
@@ -454,13 +457,13 @@ class LiveStore:
             out["message"] = self.message
         return out
 
-    def _timing(self, prog: Mapping[str, Any], status: str) -> dict[str, Any]:
+    def _timing(self, prog: Mapping[str, Any], status: str, work: tuple[float, float]) -> dict[str, Any]:
         """Elapsed time and, while blocks are being added, an estimate of the time left: the cost of the blocks left
         (:func:`block_cost`: rankings computed) at the measured rate of the blocks finished since the store was first
         seen, the time to the last finished block (not to now: blocks in flight are not done work)."""
         now = time.time()
         done, total = prog["blocks_done"], prog["blocks_total"]
-        cost, cost_total = prog["cost_done"], prog["cost_total"]
+        cost, cost_total = work
         if self._seen is None and total:
             self._seen = (now, done, cost)
         if self._last is None or done != self._last[1]:

@@ -56,7 +56,7 @@
     return 6;
   }
   // the decimals a rule's score column is printed with: two significant digits of the narrowest score interval (the
-  // digits the bootstrap justifies), never more than the exact digits of scoreDigits; one number for the whole column
+  // digits the bootstrap justifies), at least one (half Borda points), never more than the exact digits of scoreDigits; one number for the whole column
   function intervalDigits(lo, hi) {
     const w = (lo || []).map((v, i) => (v === null || hi[i] === null ? null : hi[i] - v)).filter(v => v !== null && v > 0);
     if (!w.length) return null;
@@ -65,7 +65,7 @@
   function columnDigits(r) {
     const exact = scoreDigits(r.score, r.rank);
     const iv = Array.isArray(r.score_low) ? intervalDigits(r.score_low, r.score_high) : null;
-    return exact === null || iv === null ? exact : Math.min(exact, iv);
+    return exact === null || iv === null ? exact : Math.min(exact, Math.max(iv, 1));  // one decimal kept: half points
   }
   function fmtScore(x, d) {
     if (x === null || x === undefined) return "–";
