@@ -71,7 +71,8 @@
     if (x === null || x === undefined) return "–";
     if (d === null || (d === undefined && Math.abs(x) >= 1e7)) return x.toExponential(4);
     if (d === undefined) return Number(x.toPrecision(6)).toString();
-    return x.toFixed(d);
+    const t = x.toFixed(d);
+    return /^-0(\.0*)?$/.test(t) ? t.slice(1) : t;  // -0.4 at 0 decimals is "0", not "-0"
   }
   function fmtRank(x) {
     if (x === null || x === undefined) return "–";
@@ -390,7 +391,9 @@
       const on = (ui.sort || "0:rank") === key;
       const e = el("th", {class: ["sortable", cls, on ? "sorted" : "", on && ui.desc ? "desc" : ""].filter(Boolean).join(" "),
         title, scope: "col", "aria-sort": on ? (ui.desc ? "descending" : "ascending") : null, "data-x": rule ? `${rule} ${label}` : label});
-      const text = short ? [el("span", {class: "wide-label"}, label), el("abbr", {class: "short-label", title: label}, short)] : [label];
+      // "Rank(UB)" may break before "(" (a <wbr>: no character added), so that four rules fit 1440 px
+      const words = label.includes("(") ? [label.slice(0, label.indexOf("(")), el("wbr"), label.slice(label.indexOf("("))] : [label];
+      const text = short ? [el("span", {class: "wide-label"}, ...words), el("abbr", {class: "short-label", title: label}, short)] : [label];
       // the accessible name: the visible label and, read but not shown, the rule of the column
       const b = el("button", {type: "button", class: "sortbtn", "aria-label": rule ? (short ? `${short}, ${label} (${rule})` : `${label} (${rule})`) : null}, ...text);
       b.addEventListener("click", () => {
@@ -444,7 +447,8 @@
         tr.append(el("td", {class: "first", "data-x": r.score[i] === null ? "" : String(r.score[i])}, fmtScore(r.score[i], digits[ri])));
         if (hasScoreIv[ri]) {
           const lo = r.score_low[i], hi = r.score_high[i];
-          const txt = lo === null ? "–" : lo < 0 || hi < 0 ? `${fmtScore(lo, digits[ri])} to ${fmtScore(hi, digits[ri])}` :
+          const neg = lo !== null && (fmtScore(lo, digits[ri]).startsWith("-") || fmtScore(hi, digits[ri]).startsWith("-"));
+          const txt = lo === null ? "–" : neg ? `${fmtScore(lo, digits[ri])} to ${fmtScore(hi, digits[ri])}` :
             `${fmtScore(lo, digits[ri])}–${fmtScore(hi, digits[ri])}`;
           tr.append(el("td", {class: "siv", "data-x": txt, "data-lo": lo === null ? "" : String(lo),
             "data-hi": hi === null ? "" : String(hi)}, txt));
