@@ -306,7 +306,8 @@ def test_phone_rule_switcher_is_keyboard_operable(browser, served):
         for ri in (2, 1):
             buttons.nth(ri).focus()
             pg.keyboard.press("Enter" if ri == 2 else "Space")
-            pg.wait_for_function(f"() => document.querySelectorAll('.ruleswitch button')[{ri}].getAttribute('aria-pressed') === 'true'")
+            pg.wait_for_function(f"() => document.querySelectorAll('.ruleswitch button')[{ri}]"
+                                 ".getAttribute('aria-pressed') === 'true'")
             assert pg.evaluate("document.activeElement.dataset.rule") == RULES[ri]  # focus stays on the switch
             assert pg.locator("table.lb thead th.group").all_inner_texts()[0].startswith(RULES[ri])
             r = g["rules"][ri]
