@@ -984,6 +984,7 @@ def _input_handlers(Base: Any) -> dict[str, type]:
     class Scores(Base):
         async def get(self) -> None:
             inp, system = self.get_query_argument("input", ""), self.get_query_argument("system", "")
+            await self.hub.ready()  # the store's config is read by the first update: not before it
             loop = asyncio.get_running_loop()
             try:
                 data = await loop.run_in_executor(None, self.hub.live.task_scores, inp, system)
@@ -998,6 +999,7 @@ def _input_handlers(Base: Any) -> dict[str, type]:
     class Counts(Base):
         async def get(self) -> None:
             inp = self.get_query_argument("input", "")
+            await self.hub.ready()  # the store's config is read by the first update: not before it
             loop = asyncio.get_running_loop()
             try:
                 data = await loop.run_in_executor(None, self.hub.live.counts, inp)
@@ -1013,6 +1015,7 @@ def _input_handlers(Base: Any) -> dict[str, type]:
         async def get(self) -> None:
             inp = self.get_query_argument("input", "")
             group, rule = self.get_query_argument("group", ""), self.get_query_argument("rule", "")
+            await self.hub.ready()  # the store's config is read by the first update: not before it
             loop = asyncio.get_running_loop()
             try:
                 data = await loop.run_in_executor(None, self.hub.live.letter_groups, inp, group, rule)
