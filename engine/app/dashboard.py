@@ -233,12 +233,41 @@ def _leaf_groups(root: Any) -> list[str]:
         return sorted(leaf_groups(root))
 
 
+def block_cost(g: Mapping[str, Any]) -> float:
+    """The cost of one block of group ``g`` in rankings computed (the unit the ETA weighs finished blocks by): a
+    bootstrap block ranks its replicates under one rule, a subsets block its repeats per size and rule, a synthetic
+    block its replicates per value and row; any other block counts as one ranking.
+
+    >>> block_cost({"replicates_total": 600, "blocks_total": 30})
+    20.0
+    >>> block_cost({"repeats": 40, "sizes": [2, 4, 8], "rules": ["a", "b", "c"], "blocks_total": 36})
+    10.0
+    """
+    total = g.get("blocks_total") or 0
+    if not total:
+        return 0.0
+    if "replicates_total" in g:
+        work = float(g["replicates_total"])
+    elif "repeats" in g and "sizes" in g:
+        work = float(g["repeats"]) * len(g["sizes"]) * len(g.get("rules") or [1])
+    elif "repeats" in g and "values" in g:
+        work = float(g["repeats"]) * len(g["values"]) * len(g.get("rows") or [1])
+    else:
+        return 1.0
+    return max(work / total, 1.0)
+
+
 def _progress(groups: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     counted = [g for g in groups if "replicates_total" in g]  # groups that count replicates (bootstrap)
     rd, rt = sum(g["replicates_done"] for g in counted), sum(g["replicates_total"] for g in counted)
     bd, bt = sum(g["blocks_done"] for g in groups), sum(g["blocks_total"] for g in groups)
     return {"replicates_done": rd, "replicates_total": rt, "blocks_done": bd, "blocks_total": bt,
             "fraction": bd / bt if bt else 0.0}
+
+
+def work_done(groups: Sequence[Mapping[str, Any]]) -> tuple[float, float]:
+    """The cost (:func:`block_cost`) of the blocks done and of all the blocks of ``groups``."""
+    return (sum(block_cost(g) * g["blocks_done"] for g in groups), sum(block_cost(g) * g["blocks_total"] for g in groups))
 
 
 # ------------------------------------------------------------------------------------ the live state
@@ -278,7 +307,8 @@ class LiveStore:
         self.stale_root = _root_identity(self.path) if replaces else None
         self.run = run  # served by the run that writes the store (its elapsed time is the run's)
         self.started = time.time()
-        self._seen: tuple[float, int] | None = None  # (time, blocks done) when this store was first seen
+        self._seen: tuple[float, int, float] | None = None  # (time, blocks done, their cost) when the store was first seen
+        self._last: tuple[float, int] | None = None  # (time, blocks done) when the count last changed
         self._extras: dict[tuple[str, int], dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._letter_lock = threading.Lock()
@@ -297,6 +327,7 @@ class LiveStore:
         self._scores = {}
         self._letters = {}
         self._seen = None
+        self._last = None
         self._extras = {}
 
     def update(self, *, strict: bool = False, force: bool = False) -> bool:
@@ -418,7 +449,7 @@ class LiveStore:
                 status = "waiting"
             else:
                 status = "complete" if prog["blocks_done"] == prog["blocks_total"] else "partial"
-            timing = self._timing(prog, status)
+            timing = self._timing(prog, status, work_done(groups))
         out = {"status": status, "store": shown_path(self.path), "engine_version": self.attrs.get("engine_version"),
                "seed": self.attrs.get("seed"), "dask_dashboard": self.dask_dashboard, "level": self.level,
                "progress": prog, "groups": groups, "input": self._input_settings(), "timing": timing}
@@ -426,16 +457,22 @@ class LiveStore:
             out["message"] = self.message
         return out
 
-    def _timing(self, prog: Mapping[str, Any], status: str) -> dict[str, Any]:
-        """Elapsed time and, while blocks are being added, the time left at the rate seen since the store was first seen."""
+    def _timing(self, prog: Mapping[str, Any], status: str, work: tuple[float, float]) -> dict[str, Any]:
+        """Elapsed time and, while blocks are being added, an estimate of the time left: the cost of the blocks left
+        (:func:`block_cost`: rankings computed) at the measured rate of the blocks finished since the store was first
+        seen, the time to the last finished block (not to now: blocks in flight are not done work)."""
         now = time.time()
         done, total = prog["blocks_done"], prog["blocks_total"]
+        cost, cost_total = work
         if self._seen is None and total:
-            self._seen = (now, done)
-        since, done0 = self._seen if self._seen is not None else (now, done)
+            self._seen = (now, done, cost)
+        if self._last is None or done != self._last[1]:
+            self._last = (now, done)
+        since, done0, cost0 = self._seen if self._seen is not None else (now, done, cost)
         eta = None
-        if status == "partial" and done > done0 and now > since:
-            eta = (total - done) * (now - since) / (done - done0)
+        last = self._last[0]
+        if status == "partial" and cost > cost0 and last > since:
+            eta = (cost_total - cost) * (last - since) / (cost - cost0) - (now - last)
         return {"started": self.started if self.run else since, "run": self.run, "now": now,
                 "eta_seconds": eta, "blocks_since": done - done0}
 
@@ -518,8 +555,16 @@ class LiveStore:
             raise LookupError(entry["missing"])
         if "error" in entry:
             raise VotebenchError(entry["error"])
+        from engine.app.report import SCALE_RULES, scale_warning
+
+        try:  # the rules of the sweep that average raw scores over tasks (the report's warning, the same words)
+            rules = [str(r["name"]) for r in json.loads(self.attrs.get("config") or "{}").get("rules", [])]
+        except (ValueError, TypeError, KeyError, AttributeError):
+            rules = []
+        used = sorted({r for r in rules if r in SCALE_RULES})
+        warn = scale_warning(entry["mean"].T, entry["tasks"], used) if used else None
         return {"input": input_name, "systems": entry["systems"], "n_tasks": len(entry["tasks"]),
-                "n_instances": entry["n_instances"],
+                "n_instances": entry["n_instances"], "scale_warning": warn, "scale_rules": used,
                 "tasks": [int(v) for v in np.isfinite(entry["mean"]).sum(axis=1)],
                 "cells": [int(v) for v in entry["cells"]]}
 
@@ -939,6 +984,7 @@ def _input_handlers(Base: Any) -> dict[str, type]:
     class Scores(Base):
         async def get(self) -> None:
             inp, system = self.get_query_argument("input", ""), self.get_query_argument("system", "")
+            await self.hub.ready()  # the store's config is read by the first update: not before it
             loop = asyncio.get_running_loop()
             try:
                 data = await loop.run_in_executor(None, self.hub.live.task_scores, inp, system)
@@ -953,6 +999,7 @@ def _input_handlers(Base: Any) -> dict[str, type]:
     class Counts(Base):
         async def get(self) -> None:
             inp = self.get_query_argument("input", "")
+            await self.hub.ready()  # the store's config is read by the first update: not before it
             loop = asyncio.get_running_loop()
             try:
                 data = await loop.run_in_executor(None, self.hub.live.counts, inp)
@@ -968,6 +1015,7 @@ def _input_handlers(Base: Any) -> dict[str, type]:
         async def get(self) -> None:
             inp = self.get_query_argument("input", "")
             group, rule = self.get_query_argument("group", ""), self.get_query_argument("rule", "")
+            await self.hub.ready()  # the store's config is read by the first update: not before it
             loop = asyncio.get_running_loop()
             try:
                 data = await loop.run_in_executor(None, self.hub.live.letter_groups, inp, group, rule)

@@ -327,16 +327,18 @@ def test_statistics_per_row(browser, served, store):
             if tr.locator("td").nth(4).inner_text().endswith("="):
                 mates = [s for j, s in enumerate(g["systems"]) if j != i and borda["rank"][j] == borda["rank"][i]]
                 assert all(m in tr.locator("td").nth(4).get_attribute("title") for m in mates)
-        # half Borda points stay, and systems of different ranks never read alike
+        # session 7: a score column prints the decimals its narrowest score interval justifies (two significant
+        # digits of the width, at least one: half Borda points stay), the same count in the whole column
         for r in g["rules"]:
             col = 2 + 5 * g["rules"].index(r)
-            texts = {}
+            widths = [h - lo for lo, h in zip(r["score_low"], r["score_high"]) if lo is not None and h - lo > 0]
+            want = max(1, 1 - math.floor(math.log10(min(widths)))) if widths else 6  # no width: the exact digits
             for tr in pg.locator("table.lb tbody tr.sys").all():
                 i = g["systems"].index(tr.get_attribute("data-system"))
                 txt = tr.locator("td").nth(col).inner_text()
-                assert float(txt) == pytest.approx(r["score"][i], abs=5e-4 * max(1, abs(r["score"][i])))
-                texts.setdefault(txt, set()).add(r["rank"][i])
-            assert all(len(v) == 1 for v in texts.values()), r["rule"]
+                d = len(txt.split(".")[1]) if "." in txt else 0
+                assert d <= want, (r["rule"], txt)
+                assert float(txt) == pytest.approx(r["score"][i], abs=0.5 * 10 ** -d + 1e-12)
         assert "3 rules" in pg.inner_text("#progress-text") and "40 replicates × 3 rules" in pg.inner_text("#progress-text")
         assert "missing scores" in pg.inner_text("#board .settings")
     finally:
@@ -380,6 +382,7 @@ def test_export_is_what_is_shown(browser, served):
         # what is shown, an interval cell (data-lo / data-hi) as its two bounds (issue 26: machine-readable exports)
         shown = pg.evaluate("""() => [...document.querySelectorAll('table.lb tbody tr.sys')].map(tr =>
                                [...tr.children].flatMap(c => c.dataset.lo !== undefined ? [c.dataset.lo, c.dataset.hi] :
+                                 c.dataset.tied !== undefined ? [c.dataset.n, c.dataset.tied] :
                                  [(c.dataset.x ?? c.textContent).replace(/\\s+/g, ' ').trim()]))""")
         with pg.expect_download() as dl:
             pg.click("#board-export button[data-export='csv']")
@@ -394,6 +397,8 @@ def test_export_is_what_is_shown(browser, served):
         def value(text):  # a number's text as the number, a dash or nothing as null, else the text
             if text in ("", "–"):
                 return None
+            if text in ("true", "false"):  # session 7: a rank's 'tied' column
+                return text == "true"
             try:
                 return float(text.replace(",", ""))
             except ValueError:

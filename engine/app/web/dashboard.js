@@ -55,11 +55,24 @@
     }
     return 6;
   }
+  // the decimals a rule's score column is printed with: two significant digits of the narrowest score interval (the
+  // digits the bootstrap justifies), at least one (half Borda points), never more than the exact digits of scoreDigits; one number for the whole column
+  function intervalDigits(lo, hi) {
+    const w = (lo || []).map((v, i) => (v === null || hi[i] === null ? null : hi[i] - v)).filter(v => v !== null && v > 0);
+    if (!w.length) return null;
+    return Math.max(0, 1 - Math.floor(Math.log10(Math.min(...w))));
+  }
+  function columnDigits(r) {
+    const exact = scoreDigits(r.score, r.rank);
+    const iv = Array.isArray(r.score_low) ? intervalDigits(r.score_low, r.score_high) : null;
+    return exact === null || iv === null ? exact : Math.min(exact, Math.max(iv, 1));  // one decimal kept: half points
+  }
   function fmtScore(x, d) {
     if (x === null || x === undefined) return "–";
     if (d === null || (d === undefined && Math.abs(x) >= 1e7)) return x.toExponential(4);
     if (d === undefined) return Number(x.toPrecision(6)).toString();
-    return x.toFixed(d);
+    const t = x.toFixed(d);
+    return /^-0(\.0*)?$/.test(t) ? t.slice(1) : t;  // -0.4 at 0 decimals is "0", not "-0"
   }
   function fmtRank(x) {
     if (x === null || x === undefined) return "–";
@@ -95,14 +108,19 @@
       cols = [...bodyRows[0].children].map(text);
       bodyRows.shift();
     }
-    const split = bodyRows.length ? [...bodyRows[0].children].map(c => c.dataset.lo !== undefined) : [];
+    // a rank cell (data-tied) becomes two columns: "<header>" the rank as a number and "<header> tied" true / false
+    const kindOf = c => (c.dataset.lo !== undefined ? "iv" : c.dataset.tied !== undefined ? "tie" : "");
+    const split = bodyRows.length ? [...bodyRows[0].children].map(kindOf) : [];
     const first = bodyRows.length ? [...bodyRows[0].children] : [];
-    const outCols = cols.flatMap((c, j) => (split[j] ? (first[j].dataset.names ? first[j].dataset.names.split("|") : [`${c} low`, `${c} high`]) : [c]));
-    const rows = bodyRows.map(tr => [...tr.children].flatMap((c, j) => (split[j] ? [c.dataset.lo, c.dataset.hi] : [text(c)])));
+    const outCols = cols.flatMap((c, j) => (split[j] === "iv" ? (first[j].dataset.names ? first[j].dataset.names.split("|") : [`${c} low`, `${c} high`])
+      : split[j] === "tie" ? [c, `${c} tied`] : [c]));
+    const rows = bodyRows.map(tr => [...tr.children].flatMap((c, j) => (split[j] === "iv" ? [c.dataset.lo, c.dataset.hi]
+      : split[j] === "tie" ? [c.dataset.n, c.dataset.tied] : [text(c)])));
     return {cols: outCols, rows};
   }
-  function asValue(v) {  // "1,234" -> 1234, "0.50" -> 0.5, "" / "–" -> null; anything else stays text
+  function asValue(v) {  // "1,234" -> 1234, "0.50" -> 0.5, "true" -> true, "" / "–" -> null; anything else stays text
     if (v === undefined || v === "" || v === "–") return null;
+    if (v === "true" || v === "false") return v === "true";
     const t = String(v).replace(/,/g, "");
     return /^-?\d+(\.\d+)?(e-?\d+)?$/.test(t) ? Number(t) : v;
   }
@@ -110,7 +128,8 @@
     const a = el("a", {href: URL.createObjectURL(new Blob([data], {type})), download: name});
     document.body.append(a);
     a.click();
-    setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
   }
   function exportButtons(getTable, name, label) {
     const csv = c => (/[",\n]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c);
@@ -160,7 +179,9 @@
     if (s.status === "partial" || (s.status === "waiting" && t.run)) {
       parts.push(`${t.run ? "running for" : "watched for"} ${fmtTime(elapsed)}`);
       if (t.eta_seconds !== null && t.eta_seconds !== undefined) {
-        parts.push(`about ${fmtTime(Math.max(0, t.eta_seconds - (now - t.now)))} left (at the rate of the ${plural(t.blocks_since, "block")} done ${t.run ? "in this run" : "while watched"})`);
+        const left = t.eta_seconds - (now - t.now);
+        const basis = `the measured rate of the ${plural(t.blocks_since, "block")} finished ${t.run ? "in this run" : "while watched"}, weighted by their cost`;
+        parts.push(left > 0 ? `estimated ${fmtTime(left)} left (${basis})` : `past the estimate (${basis}); waiting for the next block`);
       } else if (s.status === "partial") parts.push("time left: after the next block");
     } else if (s.status === "complete" && t.run && ui.sawRunning && ui.finishedAt) {
       parts.push(`finished; the run took about ${fmtTime(ui.finishedAt - t.started)}`);
@@ -210,6 +231,13 @@
   function degenerateMark(r) {
     return r && r.degenerate ? el("span", {class: "degen", title: `degenerate ranking: ${r.degenerate.why}`}, "⚠ degenerate") : null;
   }
+  function scaleFlagged(input, r) {  // the rule averages raw scores of tasks on mixed scales (from /api/counts)
+    const c = ui.counts.get(input);
+    return Boolean(r && c && c.scale_warning && (c.scale_rules || []).includes(r.rule.split("(")[0]));
+  }
+  function scaleMark(input, r) {
+    return scaleFlagged(input, r) ? el("span", {class: "degen", title: `mixed scales: ${ui.counts.get(input).scale_warning}`}, "⚠ mixed scales") : null;
+  }
   function overview(s) {
     const boots = s.groups.filter(g => g.kind === "bootstrap");
     if (!boots.length) return null;
@@ -235,7 +263,7 @@
       const body = el("tbody");
       for (const rule of rules) {
         const first = gs.map(g => g.rules.find(r => r.rule === rule)).find(r => r);
-        const tr = el("tr", {}, el("th", {scope: "row", "data-x": rule}, rule, " ", degenerateMark(first)));
+        const tr = el("tr", {}, el("th", {scope: "row", "data-x": rule}, rule, " ", degenerateMark(first), " ", scaleMark(inp, first)));
         tr.append(el("td", {"data-x": names(gs[0], first.leader).join("; ")}, ...chips(names(gs[0], first.leader), "lead", 3)));
         for (const g of gs) {
           const r = g.rules.find(x => x.rule === rule);
@@ -327,10 +355,11 @@
     const v = r.rank[i];
     const mates = tiedWith(g, r, i);
     if (v === null) {
-      return el("td", {class: "sub dropped", "data-x": "", title: `not ranked by ${r.rule}: the system was dropped for missing scores (missing-score policy)`},
+      return el("td", {class: "sub dropped", "data-x": "", "data-n": "", "data-tied": "", title: `not ranked by ${r.rule}: the system was dropped for missing scores (missing-score policy)`},
         "dropped");
     }
-    const td = el("td", {"data-x": String(v) + (mates.length ? "=" : "")}, String(v) + (mates.length ? "=" : ""));
+    const td = el("td", {"data-x": String(v) + (mates.length ? "=" : ""), "data-n": String(v), "data-tied": mates.length ? "true" : "false"},
+      String(v) + (mates.length ? "=" : ""));
     if (mates.length) td.title = `rank ${v} shared with ${listNames(mates, 12)}`;
     if (r.leader.includes(i)) td.append(el("span", {class: "badge lead", title: "leader (rank 1)", "aria-label": "leader"}, "★"));
     else if (r.tied.includes(i)) {
@@ -348,9 +377,13 @@
     return el("td", {class: "n", "data-x": `${v[0]} / ${v[1]}`, "data-lo": String(v[0]), "data-hi": String(v[1]), "data-names": "judges|cells", title: `${v[0]} of ${c.n_tasks} judges (tasks) and ${v[1].toLocaleString()} scored task-instance cells`},
       `${v[0]} · ${v[1].toLocaleString()}`);
   }
-  function boardTable(g) {
+  // a phone shows one rule's columns at a time (the rule the table is sorted by; the switcher above picks it)
+  function narrowScreen() { return window.matchMedia("(max-width: 600px)").matches; }
+  function boardTable(g, allRules) {
+    const one = !allRules && narrowScreen() && g.rules.length > 1 ? sortRule() : null;
+    const showRule = ri => one === null || ri === one;
     const t = el("table", {class: "lb"});
-    const digits = g.rules.map(r => scoreDigits(r.score, r.rank));
+    const digits = g.rules.map(columnDigits);
     const hasScoreIv = g.rules.map(r => Array.isArray(r.score_low));
     const h1 = el("tr", {}, el("td", {class: "name corner"}, ""), el("td", {class: "corner"}, ""));
     const h2 = el("tr", {});
@@ -358,7 +391,9 @@
       const on = (ui.sort || "0:rank") === key;
       const e = el("th", {class: ["sortable", cls, on ? "sorted" : "", on && ui.desc ? "desc" : ""].filter(Boolean).join(" "),
         title, scope: "col", "aria-sort": on ? (ui.desc ? "descending" : "ascending") : null, "data-x": rule ? `${rule} ${label}` : label});
-      const text = short ? [el("span", {class: "wide-label"}, label), el("abbr", {class: "short-label", title: label}, short)] : [label];
+      // "Rank(UB)" may break before "(" (a <wbr>: no character added), so that four rules fit 1440 px
+      const words = label.includes("(") ? [label.slice(0, label.indexOf("(")), el("wbr"), label.slice(label.indexOf("("))] : [label];
+      const text = short ? [el("span", {class: "wide-label"}, ...words), el("abbr", {class: "short-label", title: label}, short)] : [label];
       // the accessible name: the visible label and, read but not shown, the rule of the column
       const b = el("button", {type: "button", class: "sortbtn", "aria-label": rule ? (short ? `${short}, ${label} (${rule})` : `${label} (${rule})`) : null}, ...text);
       b.addEventListener("click", () => {
@@ -376,8 +411,9 @@
     const pct = `${Math.round(100 * ui.snap.level)}%`;
     const ivLabel = g.interval === "pairwise" ? "rank range" : `rank ${pct} CI`;
     g.rules.forEach((r, ri) => {
+      if (!showRule(ri)) return;
       h1.append(el("th", {colspan: hasScoreIv[ri] ? 5 : 4, class: "group" + (r.degenerate ? " degenerate" : ""), scope: "colgroup",
-        "data-x": r.rule, title: r.unit}, r.rule, r.degenerate ? " ⚠" : ""));
+        "data-x": r.rule, title: r.unit}, r.rule, r.degenerate ? " ⚠" : "", scaleFlagged(g.input, r) ? " " : "", scaleMark(g.input, r)));
       h2.append(th("score", `${ri}:score`, "first", `${r.unit}, on the full data (higher is better)`, "sc.", r.rule));
       if (hasScoreIv[ri]) {
         h2.append(el("th", {scope: "col", title: `${pct} percentile interval of the rule's score over the replicates`, "data-x": `${r.rule} score ${pct} CI`,
@@ -407,13 +443,15 @@
       tr.append(el("td", {class: "name", "data-x": name}, el("span", {class: "pos", "aria-hidden": "true", "data-pos": String(pos + 1)}), btn),
                 countsCell(g, i));
       g.rules.forEach((r, ri) => {
-        tr.append(el("td", {class: "first", "data-x": fmtScore(r.score[i], digits[ri])}, fmtScore(r.score[i], digits[ri])));
+        if (!showRule(ri)) return;
+        tr.append(el("td", {class: "first", "data-x": r.score[i] === null ? "" : String(r.score[i])}, fmtScore(r.score[i], digits[ri])));
         if (hasScoreIv[ri]) {
           const lo = r.score_low[i], hi = r.score_high[i];
-          const txt = lo === null ? "–" : lo < 0 || hi < 0 ? `${fmtScore(lo, digits[ri])} to ${fmtScore(hi, digits[ri])}` :
+          const neg = lo !== null && (fmtScore(lo, digits[ri]).startsWith("-") || fmtScore(hi, digits[ri]).startsWith("-"));
+          const txt = lo === null ? "–" : neg ? `${fmtScore(lo, digits[ri])} to ${fmtScore(hi, digits[ri])}` :
             `${fmtScore(lo, digits[ri])}–${fmtScore(hi, digits[ri])}`;
-          tr.append(el("td", {class: "siv", "data-x": txt, "data-lo": lo === null ? "" : fmtScore(lo, digits[ri]),
-            "data-hi": hi === null ? "" : fmtScore(hi, digits[ri])}, txt));
+          tr.append(el("td", {class: "siv", "data-x": txt, "data-lo": lo === null ? "" : String(lo),
+            "data-hi": hi === null ? "" : String(hi)}, txt));
         }
         tr.append(rankCell(g, r, i), ivCell(g, r, i),
           el("td", {class: "ub"}, r.rank_ub && r.rank_ub[i] !== null ? String(r.rank_ub[i]) : "–"));
@@ -421,7 +459,7 @@
       tr.addEventListener("click", () => toggleTasks(g, name));
       body.append(tr);
       if (open) {
-        const span = 2 + g.rules.reduce((a, r, ri) => a + (hasScoreIv[ri] ? 5 : 4), 0);
+        const span = 2 + g.rules.reduce((a, r, ri) => a + (showRule(ri) ? (hasScoreIv[ri] ? 5 : 4) : 0), 0);
         body.append(el("tr", {class: "detail"}, el("td", {colspan: span, class: "detail"}, tiesView(g, i), tasksView(g, name))));
       }
     });
@@ -465,6 +503,7 @@
       ui.counts.set(g.input, {error: "cannot reach the server"});
     }
     renderBoard();
+    if (ui.snap && $("top")) { const ov = overview(ui.snap); $("top").replaceChildren(...(ov ? [ov] : [])); }
   }
   async function toggleTasks(g, system) {
     if (ui.open.has(system)) { ui.open.delete(system); renderBoard(); return; }
@@ -573,6 +612,29 @@
       `shared rank, rank intervals, ties with the leader and agreement with other rules say little (a system in the tie ` +
       `is not "top-${r.degenerate.rank}" in any useful sense).`));
   }
+  function ruleSwitch(g) {  // a phone: buttons choosing the one rule whose columns the table shows (and sorts by)
+    if (!narrowScreen() || g.rules.length < 2) return null;
+    const on = sortRule();
+    const box = el("div", {class: "ruleswitch", role: "group", "aria-label": "rule shown in the table"},
+      el("span", {class: "sub"}, "rule shown: "));
+    g.rules.forEach((r, ri) => {
+      const b = el("button", {type: "button", "aria-pressed": ri === on ? "true" : "false", "data-rule": r.rule},
+        r.rule + (r.degenerate ? " ⚠" : ""));
+      b.addEventListener("click", () => {
+        ui.sort = `${ri}:rank`; ui.desc = false;
+        renderBoard(); renderBump();
+        const again = $("board").querySelector(`.ruleswitch button[data-rule="${CSS.escape(r.rule)}"]`);
+        if (again) again.focus();
+      });
+      box.append(b);
+    });
+    return box;
+  }
+  function scaleNotes(g) {  // a mean over tasks whose scales differ (as the report warns), from /api/counts
+    const c = ui.counts.get(g.input);
+    if (!c || !c.scale_warning || !g.rules.some(r => (c.scale_rules || []).includes(r.rule.split("(")[0]))) return [];
+    return [el("div", {class: "warn", role: "note", id: "scale-warning"}, el("b", {}, "⚠ mixed scales: "), c.scale_warning + ".")];
+  }
   function systemsText(g) {  // every system of the store, and how many of them a rule could not rank
     const ranked = g.rules.length ? g.rules[0].rank.filter(v => v !== null).length : g.systems.length;
     const out = plural(g.systems.length, "system");
@@ -622,11 +684,12 @@
     more.hidden = g.systems.length <= TOP_K || Boolean(ui.query.trim());
     controls.querySelector("#shown").textContent = ui.query.trim() ? `${total} matching` :
       `showing ${shown.toLocaleString()} of ${g.systems.length.toLocaleString()} · sort by a column header; open a system for its ties and per-task scores`;
-    controls.querySelector("#board-export").replaceChildren(exportButtons(() => $("board").querySelector("table.lb"), `leaderboard_${slug(g.name)}`, "the leaderboard as shown"));
+    controls.querySelector("#board-export").replaceChildren(exportButtons(() => boardTable(g, true).table, `leaderboard_${slug(g.name)}`, "the leaderboard (every rule, the rows shown)"));
     const legend = el("div", {class: "legend"},
       el("span", {}, el("span", {class: "badge lead"}, "★"), " leader"),
       el("span", {}, el("span", {class: "badge tied"}, "≈"), ` tied with the leader: the leader scores above it in fewer than ${Math.round(100 * s.level)}% of the replicates`),
-      el("span", {}, "'=' shared rank"), el("span", {}, "⚠ degenerate ranking"));
+      el("span", {}, "'=' shared rank"), el("span", {}, "⚠ degenerate ranking"),
+      el("span", {}, "⚠ mixed scales: a mean of raw scores whose task scales differ over 10-fold"));
     const scoreNotes = [...new Set(g.rules.filter(r => r.score_interval_note).map(r => r.score_interval_note))];
     // how to read the table: open on a wide screen, folded on a phone (the table on the first screen); kept as the user left it
     if (ui.howOpen === undefined) ui.howOpen = !window.matchMedia("(max-width: 600px)").matches;
@@ -638,7 +701,7 @@
                      (g.n_systems > BAR_MAX ? ` The rank intervals are given as numbers only (no bars): a bar ${"of"} ${g.n_systems.toLocaleString()} ranks would be too small to read.` : "")));
     how.open = ui.howOpen;
     how.addEventListener("toggle", () => { ui.howOpen = how.open; });
-    const parts = [head, settingsLine(s, g), ...degenerateNotes(g), controls, how,
+    const parts = [head, settingsLine(s, g), ...scaleNotes(g), ...degenerateNotes(g), controls, ruleSwitch(g), how,
                    el("div", {class: "tablewrap lbwrap", tabindex: "0", role: "region", "aria-labelledby": "board-h"}, table),
                    ...moreRows(shown, total),
                    stabilityLine(g), lettersView(g)];
@@ -648,7 +711,7 @@
     const act = document.activeElement;
     const inHead = act && host.contains(act) ? act.closest("th[data-key]") : null;
     const inRow = act && host.contains(act) ? act.closest("tr[data-system]") : null;
-    host.replaceChildren(...parts);
+    host.replaceChildren(...parts.filter(Boolean));
     if (inHead || inRow) {
       const sel = inHead ? `th[data-key="${CSS.escape(inHead.getAttribute("data-key"))}"] button`
         : `tr[data-system="${CSS.escape(inRow.getAttribute("data-system"))}"] button.rowbtn`;
@@ -734,16 +797,20 @@
       grp.append(sv("title", {}, `${g.systems[i]}\n` + g.rules.map((r, ri) => `${r.rule}: rank ${rankText(ri, i)}`).join("\n")));
       svg.append(grp);
     });
-    // a tie: one point for every system at that rank; say how many share it (all systems, not only those drawn)
+    // a tie: one point for every system at that rank, drawn as a circle holding how many share it (all systems, not
+    // only those drawn); a point per rank and column, so these never overlap each other or a label
     g.rules.forEach((r, ri) => {
       const seen = new Set();
       shown.forEach(i => {
         const v = r.rank[i];
         if (v === null || v > cap || seen.has(v) || counts[ri].get(v) < 2) return;
         seen.add(v);
-        const txt = `${counts[ri].get(v)} tied`;
-        const tx = ri === R - 1 ? x(ri) - 8 : x(ri) + 8;
-        svg.append(sv("text", {x: tx, y: yOf(v) - 7, class: "tie", "text-anchor": ri === R - 1 ? "end" : "start"}, txt));
+        const n = counts[ri].get(v);
+        const mark = sv("g", {class: "tie"});
+        mark.append(sv("circle", {cx: x(ri), cy: yOf(v), r: 8.5, fill: "#fff", stroke: "#7a3600", "stroke-width": 1.5}),
+          sv("text", {x: x(ri), y: yOf(v) + 3.5, "text-anchor": "middle"}, String(n)),
+          sv("title", {}, `${r.rule}: ${n} systems tied at rank ${v}`));
+        svg.append(mark);
       });
     });
     const tieNotes = [];
@@ -754,9 +821,31 @@
     host.replaceChildren(
       el("div", {class: "row"}, el("h2", {}, "Rank changes across rules"),
         el("span", {class: "sub"}, `the top ${K} systems of ${base.rule} (sort the leaderboard by another rule to change); ` +
-          "rank 1 at the top; systems tied under a rule share one point ('N tied', '=' after a rank); filled dot = leader; hover a line to follow it")),
+          "rank 1 at the top; systems tied under a rule share one point (a number in a circle: how many; '=' after a rank); " +
+          "filled dot = leader; every rank is in the table under the chart")),
       el("div", {class: "bumpwrap", tabindex: "0", role: "region", "aria-label": "rank changes chart"}, svg),
-      ...(tieNotes.length ? [el("p", {class: "sub tienote"}, `Ties, not rank moves (grey dotted segments lead into them): ${tieNotes.join("; ")}.`)] : []));
+      ...(tieNotes.length ? [el("p", {class: "sub tienote"}, `Ties, not rank moves (grey dotted segments lead into them): ${tieNotes.join("; ")}.`)] : []),
+      bumpTable(g, shown, counts));
+  }
+
+  // the chart's numbers as a table (reachable by keyboard and touch, read by screen readers): the systems drawn,
+  // their rank under every rule, how many share it
+  function bumpTable(g, shown, counts) {
+    const t = el("table", {class: "tasks bumptable"});
+    t.append(el("thead", {}, el("tr", {}, el("th", {scope: "col"}, "system"),
+      ...g.rules.map(r => el("th", {scope: "col", "data-x": `${r.rule} rank`}, `${r.rule} rank`)))));
+    const body = el("tbody");
+    shown.forEach(i => body.append(el("tr", {}, el("th", {scope: "row", "data-x": g.systems[i]}, g.systems[i]), ...g.rules.map((r, ri) => {
+      const v = r.rank[i], n = v === null ? 0 : counts[ri].get(v);
+      return el("td", {"data-n": v === null ? "" : String(v), "data-tied": v === null ? "" : String(n > 1)},
+        v === null ? "–" : n > 1 ? `${v}= (${n} tied)` : String(v));
+    }))));
+    t.append(body);
+    const d = el("details", {class: "how", id: "bump-table"}, el("summary", {}, "The chart as a table"),
+      exportButtons(() => t, `rank_changes_${slug(g.name)}`, "the rank changes table"), el("div", {class: "tablewrap"}, t));
+    if (ui.bumpOpen) d.open = true;
+    d.addEventListener("toggle", () => { ui.bumpOpen = d.open; });
+    return d;
   }
 
   // ------------------------------------------------------------------ agreement, other groups
@@ -948,5 +1037,5 @@
   connect();
   setInterval(renderClock, 1000);
   let wide = window.innerWidth >= 600;
-  window.addEventListener("resize", () => { if ((window.innerWidth >= 600) !== wide) { wide = !wide; renderBump(); } });
+  window.addEventListener("resize", () => { if ((window.innerWidth >= 600) !== wide) { wide = !wide; renderBoard(); renderBump(); } });
 })();

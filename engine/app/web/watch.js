@@ -34,7 +34,20 @@
     $("meta").textContent = s.rule ? `rule ${s.rule}, level ${s.level}; ${sz.system || 0} systems x ${sz.task || 0} tasks x ` +
       `${sz.instance || 0} instances` + (s.over ? `; ${Math.round((s.interval || 0) * 100)}% rank intervals over ${s.over}, ` +
       `${s.replicates} replicates, seed ${s.seed}` : "") : "no ranking yet";
-    list("changes", s.changes || [], (t) => el("li", t, t.startsWith("new:") ? "new" : ""), "nothing changed");
+    // each change under its kind, named in words (not by colour alone): a system not ranked before is "new", never a move
+    const kindOf = (t) => (t.startsWith("new:") ? "new" : / \(up\)$/.test(t) ? "up" : / \(down\)$/.test(t) ? "down"
+      : / no longer ranked$/.test(t) ? "gone" : "other");
+    const TAG = {new: "new", up: "▲ up", down: "▼ down", gone: "left", other: "changed"};
+    const ORDER = {new: 0, up: 1, down: 2, gone: 3, other: 4};
+    const said = (s.changes || []).slice().sort((a, b) => ORDER[kindOf(a)] - ORDER[kindOf(b)]);
+    list("changes", said, (t) => {
+      const k = kindOf(t), li = el("li", undefined, "change " + k);
+      li.dataset.kind = k;
+      li.appendChild(el("span", TAG[k], "tag"));
+      if (k === "new") li.appendChild(el("span", ":", "vh"));  // the text stays "new: X enters at rank 4 [3-6]"
+      li.appendChild(document.createTextNode(" " + (k === "new" ? t.slice(4).trim() : k === "up" || k === "down" ? t.replace(/ \((up|down)\)$/, "") : t)));
+      return li;
+    }, "nothing changed");
     const body = $("ranking").tBodies[0]; body.replaceChildren();
     const scored = (s.ranking || []).filter((r) => typeof r.score === "number");
     const d = decimals(scored.map((r) => r.score));
@@ -43,6 +56,11 @@
     (s.ranking || []).forEach((r) => {
       const tr = el("tr"); tr.dataset.system = r.system;
       tr.appendChild(el("td", String(r.rank), "num")); tr.appendChild(el("td", r.system));
+      const said = (s.changes || []).find((t) => t.startsWith(`new: ${r.system} enters at rank `) || t.startsWith(`${r.system}: rank `));
+      const k = said ? kindOf(said) : "same";
+      const move = el("td", k === "new" ? "new" : k === "up" || k === "down" ? `${k === "up" ? "▲" : "▼"} from ${said.slice(r.system.length + 7).split(" ->")[0]}` : "–",
+        "move " + k);
+      tr.appendChild(move);
       tr.appendChild(el("td", fmt(r.score, d), "num"));
       const lo = bound(r.rank_low), hi = bound(r.rank_high);
       tr.appendChild(el("td", r.rank_low === undefined ? "–" : (lo === hi ? `[${lo}]` : `[${lo}-${hi}]`), "num"));
