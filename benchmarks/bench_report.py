@@ -90,7 +90,7 @@ def main() -> None:
             glue = ["report", str(ROOT / "data" / "vnr_glue.csv"), "--out", str(t / "rep_glue"), "--missing", "listwise"]
             rows.append(measure("data/vnr_glue.csv (97 x 14)", glue, a.runs))
         if "taccsv" in cases:  # the instance-level CSV itself: its bootstrap resamples instances
-            rows.append(measure("data/colombo_tac08.csv.gz (58 x 48, instance level)",
+            rows.append(measure("data/colombo_tac08.csv.gz (62 systems x 15 metrics x 48 topics)",
                                 ["report", str(ROOT / "data" / "colombo_tac08.csv.gz"), "--out", str(t / "rep_taccsv")],
                                 a.runs))
         if "tac" in cases:
