@@ -57,6 +57,7 @@ import shutil
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -256,6 +257,12 @@ class _Out:
         if narrow is not None:
             narrow.clear()
         return f'<figure id="fig-{stem}">{img}<figcaption>{caption}<br><span class="export">{links}</span></figcaption></figure>'
+
+    def drawn(self, name: str, draw: Callable[..., Figure], caption: str) -> str:
+        """:meth:`figure` of ``draw(narrow=False)``, with ``draw(narrow=True)``, the layout of a phone, when PNG is
+        written."""
+        narrow = draw(narrow=True) if "png" in self.formats else None
+        return self.figure(name, draw(narrow=False), caption, narrow=narrow)
 
     def table(self, name: str, t: _Table, *, caption: str = "", show: bool = True, search: bool = False,
               css: str = "") -> str:
@@ -863,19 +870,19 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
     sub = ranks.isel({SYSTEM: idx})
     # the figures' rule names (Kemeny's Borda fallback said; the warning sign of a degenerate rule: the figure's own)
     plain = {lb: st.display_short.get(lb, lb).replace(" \u26a0", "") for lb in rk.labels}
-    fig = plots.rank_change_figure(sub.assign_coords({RULE: [plain[lb] for lb in rk.labels]}),
-                                   baseline=plain[rk.baseline], neutral=[plain[lb] for lb in degen],
-                                   title=f"Rankings by rule, change against {rk.baseline}{suffix}",
-                                   shared=np.stack(shared, axis=1)[idx])
-    body.append(out.figure("rankings", fig, f"Rank of every system under every rule ('=' shared rank); colour and "
+    draw = partial(plots.rank_change_figure, sub.assign_coords({RULE: [plain[lb] for lb in rk.labels]}),
+                   baseline=plain[rk.baseline], neutral=[plain[lb] for lb in degen],
+                   title=f"Rankings by rule, change against {rk.baseline}{suffix}", shared=np.stack(shared, axis=1)[idx])
+    body.append(out.drawn("rankings", draw, f"Rank of every system under every rule ('=' shared rank); colour and "
                                             f"arrow: change against the {html.escape(rk.baseline)} baseline; \u26a0 "
                                             f"degenerate rule, not coloured{html.escape(suffix)}."))
     sections.append(("Rankings", "\n".join(body)))
     if n_r >= 1 and len(idx) >= 2:
-        fig = plots.rank_heatmap_figure(sub.assign_coords({RULE: [st.display_short.get(lb, lb) for lb in rk.labels]}),
-                                        title=f"Ranks across rules{suffix}")
-        sections.append(("Ranks across rules", out.figure(
-            "rank_heatmap", fig, "Ranks under every rule; the dendrogram clusters the systems on their rank vectors "
+        draw = partial(plots.rank_heatmap_figure,
+                       sub.assign_coords({RULE: [st.display_short.get(lb, lb) for lb in rk.labels]}),
+                       title=f"Ranks across rules{suffix}")
+        sections.append(("Ranks across rules", out.drawn(
+            "rank_heatmap", draw, "Ranks under every rule; the dendrogram clusters the systems on their rank vectors "
             f"(Euclidean distance, average linkage){html.escape(suffix)}.")))
     return sections
 
@@ -974,12 +981,12 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
     sub_avg = ph.avg_ranks[idx]
     groups = [tuple(int(idx[v]) for v in g) for g in cliques(sub_avg, ph.different[np.ix_(idx, idx)])]
     local = {int(v): k for k, v in enumerate(idx)}
-    fig = plots.critical_difference_figure(
-        sub_avg, names[idx].tolist(), cd=None if wilcoxon else ph.cd,
+    draw = partial(
+        plots.critical_difference_figure, sub_avg, names[idx].tolist(), cd=None if wilcoxon else ph.cd,
         cliques=[tuple(local[v] for v in g) for g in groups],
         title=(f"Critical difference ({'Wilcoxon-Holm' if wilcoxon else 'Nemenyi'}, alpha = {st.alpha:g}, "
                f"k = {fr.n_systems}, N = {fr.n_datasets}){suffix}"))
-    body.append(out.figure("critical_difference", fig, f"Critical-difference diagram ({html.escape(test_name)}); "
+    body.append(out.drawn("critical_difference", draw, f"Critical-difference diagram ({html.escape(test_name)}); "
                                                        f"average ranks, 1 = best{html.escape(suffix)}."))
     return (f"Critical difference (Friedman and {'Wilcoxon-Holm' if wilcoxon else 'Nemenyi'})", "\n".join(body))
 
@@ -999,9 +1006,9 @@ def _flows_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.nda
     body.append(out.table("promethee_flows", _Table(["system", "phi+", "phi-", "phi"], rows,
                                                     [[r[0]] + [f"{v:.4f}" for v in r[1:]] for r in rows]),
                           caption="PROMETHEE II flows:", show=False))
-    fig = plots.promethee_flows_figure(plus[idx], minus[idx], names[idx].tolist(),
-                                       title=f"PROMETHEE II flows (usual preference){suffix}")
-    body.append(out.figure("promethee_flows", fig, f"PROMETHEE II positive and negative flows{html.escape(suffix)}."))
+    draw = partial(plots.promethee_flows_figure, plus[idx], minus[idx], names[idx].tolist(),
+                   title=f"PROMETHEE II flows (usual preference){suffix}")
+    body.append(out.drawn("promethee_flows", draw, f"PROMETHEE II positive and negative flows{html.escape(suffix)}."))
     return ("PROMETHEE II flows", "\n".join(body))
 
 
@@ -1015,8 +1022,8 @@ def _wins_section(out: _Out, rk: _Rankings, X: np.ndarray, shown: tuple[np.ndarr
     wins, ties = pairwise_counts(X)
     sub = np.ix_(idx, idx)
     numbers = len(idx) <= plots.WIN_NUMBERS
-    fig = plots.win_matrix_figure(wins[sub], ties[sub], names[idx].tolist(), title=f"Pairwise wins{suffix}",
-                                  annotate=numbers)
+    draw = partial(plots.win_matrix_figure, wins[sub], ties[sub], names[idx].tolist(), title=f"Pairwise wins{suffix}",
+                   annotate=numbers)
     rows: list[list[Any]] = [[rk.systems[i]] + [float(wins[i, j]) for j in range(len(rk.systems))]
                              for i in range(len(rk.systems))]
     body = [out.table("win_matrix", _Table(["system"] + list(rk.systems), rows,
@@ -1024,7 +1031,7 @@ def _wins_section(out: _Out, rk: _Rankings, X: np.ndarray, shown: tuple[np.ndarr
                       caption="Win counts (row beats column on that many tasks):", show=False)]
     what_numbers = ("numbers in the cells: tasks the row system wins" if numbers else
                     "the counts are in the win-count table (too many cells to print them)")
-    body.append(out.figure("win_matrix", fig, f"Colour: share of the tasks (where both have a score) on which the row "
+    body.append(out.drawn("win_matrix", draw, f"Colour: share of the tasks (where both have a score) on which the row "
                                               f"system beats the column system; {what_numbers}{html.escape(suffix)}."))
     return ("Pairwise wins", "\n".join(body))
 
@@ -1108,7 +1115,8 @@ def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None]
     by_rank = sorted(range(len(rows)), key=lambda k: (rows[k][2] if math.isfinite(rows[k][2]) else math.inf, k))
     rows, aligned = [rows[k] for k in by_rank], [aligned[k] for k in by_rank]
     d = score_decimals([r[3] for r in rows])
-    text = [[r[1], f"{r[2]:g}" + ("=" if r[2] in shared else ""), "n/a" if not math.isfinite(r[3]) else f"{r[3]:.{d}f}", a] for r, a in zip(rows, aligned)]
+    text = [[r[1], f"{r[2]:g}" + ("=" if r[2] in shared else ""), "n/a" if not math.isfinite(r[3]) else f"{r[3]:.{d}f}", a]
+            for r, a in zip(rows, aligned)]
     tex = [[_tex_escape(c) for c in t[:3]] + [_tex_escape(r[4])] for t, r in zip(text, rows)]
     return out.table("paired_letters", _Table(["system", f"rank by {label}", "mean", "letters"], rows, text, tex,
                                               ["rank_by_mean", "system", f"rank_by_{label}", "mean", "letters"],
@@ -1174,9 +1182,9 @@ def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping
     suffix = f" (top {len(names)} of {n} systems)" if len(names) < n else ""
     pairwise = "systems" in what
     kind = "rank ranges from sure pairwise orders" if pairwise else "rank intervals"
-    fig = plots.rank_interval_figure(arr[0], arr[1], arr[2], names, [st.display_short.get(lb, lb) for lb, _ in per_rule],
-                                     tied=arr[3] == 1.0,
-                                     level=level, title=f"{100 * level:g}% bootstrap {kind} ({what}, B = {B}){suffix}")
+    draw = partial(plots.rank_interval_figure, arr[0], arr[1], arr[2], names,
+                   [st.display_short.get(lb, lb) for lb, _ in per_rule], tied=arr[3] == 1.0, level=level,
+                   title=f"{100 * level:g}% bootstrap {kind} ({what}, B = {B}){suffix}")
     shown = ("the ranks the sure pairwise orders allow (" + _interval_words(replace(st, over="systems")) + ")") if pairwise \
         else f"the {50 * (1 - level):g}-{50 * (1 + level):g}% percentiles of the ranks"
     cap = (f"Full-data rank (dot) and {html.escape(shown)} over {B} bootstrap replicates ({html.escape(what)}), one panel "
@@ -1184,7 +1192,7 @@ def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping
            f"{100 * level:g}% of the replicates){html.escape(suffix)}."
            + (" \u26a0 degenerate rule: its ties, not the data, keep systems together."
               if any(lb in st.display_short and "\u26a0" in st.display_short[lb] for lb, _ in per_rule) else ""))
-    return out.figure(name, fig, cap)
+    return out.drawn(name, draw, cap)
 
 
 def _interval_table(out: _Out, name: str, rows: list[list[Any]], st: _Settings) -> str:
@@ -1206,13 +1214,13 @@ def _subset_body(out: _Out, name: str, ds: xr.Dataset, title: str, caption: str,
         std = np.where(n > 1, np.sqrt((dev**2).sum(axis=-1) / np.maximum(n - 1, 1)), np.nan)
     rules = [str(r) for r in ds[RULE].values]
     sizes = np.asarray(ds["subset_size"].values)
-    fig = plots.subset_curve_figure(sizes, mean, std, [(display or {}).get(r, r) for r in rules], title=title)
+    draw = partial(plots.subset_curve_figure, sizes, mean, std, [(display or {}).get(r, r) for r in rules], title=title)
     rows: list[list[Any]] = [[rules[i], int(sizes[j]), float(mean[i, j]), float(std[i, j]), int(n[i, j])]
             for i in range(len(rules)) for j in range(sizes.size)]
     tab = out.table(name, _Table(["rule", "subset_size", "tau_mean", "tau_std", "n"], rows,
                                  [[r[0], str(r[1]), f"{r[2]:.4f}", f"{r[3]:.4f}", str(r[4])] for r in rows]),
                     caption="Subset curves:", show=False)
-    return out.figure(name, fig, caption) + "\n" + tab
+    return out.drawn(name, draw, caption) + "\n" + tab
 
 
 def _subset_sizes(T: int) -> list[int]:
@@ -1770,7 +1778,8 @@ td.cld{font-family:ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre;tex
 td.wrap{white-space:normal;text-align:left;min-width:8em;max-width:40em}dd{margin:0;overflow-wrap:anywhere;min-width:0}
 dl{grid-template-columns:minmax(0,max-content) minmax(0,1fr)}.table{max-width:100%}figure{overflow-x:auto}
 button.sort{font:inherit;font-weight:600;background:none;border:0;padding:0;cursor:pointer;color:inherit;text-align:inherit}
-button.sort:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}th[aria-sort=ascending] button.sort::after{content:" \\25B2" / ""}
+button.sort:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}
+th[aria-sort=ascending] button.sort::after{content:" \\25B2" / ""}
 th[aria-sort=descending] button.sort::after{content:" \\25BC" / ""}.legend span{margin-right:1.2em;font-size:.9em}
 .table td:first-child{position:sticky;left:0;background:#fff;z-index:1;white-space:normal;max-width:18em;
 overflow-wrap:break-word}.table thead th:first-child{position:sticky;
@@ -2155,13 +2164,13 @@ def grid_section(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     idx = select_systems(R, section.top_k)
     suffix = f" (top {len(idx)} of {len(systems)} systems)" if len(idx) < len(systems) else ""
     da = xr.DataArray(R[:, idx].T, dims=(SYSTEM, "point"), coords={SYSTEM: [systems[i] for i in idx], "point": points})
-    fig = plots.rank_heatmap_figure(da, title=f"{ds.attrs.get('rule', '')}: ranks across parameter points{suffix}")
+    draw = partial(plots.rank_heatmap_figure, da, title=f"{ds.attrs.get('rule', '')}: ranks across parameter points{suffix}")
     rows = [[systems[i]] + [float(v) for v in R[:, i]] for i in range(len(systems))]
     tab = section.table(f"{gname}_ranks", ["system"] + points, rows, [[r[0]] + [f"{v:g}" for v in r[1:]] for r in rows],
                         caption="Ranks per grid point:", show=False)
     cap = (f"Ranks of {html.escape(str(ds.attrs.get('rule', '')))} at every parameter point of {html.escape(gname)}, "
            f"systems clustered on their ranks{html.escape(suffix)}.")
-    return (f"Parameter grid: {gname}", section.figure(f"{gname}_rank_heatmap", fig, cap) + "\n" + tab)
+    return (f"Parameter grid: {gname}", section.out.drawn(f"{gname}_rank_heatmap", draw, cap) + "\n" + tab)
 
 def subsets_section(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     """The subset curves of the report's rules (mean and std tau per subset size)."""
