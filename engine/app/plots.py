@@ -494,7 +494,7 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
     avg = np.asarray(avg_ranks, dtype=np.float64)
     order = np.argsort(avg, kind="stable")
     a = avg[order]
-    names = _labels([systems[i] for i in order], NARROW_CHARS if narrow else LABEL_CHARS)
+    names = _labels([systems[i] for i in order], NARROW_CHARS - 4 if narrow else LABEL_CHARS)  # a phone: room for the axis
     n = a.size
     lo, hi = axis_range if axis_range is not None else (1.0, max(2.0, float(np.ceil(a.max()))))
     if hi <= lo:
@@ -507,7 +507,7 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
         groups = _cd_groups(a, cd if cd is not None else 0.0)
     n_left = (n + 1) // 2
     rows = max(n_left, n - n_left)
-    font = 7.0 if narrow else 8.0
+    font = MIN_FONT if narrow else 8.0
     label_in = _label_width(names, font) + 0.35
     axis_in = 5.0 if hi - lo <= 15 else 7.0
     title = title or "Critical difference (Nemenyi)"

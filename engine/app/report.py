@@ -90,6 +90,8 @@ FORMATS = ("png", "svg", "pdf")
 _MARKER = ".votebench-report"
 #: figures with a phone layout show it on screens up to this width (CSS px; the page's own phone layout starts there)
 NARROW_PX = 700
+#: a figure at most this wide (px) needs no phone layout: in a 370 px column its 6.5 pt (9.9 px) text stays >= 9 px
+PHONE_FITS_PX = 405
 _BASELINE = "mean"
 _UP, _DOWN = "\u2191", "\u2193"
 
@@ -260,9 +262,14 @@ class _Out:
 
     def drawn(self, name: str, draw: Callable[..., Figure], caption: str) -> str:
         """:meth:`figure` of ``draw(narrow=False)``, with ``draw(narrow=True)``, the layout of a phone, when PNG is
-        written."""
-        narrow = draw(narrow=True) if "png" in self.formats else None
-        return self.figure(name, draw(narrow=False), caption, narrow=narrow)
+        written and the wide figure is wider than :data:`PHONE_FITS_PX` (shrunk into a phone's column, its smallest
+        text would fall below 9 px)."""
+        from engine.app.plots import DPI
+
+        wide = draw(narrow=False)
+        fits = wide.get_figwidth() * DPI <= PHONE_FITS_PX
+        narrow = draw(narrow=True) if "png" in self.formats and not fits else None
+        return self.figure(name, wide, caption, narrow=narrow)
 
     def table(self, name: str, t: _Table, *, caption: str = "", show: bool = True, search: bool = False,
               css: str = "") -> str:
@@ -773,7 +780,8 @@ def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board)
         f"{over_words(st, warn=False) if st.resampled else boot.over}" if boot else \
         "no bootstrap (--replicates 0): no intervals and no Rank(UB)"
     body = [f"<p>{n_s} systems ranked by <b>{html.escape(label)}</b> ({html.escape(how)}); {html.escape(reps)}. "
-            f"Aggregation level {html.escape(board.level)}; missing scores: {html.escape(board.missing)}.</p>"]
+            f"Aggregation level: {html.escape(board.level.split(':')[0])}; missing scores: {html.escape(board.missing)} "
+            "(both explained under Settings).</p>"]
     if boot is not None and st.resampled and st.over != "systems" and st.resampled[1] < FEW_JUDGES:
         body.append(f'<p class="warn">\u26a0 The bootstrap resamples only {st.resampled[1]} judges '
                     f'({html.escape(st.resampled[0])}): with fewer than {FEW_JUDGES} its intervals are unreliable '
@@ -798,7 +806,7 @@ def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board)
                      "marked '='"),
             (f"rank {pct} CI", f"bootstrap {_interval_words(st)}" if boot else "none"),
             ("Rank(UB)", iv),
-            ("score", f"{rule_unit(label)}; higher is better; aggregation level {board.level}"),
+            ("score", f"{rule_unit(label)}; higher is better"),
             (f"score {pct} CI", f"bootstrap interval = the {50 * st.alpha:g}-{100 - 50 * st.alpha:g}% percentiles of "
                                 "the replicate scores"
              if boot is not None and boot.score_low is not None else "none"),
@@ -848,7 +856,8 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
         text_rows.append(trow)
         tex_rows.append(xrow)
         classes.append(cls)
-    table = _Table(header, csv_rows, text_rows, tex_rows, csv_header, classes)
+    table = _Table(header, csv_rows, text_rows, tex_rows, csv_header, classes,
+                   best=[""] + ["low"] * (len(header) - 1))  # every column a rank: the first click puts rank 1 first
     body = [f"<p>{n_s} ranked systems, rank 1 = best (competition ranks: tied systems share the better rank), "
             f"listed by the {html.escape(rk.labels[p])} ranking (the primary rule); sort by any column header.</p>",
             f'<p class="legend"><span>\'=\' shared rank</span> <span>{_UP}n / {_DOWN}n: n places higher / lower than '
