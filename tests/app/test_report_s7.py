@@ -19,7 +19,6 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import pytest
-
 import xarray as xr
 
 from engine.app import plots
