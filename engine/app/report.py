@@ -267,7 +267,7 @@ class _Out:
         from engine.app.plots import DPI
 
         wide = draw(narrow=False)
-        fits = wide.get_figwidth() * DPI <= PHONE_FITS_PX
+        fits = round(wide.get_figwidth() * DPI) <= PHONE_FITS_PX  # the PNG's width in pixels
         narrow = draw(narrow=True) if "png" in self.formats and not fits else None
         return self.figure(name, wide, caption, narrow=narrow)
 
