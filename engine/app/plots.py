@@ -115,8 +115,7 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", n
     Parameters
     ----------
     ranks : xarray.DataArray, dims (system, rule)
-        Rank of every shown system under every rule (1 = best), rows in the
-        order to draw (top row first).
+        Rank of every shown system under every rule (1 = best), rows in the order to draw (top row first).
     baseline : str
         The ``rule`` label the changes are measured against.
     title : str
@@ -132,9 +131,8 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", n
     Returns
     -------
     matplotlib.figure.Figure
-        A heatmap: one column per rule, each cell the system's rank and its
-        change ``baseline rank - rule rank`` (up arrow: better than under the
-        baseline; with more than 12 rules, or on a phone with more than 3, the
+        A heatmap: one column per rule, each cell the system's rank and its change ``baseline rank - rule rank``
+        (up arrow: better than under the baseline; with more than 12 rules, or on a phone with more than 3, the
         colour alone shows it), teal for improvements and brown for drops.
     """
     ranks = ranks.transpose(SYSTEM, ...)
@@ -212,17 +210,15 @@ def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label:
                         method: str = "average", metric: str = "euclidean", narrow: bool = False) -> Figure:
     """Heatmap of ranks (systems x rules or scenarios) with a dendrogram of the systems.
 
-    The systems are clustered on their rank vectors (``scipy.cluster.hierarchy``,
-    Euclidean distance and average linkage as in xLLMBench, Fig. 2) and drawn
-    in dendrogram order.
+    The systems are clustered on their rank vectors (``scipy.cluster.hierarchy``, Euclidean distance and average
+    linkage as in xLLMBench, Fig. 2) and drawn in dendrogram order.
 
     Parameters
     ----------
     ranks : xarray.DataArray, dims (system, column)
         Ranks (1 = best); a missing rank is clustered as one worse than the worst.
     title, colorbar_label : str
-    method, metric : str
-        Linkage method and distance of :func:`scipy.cluster.hierarchy.linkage`.
+    method, metric : str  (linkage method and distance of :func:`scipy.cluster.hierarchy.linkage`)
     narrow : bool
         The layout of a phone (:data:`NARROW_IN` wide; the ranks in the cells with at most 6 columns).
 
@@ -233,9 +229,8 @@ def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label:
     from scipy.cluster import hierarchy
 
     ranks = ranks.transpose(SYSTEM, ...)
-    col_dim = ranks.dims[1]
     systems = _labels(ranks[SYSTEM].values, NARROW_CHARS if narrow else LABEL_CHARS)
-    cols = [short_label(c, 22) for c in ranks[col_dim].values]
+    cols = [short_label(c, 22) for c in ranks[ranks.dims[1]].values]
     R = np.asarray(ranks.values, dtype=np.float64)
     n, m = R.shape
     filled = np.where(np.isfinite(R), R, (np.nanmax(R) if np.isfinite(R).any() else 0.0) + 1.0)
@@ -473,12 +468,11 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
         Average rank of every system over the datasets (tasks), 1 = best.
     systems : sequence of S names
     cd : float or None
-        Nemenyi critical difference, drawn as a bar above the axis; without
-        ``cliques``, systems whose average ranks differ by less than ``cd``
-        are joined by a thick bar.  ``None``: no CD bar (another test).
+        Nemenyi critical difference, drawn as a bar above the axis; without ``cliques``, systems whose average ranks
+        differ by less than ``cd`` are joined by a thick bar.  ``None``: no CD bar (another test).
     cliques : sequence of sequences of int, optional
-        The groups to join (indices into ``avg_ranks``, e.g.
-        :func:`engine.kernels.significance.cliques`), instead of those of ``cd``.
+        The groups to join (indices into ``avg_ranks``, e.g. :func:`engine.kernels.significance.cliques`), instead
+        of those of ``cd``.
     title : str
     axis_range : (float, float), optional
         Range of the rank axis (default: the whole numbers around the ranks shown).
@@ -488,8 +482,7 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
     Returns
     -------
     matplotlib.figure.Figure
-        The best half of the systems is labelled on the left, the other half
-        on the right; the ``CD`` bar is drawn above the axis.
+        The best half of the systems is labelled on the left, the other half on the right; the ``CD`` bar above.
     """
     avg = np.asarray(avg_ranks, dtype=np.float64)
     order = np.argsort(avg, kind="stable")
@@ -497,8 +490,7 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
     names = _labels([systems[i] for i in order], NARROW_CHARS - 4 if narrow else LABEL_CHARS)  # a phone: room for the axis
     n = a.size
     lo, hi = axis_range if axis_range is not None else (1.0, max(2.0, float(np.ceil(a.max()))))
-    if hi <= lo:
-        hi = lo + 1.0
+    hi = hi if hi > lo else lo + 1.0
     if cliques is not None:
         pos = np.empty(n, dtype=np.intp)
         pos[order] = np.arange(n)
@@ -587,18 +579,8 @@ def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, sy
     labels = [str(x) for x in rules] if rules is not None else [""] * n_r
     names = _labels(systems, NARROW_CHARS if narrow else LABEL_CHARS)
     font = MIN_FONT if narrow else _FONT
-    nrows = -(-n_r // max(1, min(max_cols, 3) if narrow else max_cols))
-    ncols = -(-n_r // nrows)
-    title = title or "Bootstrap rank intervals"
-    label_w = _label_width(names, font)
-    if narrow:
-        title = _wrap(title, NARROW_IN, 8.5)
-        fig = _figure(NARROW_IN, nrows * (_NARROW_ROW * n + 0.75) + 1.4)
-    else:
-        panel = min(4.2 if n_r == 1 else 2.0, (WIDE_IN - label_w - 0.6) / ncols)
-        fig = _figure(min(max(label_w + panel * ncols + 0.6, _title_width(title)), WIDE_IN),
-                      nrows * (_ROW * n + 0.75) + 1.0)
-    axes = fig.subplots(nrows, ncols, sharex=True, squeeze=False)
+    fig, ncols, title = _interval_figure(n_r, n, names, title or "Bootstrap rank intervals", font, max_cols, narrow)
+    axes = fig.subplots(-(-n_r // ncols), ncols, sharex=True, squeeze=False)
     y = np.arange(n)
     finite = np.concatenate([hi[np.isfinite(hi)], r[np.isfinite(r)], [1.0]])
     top = float(finite.max())
@@ -637,6 +619,20 @@ def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, sy
                frameon=False)
     fig.suptitle(title, fontsize=8.5 if narrow else 10)
     return fig
+
+
+def _interval_figure(n_r: int, n: int, names: Sequence[str], title: str, font: float, max_cols: int,
+                     narrow: bool) -> tuple[Figure, int, str]:
+    """The figure of :func:`rank_interval_figure` (``n_r`` panels of ``n`` rows): it, its columns and its title."""
+    nrows = -(-n_r // max(1, min(max_cols, 3) if narrow else max_cols))
+    ncols = -(-n_r // nrows)
+    label_w = _label_width(names, font)
+    if narrow:
+        title = _wrap(title, NARROW_IN, 8.5)
+        return _figure(NARROW_IN, nrows * (_NARROW_ROW * n + 0.75) + 1.4), ncols, title
+    panel = min(4.2 if n_r == 1 else 2.0, (WIDE_IN - label_w - 0.6) / ncols)
+    fig = _figure(min(max(label_w + panel * ncols + 0.6, _title_width(title)), WIDE_IN), nrows * (_ROW * n + 0.75) + 1.0)
+    return fig, ncols, title
 
 
 def subset_curve_figure(sizes: np.ndarray, mean: np.ndarray, std: np.ndarray, rules: Sequence[object], *,
