@@ -85,7 +85,14 @@ def _text_color(rgba: Sequence[float] | np.ndarray) -> str:
 
 
 def _labels(names: Iterable[object], width: int = LABEL_CHARS) -> list[str]:
-    return [short_label(n, width) for n in names]
+    """Names of at most ``width`` characters; when cutting the end makes two alike (a shared prefix), the middle is
+    cut instead, so that each keeps its distinguishing end (``model-w…name-07``)."""
+    full = [str(n) for n in names]
+    out = [short_label(n, width) for n in full]
+    if len(set(out)) < len(set(full)):
+        tail = (width - 1) // 2
+        out = [n if len(n) <= width else n[: width - 1 - tail] + "\u2026" + n[-tail:] for n in full]
+    return out
 
 
 def _wrap(title: str, width: float, font: float = 10.0) -> str:

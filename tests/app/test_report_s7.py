@@ -244,3 +244,12 @@ def test_axe_core_finds_no_serious_violation(browser, report, width, height):
         assert not [v for v in found if v[1] in ("serious", "critical")], found
     finally:
         ctx.close()
+
+
+def test_cut_names_stay_distinct_when_they_share_a_prefix():
+    """Names alike in their first 16 characters keep their ends on a phone (checked on the drawn tick labels)."""
+    names = [f"model-with-a-longish-name-{i:02d}" for i in range(12)]
+    fig = plots.promethee_flows_figure(np.linspace(0, 1, 12), np.linspace(1, 0, 12), names, narrow=True)
+    shown = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert len(set(shown)) == 12 and all(len(t) <= plots.NARROW_CHARS for t in shown), shown
+    assert sorted(t[-2:] for t in shown) == sorted(n[-2:] for n in names)
