@@ -44,7 +44,20 @@ LABEL_CHARS = 34
 #: fall below 6.5 pt, unreadable in the page's image; the counts are in the win-count table)
 WIN_NUMBERS = 20
 _ROW = 0.26  # inches per system row
+_NARROW_ROW = 0.17  # the same on a phone (its names are 6.5 pt)
 _FONT = 8.0
+#: PNG resolution of the page's images (render.py): 1 inch = this many CSS pixels where an image is shown 1:1
+DPI = 110
+#: widest figure (inches) the page shows 1:1 at its 1200-pixel column: wider ones would shrink their text
+WIDE_IN = 1200 / DPI
+#: the phone layout of a figure (``narrow=True``): fits the 370-pixel column of a 390-pixel screen
+NARROW_IN = 368 / DPI
+#: smallest text of any figure (points): 6.5 pt = 9.9 CSS px at 1:1
+MIN_FONT = 6.5
+#: longest system label of a phone layout
+NARROW_CHARS = 16
+#: a phone's win matrix shows at most this many systems (more would make rows thinner than their names)
+NARROW_SYSTEMS = 20
 _UP, _DOWN = "\u2191", "\u2193"
 
 
@@ -71,8 +84,22 @@ def _text_color(rgba: Sequence[float] | np.ndarray) -> str:
     return "black" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "white"
 
 
-def _labels(names: Iterable[object]) -> list[str]:
-    return [short_label(n) for n in names]
+def _labels(names: Iterable[object], width: int = LABEL_CHARS) -> list[str]:
+    """Names of at most ``width`` characters; when cutting the end makes two alike (a shared prefix), the middle is
+    cut instead, so that each keeps its distinguishing end (``model-w…name-07``)."""
+    full = [str(n) for n in names]
+    out = [short_label(n, width) for n in full]
+    if len(set(out)) < len(set(full)):
+        tail = (width - 1) // 2
+        out = [n if len(n) <= width else n[: width - 1 - tail] + "\u2026" + n[-tail:] for n in full]
+    return out
+
+
+def _wrap(title: str, width: float, font: float = 10.0) -> str:
+    """``title`` broken into lines that fit ``width`` inches at ``font`` points."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(title, max(12, int((width - 0.25) / (0.6 * font / 72))))) or title
 
 
 def _label_width(names: Sequence[str], font: float = _FONT) -> float:
@@ -89,14 +116,13 @@ def _title_width(title: str, font: float = 10.0) -> float:
 # rankings side by side
 # ---------------------------------------------------------------------------------------------
 def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", neutral: Sequence[str] = (),
-                       shared: np.ndarray | None = None) -> Figure:
+                       shared: np.ndarray | None = None, narrow: bool = False) -> Figure:
     """Rankings of several rules side by side, coloured by the change against a baseline rule.
 
     Parameters
     ----------
     ranks : xarray.DataArray, dims (system, rule)
-        Rank of every shown system under every rule (1 = best), rows in the
-        order to draw (top row first).
+        Rank of every shown system under every rule (1 = best), rows in the order to draw (top row first).
     baseline : str
         The ``rule`` label the changes are measured against.
     title : str
@@ -106,17 +132,19 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", n
     neutral : sequence of str
         Rules whose changes are not drawn (degenerate rankings: their ties are not rank moves); their
         cells show the rank alone, uncoloured, and their label ends in a warning sign.
+    narrow : bool
+        The layout of a phone (:data:`NARROW_IN` wide): with more than three rules the cells are colour only.
 
     Returns
     -------
     matplotlib.figure.Figure
-        A heatmap: one column per rule, each cell the system's rank and its
-        change ``baseline rank - rule rank`` (up arrow: better than under the
-        baseline), teal for improvements and brown for drops.
+        A heatmap: one column per rule, each cell the system's rank and its change ``baseline rank - rule rank``
+        (up arrow: better than under the baseline; with more than 12 rules, or on a phone with more than 3, the
+        colour alone shows it), teal for improvements and brown for drops.
     """
     ranks = ranks.transpose(SYSTEM, ...)
     col_dim = ranks.dims[1]
-    systems = _labels(ranks[SYSTEM].values)
+    systems = _labels(ranks[SYSTEM].values, NARROW_CHARS if narrow else LABEL_CHARS)
     rules = [str(r) for r in ranks[col_dim].values]
     R = np.asarray(ranks.values, dtype=np.float64)
     base = R[:, rules.index(baseline)]
@@ -127,27 +155,28 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", n
     finite = np.abs(delta[np.isfinite(delta) & (delta != 0)])
     lim = max(3.0, float(np.quantile(finite, 0.9))) if finite.size else 3.0
     title = title or f"Rankings by rule, change against {baseline}"
-    width = max(_label_width(systems) + 0.62 * m + 1.6, _title_width(title))
-    fig = _figure(width, _ROW * n + 1.9)
+    font = MIN_FONT if m > 8 or narrow else 7.5
+    label_w = _label_width(systems, font if narrow else _FONT)
+    # the cells' text: rank and arrow (few rules), the rank alone (many), none (a phone with more than 3 rules)
+    text = "arrow" if m <= (3 if narrow else 12) else "rank" if not narrow else ""
+    cell = {"arrow": 0.62, "rank": 0.34, "": 0.3}[text]
+    if narrow:
+        cell = min(cell, max(0.1, (NARROW_IN - label_w - 0.2) / m))
+        fig = _figure(NARROW_IN, _NARROW_ROW * n + 1.9 + 0.07 * max(len(r) for r in rules))
+        title = _wrap(title, NARROW_IN, 8.5)
+    else:
+        fig = _figure(min(max(label_w + cell * m + 1.6, _title_width(title)), WIDE_IN), _ROW * n + 1.9)
     ax = fig.add_subplot()
     # brown-to-teal: a diverging map that colour-blind readers also tell apart (ColorBrewer BrBG)
     im = ax.imshow(np.clip(delta, -lim, lim), cmap="BrBG", norm=TwoSlopeNorm(0.0, -lim, lim), aspect="auto",
                    interpolation="nearest")
-    font = 6.5 if m > 12 else 7.5
-    for i in range(n):
-        for j in range(m):
-            if not np.isfinite(R[i, j]):
-                ax.text(j, i, "-", ha="center", va="center", fontsize=font, in_layout=False)
-                continue
-            d = int(round(delta[i, j])) if np.isfinite(delta[i, j]) else 0
-            r = f"{R[i, j]:g}" + ("=" if shared is not None and shared[i, j] else "")
-            txt = r if j == rules.index(baseline) or d == 0 else f"{r} {_UP if d > 0 else _DOWN}{abs(d)}"
-            shade = im.cmap(float(np.asarray(im.norm(np.asarray(np.clip(delta[i, j], -lim, lim))))))
-            ax.text(j, i, txt, ha="center", va="center", fontsize=font, color=_text_color(shade), in_layout=False)
+    if text:
+        _rank_change_cells(ax, im, R, delta, lim, shared, rules.index(baseline), font, arrows=text == "arrow")
     ax.set_xticks(range(m), [short_label(r, 18) + (" (baseline)" if r == baseline else "")
                              + (" \u26a0" if r in set(neutral) else "") for r in rules],
-                  rotation=40, ha="left", rotation_mode="anchor", fontsize=_FONT)
-    ax.set_yticks(range(n), systems, fontsize=_FONT)
+                  rotation=90 if narrow else 40, ha="center" if narrow else "left", rotation_mode="anchor" if not narrow
+                  else "default", fontsize=MIN_FONT if narrow else _FONT)
+    ax.set_yticks(range(n), systems, fontsize=font if narrow else _FONT)
     ax.tick_params(length=0)
     ax.xaxis.set_ticks_position("top")
     ax.xaxis.set_label_position("top")
@@ -157,28 +186,48 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", n
     ax.tick_params(which="minor", length=0)
     for side in ax.spines.values():
         side.set_visible(False)
-    cb = fig.colorbar(im, ax=ax, shrink=min(1.0, 4.0 / max(1.0, _ROW * n)), pad=0.01, aspect=30, extend="both")
-    cb.set_label(f"rank change vs {baseline} ({_UP} better)", fontsize=_FONT)
-    cb.ax.tick_params(labelsize=_FONT)
-    ax.set_title(title, fontsize=10)
+    cb = fig.colorbar(im, ax=ax, shrink=min(1.0, 4.0 / max(1.0, _ROW * n)) if not narrow else 0.9, pad=0.01,
+                      aspect=30, extend="both", location="bottom" if narrow else "right")
+    cb.set_label(f"rank change vs {baseline} ({_UP} better)", fontsize=MIN_FONT if narrow else _FONT)
+    cb.ax.tick_params(labelsize=MIN_FONT if narrow else _FONT)
+    if narrow:
+        fig.suptitle(title, fontsize=8.5)
+    else:
+        ax.set_title(title, fontsize=10)
     return fig
 
 
+def _rank_change_cells(ax: Any, im: Any, R: np.ndarray, delta: np.ndarray, lim: float, shared: np.ndarray | None,
+                       base: int, font: float, *, arrows: bool) -> None:
+    """The cells' text of :func:`rank_change_figure`: the rank ('=' shared) and, with ``arrows``, its change."""
+    n, m = R.shape
+    for i in range(n):
+        for j in range(m):
+            if not np.isfinite(R[i, j]):
+                ax.text(j, i, "-", ha="center", va="center", fontsize=font, in_layout=False)
+                continue
+            d = int(round(delta[i, j])) if np.isfinite(delta[i, j]) else 0
+            r = f"{R[i, j]:g}" + ("=" if shared is not None and shared[i, j] else "")
+            txt = r if not arrows or j == base or d == 0 else f"{r} {_UP if d > 0 else _DOWN}{abs(d)}"
+            shade = im.cmap(float(np.asarray(im.norm(np.asarray(np.clip(delta[i, j], -lim, lim))))))
+            ax.text(j, i, txt, ha="center", va="center", fontsize=font, color=_text_color(shade), in_layout=False)
+
+
 def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label: str = "rank (1 = best)",
-                        method: str = "average", metric: str = "euclidean") -> Figure:
+                        method: str = "average", metric: str = "euclidean", narrow: bool = False) -> Figure:
     """Heatmap of ranks (systems x rules or scenarios) with a dendrogram of the systems.
 
-    The systems are clustered on their rank vectors (``scipy.cluster.hierarchy``,
-    Euclidean distance and average linkage as in xLLMBench, Fig. 2) and drawn
-    in dendrogram order.
+    The systems are clustered on their rank vectors (``scipy.cluster.hierarchy``, Euclidean distance and average
+    linkage as in xLLMBench, Fig. 2) and drawn in dendrogram order.
 
     Parameters
     ----------
     ranks : xarray.DataArray, dims (system, column)
         Ranks (1 = best); a missing rank is clustered as one worse than the worst.
     title, colorbar_label : str
-    method, metric : str
-        Linkage method and distance of :func:`scipy.cluster.hierarchy.linkage`.
+    method, metric : str  (linkage method and distance of :func:`scipy.cluster.hierarchy.linkage`)
+    narrow : bool
+        The layout of a phone (:data:`NARROW_IN` wide; the ranks in the cells with at most 6 columns).
 
     Returns
     -------
@@ -187,16 +236,22 @@ def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label:
     from scipy.cluster import hierarchy
 
     ranks = ranks.transpose(SYSTEM, ...)
-    col_dim = ranks.dims[1]
-    systems = _labels(ranks[SYSTEM].values)
-    cols = [short_label(c, 22) for c in ranks[col_dim].values]
+    systems = _labels(ranks[SYSTEM].values, NARROW_CHARS if narrow else LABEL_CHARS)
+    cols = [short_label(c, 22) for c in ranks[ranks.dims[1]].values]
     R = np.asarray(ranks.values, dtype=np.float64)
     n, m = R.shape
     filled = np.where(np.isfinite(R), R, (np.nanmax(R) if np.isfinite(R).any() else 0.0) + 1.0)
     title = title or "Ranks across rules, systems clustered on their ranks"
-    width = max(1.3 + 0.45 * m + _label_width(systems) + 1.2, _title_width(title))
-    fig = _figure(width, _ROW * n + 1.9)
-    gs = fig.add_gridspec(1, 2, width_ratios=[1.3, max(1.0, 0.45 * m)], wspace=0.0)
+    label_w = _label_width(systems, MIN_FONT if narrow else _FONT)
+    tree = 0.45 if narrow else 1.3
+    if narrow:
+        cell = min(0.45, max(0.1, (NARROW_IN - tree - label_w - 0.25) / m))
+        title = _wrap(title, NARROW_IN, 8.5)
+        fig = _figure(NARROW_IN, _NARROW_ROW * n + 1.9 + 0.07 * max(len(c) for c in cols))
+    else:
+        cell = min(0.45, max(0.3, (WIDE_IN - tree - label_w - 1.2) / m))
+        fig = _figure(min(max(tree + cell * m + label_w + 1.2, _title_width(title)), WIDE_IN), _ROW * n + 1.9)
+    gs = fig.add_gridspec(1, 2, width_ratios=[tree, max(0.5, cell * m)], wspace=0.0)
     ax_d = fig.add_subplot(gs[0])
     ax = fig.add_subplot(gs[1])
     if n >= 2:
@@ -218,23 +273,25 @@ def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label:
                        edgecolors="white", linewidth=0.5)
     ax.set_ylim((10 * n, 0) if flip else (0, 10 * n))
     ax.set_xlim(0, m)
-    if n * m <= 1500:
-        font = 6.5 if n > 30 or m > 14 else 7.5
+    if n * m <= 1500 and (not narrow or m <= 6):
+        font = MIN_FONT if n > 30 or m > 14 or narrow else 7.5
         for i in range(n):
             for j in range(m):
                 if np.isfinite(M[i, j]):
                     ax.text(j + 0.5, 10 * i + 5, f"{M[i, j]:g}", ha="center", va="center", fontsize=font,
                             color=_text_color(im.cmap(im.norm(M[i, j]))), in_layout=False)
     ax.yaxis.tick_right()
-    ax.set_yticks(10 * np.arange(n) + 5, [systems[i] for i in order], fontsize=_FONT)
-    ax.set_xticks(np.arange(m) + 0.5, cols, rotation=40, ha="right", rotation_mode="anchor", fontsize=_FONT)
+    font = MIN_FONT if narrow else _FONT
+    ax.set_yticks(10 * np.arange(n) + 5, [systems[i] for i in order], fontsize=font)
+    ax.set_xticks(np.arange(m) + 0.5, cols, rotation=90 if narrow else 40, ha="center" if narrow else "right",
+                  rotation_mode="default" if narrow else "anchor", fontsize=font)
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
-    cb = fig.colorbar(im, ax=ax, location="bottom", shrink=0.6, pad=0.01, aspect=35)
-    cb.set_label(colorbar_label, fontsize=_FONT)
-    cb.ax.tick_params(labelsize=_FONT)
-    fig.suptitle(title, fontsize=10)
+    cb = fig.colorbar(im, ax=ax, location="bottom", shrink=0.9 if narrow else 0.6, pad=0.01, aspect=25 if narrow else 35)
+    cb.set_label(colorbar_label, fontsize=font)
+    cb.ax.tick_params(labelsize=font)
+    fig.suptitle(title, fontsize=8.5 if narrow else 10)
     return fig
 
 
@@ -242,7 +299,7 @@ def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label:
 # PROMETHEE II flows and pairwise wins
 # ---------------------------------------------------------------------------------------------
 def promethee_flows_figure(phi_plus: np.ndarray, phi_minus: np.ndarray, systems: Sequence[object], *,
-                           title: str = "") -> Figure:
+                           title: str = "", narrow: bool = False) -> Figure:
     """PROMETHEE II positive and negative flows per system, best net flow on top.
 
     Parameters
@@ -252,6 +309,8 @@ def promethee_flows_figure(phi_plus: np.ndarray, phi_minus: np.ndarray, systems:
         (how much it is outranked); the net flow is their difference.
     systems : sequence of S names
     title : str
+    narrow : bool
+        The layout of a phone (:data:`NARROW_IN` wide).
 
     Returns
     -------
@@ -263,31 +322,37 @@ def promethee_flows_figure(phi_plus: np.ndarray, phi_minus: np.ndarray, systems:
     minus = np.asarray(phi_minus, dtype=np.float64)
     net = plus - minus
     order = np.argsort(-net, kind="stable")
-    names = _labels([systems[i] for i in order])
+    names = _labels([systems[i] for i in order], NARROW_CHARS if narrow else LABEL_CHARS)
     n = len(order)
     title = title or "PROMETHEE II flows"
-    fig = _figure(max(_label_width(names) + 5.0, _title_width(title)), _ROW * n + 1.6)
+    font = MIN_FONT if narrow else _FONT
+    if narrow:
+        title = _wrap(title, NARROW_IN, 8.5)
+        fig = _figure(NARROW_IN, _NARROW_ROW * n + 2.0)
+    else:
+        fig = _figure(min(max(_label_width(names) + 5.0, _title_width(title)), WIDE_IN), _ROW * n + 1.6)
     ax = fig.add_subplot()
     y = np.arange(n)
-    ax.barh(y, plus[order], color="#4c9a5a", height=0.7, label="positive flow $\\phi^+$")
-    ax.barh(y, -minus[order], color="#c8553d", height=0.7, label="negative flow $-\\phi^-$")
-    ax.plot(net[order], y, "D", color="black", markersize=4, label="net flow $\\phi = \\phi^+ - \\phi^-$")
+    ax.barh(y, plus[order], color="#4c9a5a", height=0.7, label="positive flow \u03c6\u207a")
+    ax.barh(y, -minus[order], color="#c8553d", height=0.7, label="negative flow \u2212\u03c6\u207b")
+    ax.plot(net[order], y, "D", color="black", markersize=4, label="net flow \u03c6 = \u03c6\u207a \u2212 \u03c6\u207b")
     ax.axvline(0.0, color="0.3", linewidth=0.8)
-    ax.set_yticks(y, names, fontsize=_FONT)
+    ax.set_yticks(y, names, fontsize=font)
     ax.invert_yaxis()
     lim = max(1e-9, float(np.nanmax(np.abs(np.concatenate([plus, minus])))) if n else 1.0)
     ax.set_xlim(-1.08 * lim, 1.08 * lim)
-    ax.set_xlabel("outranking flow", fontsize=_FONT)
-    ax.tick_params(axis="x", labelsize=_FONT)
+    ax.set_xlabel("outranking flow", fontsize=font)
+    ax.tick_params(axis="x", labelsize=font)
     ax.grid(axis="x", color="0.9")
     ax.set_axisbelow(True)
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=3, fontsize=7.5, frameon=False)
-    ax.set_title(title, fontsize=10)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=1 if narrow else 3,
+               fontsize=MIN_FONT if narrow else 7.5, frameon=False)
+    fig.suptitle(title, fontsize=8.5) if narrow else ax.set_title(title, fontsize=10)
     return fig
 
 
 def win_matrix_figure(wins: np.ndarray, ties: np.ndarray, systems: Sequence[object], *, title: str = "",
-                      annotate: bool | None = None) -> Figure:
+                      annotate: bool | None = None, narrow: bool = False) -> Figure:
     """Pairwise win matrix: share of the common tasks on which the row system beats the column system.
 
     Parameters
@@ -299,7 +364,9 @@ def win_matrix_figure(wins: np.ndarray, ties: np.ndarray, systems: Sequence[obje
     systems : sequence of S names, in the order to draw
     title : str
     annotate : bool, optional
-        Write the win counts in the cells (default: up to :data:`WIN_NUMBERS` systems).
+        Write the win counts in the cells (default: up to :data:`WIN_NUMBERS` systems; on a phone up to 8).
+    narrow : bool
+        The layout of a phone (:data:`NARROW_IN` wide): the first :data:`NARROW_SYSTEMS` systems, said in the title.
 
     Returns
     -------
@@ -311,30 +378,40 @@ def win_matrix_figure(wins: np.ndarray, ties: np.ndarray, systems: Sequence[obje
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(pairs > 0, W / pairs, np.nan)
     np.fill_diagonal(share, np.nan)
-    names = _labels(systems)
-    n = len(names)
-    side = _ROW * n
-    lw = _label_width(names)
     title = title or "Pairwise wins"
-    # tall enough for the colour bar's two-line label, wide enough for the title (nothing cut off)
-    fig = _figure(max(lw + side + 2.0, _title_width(title) + 0.8), max(lw * 0.8 + side + 1.2, 3.2))
+    if narrow and len(systems) > NARROW_SYSTEMS:
+        title = f"{title}; on this screen the first {NARROW_SYSTEMS}"
+        systems, share, W = systems[:NARROW_SYSTEMS], share[:NARROW_SYSTEMS, :NARROW_SYSTEMS], W[:NARROW_SYSTEMS]
+    names = _labels(systems, NARROW_CHARS if narrow else LABEL_CHARS)
+    n = len(names)
+    font = MIN_FONT if narrow else _FONT
+    lw = _label_width(names, font)
+    if narrow:
+        side = min(_ROW * n, NARROW_IN - lw - 0.9)
+        title = _wrap(title, NARROW_IN, 8.5)
+        fig = _figure(NARROW_IN, lw + side + 1.9)
+    else:  # tall enough for the rotated names and the colour bar's label, at most the page's width (nothing cut off)
+        side = min(_ROW * n, WIDE_IN - lw - 2.0)
+        fig = _figure(min(max(lw + side + 2.0, _title_width(title) + 0.8), WIDE_IN), max(lw + side + 1.6, 3.2))
     ax = fig.add_subplot()
     im = ax.imshow(share, cmap="RdBu", vmin=0.0, vmax=1.0, interpolation="nearest")
-    if annotate if annotate is not None else n <= WIN_NUMBERS:
+    numbers = n <= (8 if narrow else WIN_NUMBERS) if annotate is None else annotate and (not narrow or n <= 8)
+    if numbers:
         for i in range(n):
             for j in range(n):
                 if i != j and np.isfinite(share[i, j]):
                     ax.text(j, i, f"{W[i, j]:g}", ha="center", va="center", fontsize=6.5,
                             color=_text_color(im.cmap(im.norm(share[i, j]))), in_layout=False)
-    ax.set_xticks(range(n), names, rotation=90, fontsize=_FONT)
-    ax.set_yticks(range(n), names, fontsize=_FONT)
-    ax.set_xlabel("opponent (column)", fontsize=_FONT)
-    ax.set_ylabel("system (row)", fontsize=_FONT)
+    ax.set_xticks(range(n), names, rotation=90, fontsize=font)
+    ax.set_yticks(range(n), names, fontsize=font)
+    ax.set_xlabel("opponent (column)", fontsize=font)
+    ax.set_ylabel("system (row)", fontsize=font)
     ax.tick_params(length=0)
-    cb = fig.colorbar(im, ax=ax, shrink=min(1.0, 4.0 / max(1.0, side)), aspect=30, pad=0.01)
-    cb.set_label("share of tasks won\nby the row system", fontsize=_FONT)
-    cb.ax.tick_params(labelsize=_FONT)
-    ax.set_title(title, fontsize=10)
+    cb = fig.colorbar(im, ax=ax, shrink=0.9 if narrow else min(1.0, 4.0 / max(1.0, side)), aspect=25 if narrow else 30,
+                      pad=0.01, location="bottom" if narrow else "right")
+    cb.set_label("share of tasks won" + (" " if narrow else "\n") + "by the row system", fontsize=font)
+    cb.ax.tick_params(labelsize=font)
+    fig.suptitle(title, fontsize=8.5) if narrow else ax.set_title(title, fontsize=10)
     return fig
 
 
@@ -356,16 +433,23 @@ def _cd_groups(avg: np.ndarray, cd: float) -> list[tuple[int, int]]:
     return out
 
 
-def _draw_rank_axis(ax: Any, lo: float, hi: float, cd: float | None) -> None:
-    """The rank axis of a critical-difference diagram at y = 0 (ticks, numbers) and the CD bar above it."""
+def _draw_rank_axis(ax: Any, lo: float, hi: float, cd: float | None, per_inch: float = 0.0) -> None:
+    """The rank axis of a critical-difference diagram at y = 0 (ticks, numbers at least 0.25 inch apart: ``per_inch``
+    rank units per inch) and the CD bar above it."""
     ax.plot([lo, hi], [0, 0], color="black", linewidth=1.0)
     span = hi - lo
     tick_step = 1 if span <= 20 else 2 if span <= 40 else 5 if span <= 100 else 10
+    while tick_step < 0.25 * per_inch and tick_step < span:  # numbers closer than 1/4 inch: fewer of them
+        tick_step = {1: 2, 2: 5, 5: 10}.get(tick_step, tick_step * 2)
+    last = -np.inf
     for t in np.arange(np.ceil(lo), np.floor(hi) + 1):
-        major = (t - np.ceil(lo)) % tick_step == 0 or t in (lo, hi)
-        ax.plot([t, t], [0, 0.08 if major else 0.04], color="black", linewidth=0.8)
+        # numbered: the ends and the multiples of the step, none closer than 0.6 steps to the one before
+        major = t == lo or (t % tick_step == 0 or t == hi) and t - last >= 0.6 * tick_step
+        if major or not per_inch or per_inch <= 25:  # unnumbered ticks when at least 1/25 inch apart
+            ax.plot([t, t], [0, 0.08 if major else 0.04], color="black", linewidth=0.8)
         if major:
-            ax.text(t, 0.12, f"{t:g}", ha="center", va="bottom", fontsize=7.5)
+            last = t
+            ax.text(t, 0.12, f"{t:g}", ha="center", va="bottom", fontsize=7.0)
     # CD bar from the left end of the axis
     if cd is not None and np.isfinite(cd):
         end = min(lo + cd, hi)
@@ -382,7 +466,7 @@ def _draw_rank_axis(ax: Any, lo: float, hi: float, cd: float | None) -> None:
 
 def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object], *, cd: float | None, title: str = "",
                                axis_range: tuple[float, float] | None = None,
-                               cliques: Sequence[Sequence[int]] | None = None) -> Figure:
+                               cliques: Sequence[Sequence[int]] | None = None, narrow: bool = False) -> Figure:
     """Critical-difference diagram (Demsar 2006): average ranks with the groups a post-hoc test cannot separate.
 
     Parameters
@@ -391,30 +475,29 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
         Average rank of every system over the datasets (tasks), 1 = best.
     systems : sequence of S names
     cd : float or None
-        Nemenyi critical difference, drawn as a bar above the axis; without
-        ``cliques``, systems whose average ranks differ by less than ``cd``
-        are joined by a thick bar.  ``None``: no CD bar (another test).
+        Nemenyi critical difference, drawn as a bar above the axis; without ``cliques``, systems whose average ranks
+        differ by less than ``cd`` are joined by a thick bar.  ``None``: no CD bar (another test).
     cliques : sequence of sequences of int, optional
-        The groups to join (indices into ``avg_ranks``, e.g.
-        :func:`engine.kernels.significance.cliques`), instead of those of ``cd``.
+        The groups to join (indices into ``avg_ranks``, e.g. :func:`engine.kernels.significance.cliques`), instead
+        of those of ``cd``.
     title : str
     axis_range : (float, float), optional
         Range of the rank axis (default: the whole numbers around the ranks shown).
+    narrow : bool
+        The layout of a phone (:data:`NARROW_IN` wide: a shorter axis, names cut at :data:`NARROW_CHARS`).
 
     Returns
     -------
     matplotlib.figure.Figure
-        The best half of the systems is labelled on the left, the other half
-        on the right; the ``CD`` bar is drawn above the axis.
+        The best half of the systems is labelled on the left, the other half on the right; the ``CD`` bar above.
     """
     avg = np.asarray(avg_ranks, dtype=np.float64)
     order = np.argsort(avg, kind="stable")
     a = avg[order]
-    names = _labels([systems[i] for i in order])
+    names = _labels([systems[i] for i in order], NARROW_CHARS - 4 if narrow else LABEL_CHARS)  # a phone: room for the axis
     n = a.size
     lo, hi = axis_range if axis_range is not None else (1.0, max(2.0, float(np.ceil(a.max()))))
-    if hi <= lo:
-        hi = lo + 1.0
+    hi = hi if hi > lo else lo + 1.0
     if cliques is not None:
         pos = np.empty(n, dtype=np.intp)
         pos[order] = np.arange(n)
@@ -423,20 +506,27 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
         groups = _cd_groups(a, cd if cd is not None else 0.0)
     n_left = (n + 1) // 2
     rows = max(n_left, n - n_left)
-    label_in = _label_width(names, 8.0) + 0.35
+    font = MIN_FONT if narrow else 8.0
+    label_in = _label_width(names, font) + 0.35
     axis_in = 5.0 if hi - lo <= 15 else 7.0
-    step_in = 0.2
-    top_in, bar_in = (1.05 if cd is not None else 0.7), 0.12 * len(groups) + 0.15
-    height = top_in + bar_in + step_in * (rows + 1) + 0.2
     title = title or "Critical difference (Nemenyi)"
-    fig = _figure(max(axis_in + 2 * label_in, _title_width(title, 9.5)), height, constrained=False)
+    if narrow:
+        axis_in = NARROW_IN - 2 * label_in
+        title = _wrap(title, NARROW_IN, 8.5)
+    else:
+        axis_in = min(axis_in, WIDE_IN - 2 * label_in)
+    step_in = 0.2
+    top_in, bar_in = (1.05 if cd is not None else 0.7) + 0.15 * title.count("\n"), 0.12 * len(groups) + 0.15
+    height = top_in + bar_in + step_in * (rows + 1) + 0.2
+    width = NARROW_IN if narrow else min(max(axis_in + 2 * label_in, _title_width(title, 9.5)), WIDE_IN)
+    fig = _figure(width, height, constrained=False)
     ax = fig.add_axes((0.0, 0.0, 1.0, 1.0))
     ax.axis("off")
     unit = (hi - lo) / axis_in  # rank units per inch
     ax.set_xlim(lo - label_in * unit, hi + label_in * unit)
     ax.set_ylim(-height + top_in, top_in)  # y in inches: axis line at 0, labels below, title above
-    _draw_rank_axis(ax, lo, hi, cd)
-    ax.text((lo + hi) / 2, top_in - 0.08, title, ha="center", va="top", fontsize=9.5)
+    _draw_rank_axis(ax, lo, hi, cd, per_inch=(hi - lo) / axis_in)
+    ax.text((lo + hi) / 2, top_in - 0.08, title, ha="center", va="top", fontsize=8.5 if narrow else 9.5)
     # groups of systems not significantly different
     for g, (i, j) in enumerate(groups):
         y = -0.12 - 0.12 * g
@@ -450,8 +540,9 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
         end = lo - 0.1 * unit if left else hi + 0.1 * unit
         ax.plot([a[k], a[k], end], [0, y, y], color="0.25", linewidth=0.7)
         ax.text(end - 0.05 * unit if left else end + 0.05 * unit, y, names[k],
-                ha="right" if left else "left", va="center", fontsize=8)
-        ax.text(end, y + 0.03, f"{a[k]:.2f}", ha="left" if left else "right", va="bottom", fontsize=6, color="0.35")
+                ha="right" if left else "left", va="center", fontsize=font)
+        ax.text(end, y + 0.03, f"{a[k]:.2f}", ha="left" if left else "right", va="bottom", fontsize=MIN_FONT,
+                color="0.3")
     return fig
 
 
@@ -460,7 +551,7 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
 # ---------------------------------------------------------------------------------------------
 def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, systems: Sequence[object],
                          rules: Sequence[object] | None = None, *, tied: np.ndarray | None = None, level: float = 0.95,
-                         title: str = "", max_cols: int = 5) -> Figure:
+                         title: str = "", max_cols: int = 5, narrow: bool = False) -> Figure:
     """Full-data ranks with bootstrap rank intervals: one panel per rule, the systems in the given order.
 
     Parameters
@@ -480,6 +571,8 @@ def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, sy
     title : str
     max_cols : int
         Panels per row; the system names label the first panel of each row.
+    narrow : bool
+        The layout of a phone (:data:`NARROW_IN` wide, at most two panels per row).
 
     Returns
     -------
@@ -491,13 +584,10 @@ def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, sy
     tie = np.zeros(r.shape, dtype=bool) if tied is None else np.atleast_2d(np.asarray(tied, dtype=bool))
     n_r, n = r.shape
     labels = [str(x) for x in rules] if rules is not None else [""] * n_r
-    names = _labels(systems)
-    nrows = -(-n_r // max(1, max_cols))
-    ncols = -(-n_r // nrows)
-    panel = 4.2 if n_r == 1 else 2.0
-    title = title or "Bootstrap rank intervals"
-    fig = _figure(max(_label_width(names) + panel * ncols + 0.6, _title_width(title)), nrows * (_ROW * n + 0.75) + 1.0)
-    axes = fig.subplots(nrows, ncols, sharex=True, squeeze=False)
+    names = _labels(systems, NARROW_CHARS if narrow else LABEL_CHARS)
+    font = MIN_FONT if narrow else _FONT
+    fig, ncols, title = _interval_figure(n_r, n, names, title or "Bootstrap rank intervals", font, max_cols, narrow)
+    axes = fig.subplots(-(-n_r // ncols), ncols, sharex=True, squeeze=False)
     y = np.arange(n)
     finite = np.concatenate([hi[np.isfinite(hi)], r[np.isfinite(r)], [1.0]])
     top = float(finite.max())
@@ -516,15 +606,15 @@ def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, sy
         ax.set_xlim(0.5, top + 0.5)
         # the row lines as one collection, the names only where a row of panels starts (ticks are costly to draw)
         ax.hlines(y, 0.5, top + 0.5, color="0.96", linewidth=0.8, zorder=0.5)
-        ax.set_yticks(y, names, fontsize=_FONT) if k % ncols == 0 else ax.set_yticks([])
+        ax.set_yticks(y, names, fontsize=font) if k % ncols == 0 else ax.set_yticks([])
         ax.tick_params(axis="y", length=0)
-        ax.tick_params(axis="x", labelsize=_FONT)
+        ax.tick_params(axis="x", labelsize=font)
         ax.grid(axis="x", color="0.9")
         ax.set_axisbelow(True)
         if labels[k]:
-            ax.set_title(short_label(labels[k], 24), fontsize=9)
+            ax.set_title(short_label(labels[k], 18 if narrow else 24), fontsize=7.5 if narrow else 9)
         if k + ncols >= n_r:  # no panel below: label the rank axis
-            ax.set_xlabel("rank (1 = best)", fontsize=_FONT)
+            ax.set_xlabel("rank (1 = best)", fontsize=font)
             ax.xaxis.set_tick_params(labelbottom=True)
     from matplotlib.lines import Line2D
 
@@ -532,13 +622,29 @@ def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, sy
                       label=f"full-data rank and {100 * level:g}% rank interval"),
                Line2D([], [], color=colors[True], linewidth=2.2, marker="o", markeredgecolor="black",
                       label="not separated from the leader")]
-    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7.5, frameon=False)
-    fig.suptitle(title, fontsize=10)
+    fig.legend(handles=handles, loc="outside lower center", ncol=1 if narrow else 2, fontsize=MIN_FONT if narrow else 7.5,
+               frameon=False)
+    fig.suptitle(title, fontsize=8.5 if narrow else 10)
     return fig
 
 
+def _interval_figure(n_r: int, n: int, names: Sequence[str], title: str, font: float, max_cols: int,
+                     narrow: bool) -> tuple[Figure, int, str]:
+    """The figure of :func:`rank_interval_figure` (``n_r`` panels of ``n`` rows): it, its columns and its title."""
+    nrows = -(-n_r // max(1, min(max_cols, 3) if narrow else max_cols))
+    ncols = -(-n_r // nrows)
+    label_w = _label_width(names, font)
+    if narrow:
+        title = _wrap(title, NARROW_IN, 8.5)
+        return _figure(NARROW_IN, nrows * (_NARROW_ROW * n + 0.75) + 1.4), ncols, title
+    panel = min(4.2 if n_r == 1 else 2.0, (WIDE_IN - label_w - 0.6) / ncols)
+    fig = _figure(min(max(label_w + panel * ncols + 0.6, _title_width(title)), WIDE_IN), nrows * (_ROW * n + 0.75) + 1.0)
+    return fig, ncols, title
+
+
 def subset_curve_figure(sizes: np.ndarray, mean: np.ndarray, std: np.ndarray, rules: Sequence[object], *,
-                        title: str = "", ylabel: str = "Kendall $\\tau$ with the all-task ranking") -> Figure:
+                        title: str = "", ylabel: str = "Kendall $\\tau$ with the all-task ranking",
+                        narrow: bool = False) -> Figure:
     """Task-subset robustness (Colombo et al. 2022, Fig. 5): mean +- std of tau against the subset size.
 
     Parameters
@@ -549,6 +655,8 @@ def subset_curve_figure(sizes: np.ndarray, mean: np.ndarray, std: np.ndarray, ru
         Mean and standard deviation over the random subsets, per rule.
     rules : sequence of R labels
     title, ylabel : str
+    narrow : bool
+        The layout of a phone (:data:`NARROW_IN` wide, the legend below the plot).
 
     Returns
     -------
@@ -559,7 +667,8 @@ def subset_curve_figure(sizes: np.ndarray, mean: np.ndarray, std: np.ndarray, ru
     M = np.atleast_2d(np.asarray(mean, dtype=np.float64))
     S = np.atleast_2d(np.asarray(std, dtype=np.float64))
     n_rules = M.shape[0]
-    fig = _figure(7.5 if n_rules > 6 else 6.5, 4.2)
+    font = MIN_FONT if narrow else _FONT
+    fig = _figure(NARROW_IN, 3.4 + 0.12 * -(-n_rules // 2)) if narrow else _figure(7.5 if n_rules > 6 else 6.5, 4.2)
     ax = fig.add_subplot()
     from matplotlib import colormaps
 
@@ -576,14 +685,20 @@ def subset_curve_figure(sizes: np.ndarray, mean: np.ndarray, std: np.ndarray, ru
                         color=color, alpha=0.10, linewidth=0)
     low = np.nanmin(np.clip(M - np.nan_to_num(S), -1.0, 1.0)) if np.isfinite(M).any() else -1.0
     ax.set_ylim(max(-1.02, min(0.0, np.floor(low * 10) / 10) - 0.02), 1.02)
-    ax.set_xlabel("number of tasks in the subset", fontsize=_FONT)
-    ax.set_ylabel(ylabel, fontsize=_FONT)
+    ax.set_xlabel("number of tasks in the subset", fontsize=font)
+    ax.set_ylabel(ylabel, fontsize=font)
     if x.size:
-        ax.set_xticks(x if x.size <= 20 else np.unique(np.linspace(x.min(), x.max(), 10).round()))
-    ax.tick_params(labelsize=_FONT)
+        most = 8 if narrow else 20
+        ax.set_xticks(x if x.size <= most else np.unique(np.linspace(x.min(), x.max(), most // 2).round()))
+    ax.tick_params(labelsize=font)
     ax.grid(color="0.9")
     ax.set_axisbelow(True)
+    title = title or "Task-subset robustness (mean $\\pm$ std over random subsets)"
+    if narrow:
+        fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=MIN_FONT, frameon=False)
+        fig.suptitle(_wrap(title, NARROW_IN, 8.5), fontsize=8.5)
+        return fig
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False,
               ncol=2 if n_rules > 14 else 1)
-    ax.set_title(title or "Task-subset robustness (mean $\\pm$ std over random subsets)", fontsize=10)
+    ax.set_title(title, fontsize=10)
     return fig

@@ -57,6 +57,7 @@ import shutil
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +88,10 @@ __all__ = [
 #: figure formats :func:`build_report` can write
 FORMATS = ("png", "svg", "pdf")
 _MARKER = ".votebench-report"
+#: figures with a phone layout show it on screens up to this width (CSS px; the page's own phone layout starts there)
+NARROW_PX = 700
+#: a figure at most this wide (px) needs no phone layout: in a 370 px column its 6.5 pt (9.9 px) text stays >= 9 px
+PHONE_FITS_PX = 405
 _BASELINE = "mean"
 _UP, _DOWN = "\u2191", "\u2193"
 
@@ -220,6 +225,7 @@ class _Table:
     classes: list[list[str]] | None = None  # CSS classes of the HTML cells
     short: list[str] | None = None  # header labels on a phone (an <abbr> with the full label as its title)
     titles: list[str] | None = None  # the header cells' tooltips ("": none)
+    best: list[str] | None = None  # per column, the end the first click on its header puts first (best_directions)
 
 
 @dataclass
@@ -231,18 +237,39 @@ class _Out:
     prefix: str = ""
     files: list[str] = field(default_factory=list)
 
-    def figure(self, name: str, fig: Figure, caption: str) -> str:
-        """Save ``fig`` in every format; the HTML ``<figure>`` for it."""
+    def figure(self, name: str, fig: Figure, caption: str, narrow: Figure | None = None) -> str:
+        """Save ``fig`` in every format (and ``narrow``, the layout of a phone, as PNG); the HTML ``<figure>`` for it
+        (a ``<picture>`` showing ``narrow`` on a screen up to :data:`NARROW_PX` wide)."""
         stem = _safe(self.prefix + name)
         (self.root / "figures").mkdir(exist_ok=True)
         with stage(f"figure {stem}"):
             save_figure(fig, [(self.root / "figures" / f"{stem}.{ext}", ext) for ext in self.formats])
+            if narrow is not None and "png" in self.formats:
+                save_figure(narrow, [(self.root / "figures" / f"{stem}.narrow.png", "png")])
         self.files += [f"figures/{stem}.{ext}" for ext in self.formats]
         fig.clear()
         shown = next((e for e in ("png", "svg") if e in self.formats), None)
-        links = " ".join(f'<a href="figures/{stem}.{e}">{e.upper()}</a>' for e in self.formats)
+        what = name.replace("_", " ") + " figure"
+        links = export_links(what, [(f"figures/{stem}.{e}", e) for e in self.formats])
         img = f'<img src="figures/{stem}.{shown}" alt="{html.escape(caption)}">' if shown else ""
-        return f'<figure id="fig-{stem}">{img}<figcaption>{caption} <span class="links">[{links}]</span></figcaption></figure>'
+        if img and narrow is not None and "png" in self.formats:
+            self.files.append(f"figures/{stem}.narrow.png")
+            img = (f'<picture><source media="(max-width: {NARROW_PX}px)" srcset="figures/{stem}.narrow.png">'
+                   f"{img}</picture>")
+        if narrow is not None:
+            narrow.clear()
+        return f'<figure id="fig-{stem}">{img}<figcaption>{caption}<br><span class="export">{links}</span></figcaption></figure>'
+
+    def drawn(self, name: str, draw: Callable[..., Figure], caption: str) -> str:
+        """:meth:`figure` of ``draw(narrow=False)``, with ``draw(narrow=True)``, the layout of a phone, when PNG is
+        written and the wide figure is wider than :data:`PHONE_FITS_PX` (shrunk into a phone's column, its smallest
+        text would fall below 9 px)."""
+        from engine.app.plots import DPI
+
+        wide = draw(narrow=False)
+        fits = round(wide.get_figwidth() * DPI) <= PHONE_FITS_PX  # the PNG's width in pixels
+        narrow = draw(narrow=True) if "png" in self.formats and not fits else None
+        return self.figure(name, wide, caption, narrow=narrow)
 
     def table(self, name: str, t: _Table, *, caption: str = "", show: bool = True, search: bool = False,
               css: str = "") -> str:
@@ -271,9 +298,15 @@ class _Out:
         (d / f"{stem}.json").write_text(json.dumps({"columns": cols, "rows": records}, ensure_ascii=False,
                                                    allow_nan=False) + "\n", encoding="utf-8")
         self.files += [f"tables/{stem}.{e}" for e in _TABLE_FORMATS]
-        links = " ".join(f'<a href="tables/{stem}.{e}" download>{e.upper()}</a>' for e in _TABLE_FORMATS)
+        what = caption.rstrip(": ") or name
+        links = export_links(what, [(f"tables/{stem}.{e}", e) for e in _TABLE_FORMATS])
         if not show:
-            return f'<p class="links">{html.escape(caption)} [{links}]</p>'
+            return f'<p class="export">{html.escape(what)}. {links}</p>'
+        return self._html_table(stem, t, caption, links, search=search, css=css)
+
+    @staticmethod
+    def _html_table(stem: str, t: _Table, caption: str, links: str, *, search: bool, css: str) -> str:
+        """The sortable HTML table, its export links and (``search``) a search box over its first column."""
         def label(h: str, short: str | None) -> str:
             if not short or short == h:
                 return html.escape(h)
@@ -282,23 +315,56 @@ class _Out:
 
         shorts: list[str | None] = list(t.short) if t.short else [None] * len(t.header)
         tips = [f' title="{html.escape(x)}"' if x else "" for x in (t.titles or [""] * len(t.header))]
-        head = "".join(f'<th scope="col" aria-sort="none"{tip}><button type="button" class="sort">{label(h, s)}</button></th>'
-                       for h, s, tip in zip(t.header, shorts, tips))
+        best = t.best or best_directions(t.header)
+        head = "".join(f'<th scope="col" aria-sort="none" data-best="{b}"{tip}><button type="button" class="sort">'
+                       f'{label(h, s)}</button></th>' for h, s, tip, b in zip(t.header, shorts, tips, best))
         body = []
         for i, row in enumerate(t.text_rows):
             cls = t.classes[i] if t.classes else [""] * len(row)
             body.append("<tr>" + "".join(f'<td class="{c}">{html.escape(v)}</td>' if c else f"<td>{html.escape(v)}</td>"
                                          for v, c in zip(row, cls)) + "</tr>")
-        cap = f"<caption>{html.escape(caption)} [{links}]</caption>" if caption else ""
-        wrap = (f'<div class="table" id="t-{stem}" tabindex="0" role="region" '
-                f'aria-label="{html.escape(caption or name)}">')
+        cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+        # the scroll region is named by the table's caption (aria-labelledby), not a second copy of the name
+        wrap = f'<div class="table" id="t-{stem}" tabindex="0" role="region" aria-labelledby="c-{stem}">'
+        if caption:
+            cap = f'<caption id="c-{stem}">{html.escape(caption)}</caption>'
+        else:
+            wrap = f'<div class="table" id="t-{stem}" tabindex="0" role="region" aria-label="{html.escape(stem)}">'
         box = ""
         if search:
             box = (f'<div class="search"><label for="q-{stem}">Search systems</label> <input type="search" id="q-{stem}" '
                    f'data-table="t-{stem}" autocomplete="off" placeholder="name contains…"> '
                    '<span class="count" role="status" aria-live="polite"></span></div>')
-        return (f'{box}{wrap}<table class="sortable{" " + css if css else ""}">{cap}<thead><tr>{head}</tr></thead>'
-                f'<tbody>{"".join(body)}</tbody></table></div>')
+        return (f'{box}<p class="export">{links}</p>{wrap}<table class="sortable{" " + css if css else ""}">{cap}'
+                f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
+
+
+#: the names of the download formats of tables and figures
+FORMAT_NAMES = {"csv": "CSV", "json": "JSON", "md": "Markdown", "tex": "LaTeX", "png": "PNG", "svg": "SVG", "pdf": "PDF"}
+
+
+def export_links(what: str, files: Sequence[tuple[str, str]]) -> str:
+    """``Download: CSV · JSON · ...`` links to ``files`` (``(href, format)``), each link's accessible name saying what
+    it downloads."""
+    items = " \u00b7 ".join(f'<a href="{html.escape(href)}" download aria-label="{html.escape(what)} as '
+                            f'{FORMAT_NAMES.get(ext, ext.upper())}">{FORMAT_NAMES.get(ext, ext.upper())}</a>'
+                            for href, ext in files)
+    return f'<span class="dl">Download:</span> {items}'
+
+
+def best_directions(header: Sequence[str]) -> list[str]:
+    """Which end of each column is best, for the first click on its header: ``""`` (the first column, text:
+    A to Z), ``"low"`` (ranks, rank intervals, p-values: smallest first), else ``"high"`` (largest first)."""
+    out = []
+    for i, h in enumerate(header):
+        words = h.lower()
+        if i == 0:
+            out.append("")
+        elif "rank" in words or words in ("ub", "p", "p-value", "p (holm)") or words.startswith("p "):
+            out.append("low")
+        else:
+            out.append("high")
+    return out
 
 
 def _check_out(out: Path) -> None:
@@ -714,7 +780,8 @@ def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board)
         f"{over_words(st, warn=False) if st.resampled else boot.over}" if boot else \
         "no bootstrap (--replicates 0): no intervals and no Rank(UB)"
     body = [f"<p>{n_s} systems ranked by <b>{html.escape(label)}</b> ({html.escape(how)}); {html.escape(reps)}. "
-            f"Aggregation level {html.escape(board.level)}; missing scores: {html.escape(board.missing)}.</p>"]
+            f"Aggregation level: {html.escape(board.level.split(':')[0])}; missing scores: {html.escape(board.missing)} "
+            "(both explained under Settings).</p>"]
     if boot is not None and st.resampled and st.over != "systems" and st.resampled[1] < FEW_JUDGES:
         body.append(f'<p class="warn">\u26a0 The bootstrap resamples only {st.resampled[1]} judges '
                     f'({html.escape(st.resampled[0])}): with fewer than {FEW_JUDGES} its intervals are unreliable '
@@ -739,7 +806,7 @@ def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board)
                      "marked '='"),
             (f"rank {pct} CI", f"bootstrap {_interval_words(st)}" if boot else "none"),
             ("Rank(UB)", iv),
-            ("score", f"{rule_unit(label)}; higher is better; aggregation level {board.level}"),
+            ("score", f"{rule_unit(label)}; higher is better"),
             (f"score {pct} CI", f"bootstrap interval = the {50 * st.alpha:g}-{100 - 50 * st.alpha:g}% percentiles of "
                                 "the replicate scores"
              if boot is not None and boot.score_low is not None else "none"),
@@ -789,7 +856,8 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
         text_rows.append(trow)
         tex_rows.append(xrow)
         classes.append(cls)
-    table = _Table(header, csv_rows, text_rows, tex_rows, csv_header, classes)
+    table = _Table(header, csv_rows, text_rows, tex_rows, csv_header, classes,
+                   best=[""] + ["low"] * (len(header) - 1))  # every column a rank: the first click puts rank 1 first
     body = [f"<p>{n_s} ranked systems, rank 1 = best (competition ranks: tied systems share the better rank), "
             f"listed by the {html.escape(rk.labels[p])} ranking (the primary rule); sort by any column header.</p>",
             f'<p class="legend"><span>\'=\' shared rank</span> <span>{_UP}n / {_DOWN}n: n places higher / lower than '
@@ -811,19 +879,19 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
     sub = ranks.isel({SYSTEM: idx})
     # the figures' rule names (Kemeny's Borda fallback said; the warning sign of a degenerate rule: the figure's own)
     plain = {lb: st.display_short.get(lb, lb).replace(" \u26a0", "") for lb in rk.labels}
-    fig = plots.rank_change_figure(sub.assign_coords({RULE: [plain[lb] for lb in rk.labels]}),
-                                   baseline=plain[rk.baseline], neutral=[plain[lb] for lb in degen],
-                                   title=f"Rankings by rule, change against {rk.baseline}{suffix}",
-                                   shared=np.stack(shared, axis=1)[idx])
-    body.append(out.figure("rankings", fig, f"Rank of every system under every rule ('=' shared rank); colour and "
+    draw = partial(plots.rank_change_figure, sub.assign_coords({RULE: [plain[lb] for lb in rk.labels]}),
+                   baseline=plain[rk.baseline], neutral=[plain[lb] for lb in degen],
+                   title=f"Rankings by rule, change against {rk.baseline}{suffix}", shared=np.stack(shared, axis=1)[idx])
+    body.append(out.drawn("rankings", draw, f"Rank of every system under every rule ('=' shared rank); colour and "
                                             f"arrow: change against the {html.escape(rk.baseline)} baseline; \u26a0 "
                                             f"degenerate rule, not coloured{html.escape(suffix)}."))
     sections.append(("Rankings", "\n".join(body)))
     if n_r >= 1 and len(idx) >= 2:
-        fig = plots.rank_heatmap_figure(sub.assign_coords({RULE: [st.display_short.get(lb, lb) for lb in rk.labels]}),
-                                        title=f"Ranks across rules{suffix}")
-        sections.append(("Ranks across rules", out.figure(
-            "rank_heatmap", fig, "Ranks under every rule; the dendrogram clusters the systems on their rank vectors "
+        draw = partial(plots.rank_heatmap_figure,
+                       sub.assign_coords({RULE: [st.display_short.get(lb, lb) for lb in rk.labels]}),
+                       title=f"Ranks across rules{suffix}")
+        sections.append(("Ranks across rules", out.drawn(
+            "rank_heatmap", draw, "Ranks under every rule; the dendrogram clusters the systems on their rank vectors "
             f"(Euclidean distance, average linkage){html.escape(suffix)}.")))
     return sections
 
@@ -922,12 +990,12 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
     sub_avg = ph.avg_ranks[idx]
     groups = [tuple(int(idx[v]) for v in g) for g in cliques(sub_avg, ph.different[np.ix_(idx, idx)])]
     local = {int(v): k for k, v in enumerate(idx)}
-    fig = plots.critical_difference_figure(
-        sub_avg, names[idx].tolist(), cd=None if wilcoxon else ph.cd,
+    draw = partial(
+        plots.critical_difference_figure, sub_avg, names[idx].tolist(), cd=None if wilcoxon else ph.cd,
         cliques=[tuple(local[v] for v in g) for g in groups],
         title=(f"Critical difference ({'Wilcoxon-Holm' if wilcoxon else 'Nemenyi'}, alpha = {st.alpha:g}, "
                f"k = {fr.n_systems}, N = {fr.n_datasets}){suffix}"))
-    body.append(out.figure("critical_difference", fig, f"Critical-difference diagram ({html.escape(test_name)}); "
+    body.append(out.drawn("critical_difference", draw, f"Critical-difference diagram ({html.escape(test_name)}); "
                                                        f"average ranks, 1 = best{html.escape(suffix)}."))
     return (f"Critical difference (Friedman and {'Wilcoxon-Holm' if wilcoxon else 'Nemenyi'})", "\n".join(body))
 
@@ -947,9 +1015,9 @@ def _flows_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.nda
     body.append(out.table("promethee_flows", _Table(["system", "phi+", "phi-", "phi"], rows,
                                                     [[r[0]] + [f"{v:.4f}" for v in r[1:]] for r in rows]),
                           caption="PROMETHEE II flows:", show=False))
-    fig = plots.promethee_flows_figure(plus[idx], minus[idx], names[idx].tolist(),
-                                       title=f"PROMETHEE II flows (usual preference){suffix}")
-    body.append(out.figure("promethee_flows", fig, f"PROMETHEE II positive and negative flows{html.escape(suffix)}."))
+    draw = partial(plots.promethee_flows_figure, plus[idx], minus[idx], names[idx].tolist(),
+                   title=f"PROMETHEE II flows (usual preference){suffix}")
+    body.append(out.drawn("promethee_flows", draw, f"PROMETHEE II positive and negative flows{html.escape(suffix)}."))
     return ("PROMETHEE II flows", "\n".join(body))
 
 
@@ -963,8 +1031,8 @@ def _wins_section(out: _Out, rk: _Rankings, X: np.ndarray, shown: tuple[np.ndarr
     wins, ties = pairwise_counts(X)
     sub = np.ix_(idx, idx)
     numbers = len(idx) <= plots.WIN_NUMBERS
-    fig = plots.win_matrix_figure(wins[sub], ties[sub], names[idx].tolist(), title=f"Pairwise wins{suffix}",
-                                  annotate=numbers)
+    draw = partial(plots.win_matrix_figure, wins[sub], ties[sub], names[idx].tolist(), title=f"Pairwise wins{suffix}",
+                   annotate=numbers)
     rows: list[list[Any]] = [[rk.systems[i]] + [float(wins[i, j]) for j in range(len(rk.systems))]
                              for i in range(len(rk.systems))]
     body = [out.table("win_matrix", _Table(["system"] + list(rk.systems), rows,
@@ -972,7 +1040,7 @@ def _wins_section(out: _Out, rk: _Rankings, X: np.ndarray, shown: tuple[np.ndarr
                       caption="Win counts (row beats column on that many tasks):", show=False)]
     what_numbers = ("numbers in the cells: tasks the row system wins" if numbers else
                     "the counts are in the win-count table (too many cells to print them)")
-    body.append(out.figure("win_matrix", fig, f"Colour: share of the tasks (where both have a score) on which the row "
+    body.append(out.drawn("win_matrix", draw, f"Colour: share of the tasks (where both have a score) on which the row "
                                               f"system beats the column system; {what_numbers}{html.escape(suffix)}."))
     return ("Pairwise wins", "\n".join(body))
 
@@ -1032,18 +1100,23 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
     elif fr:
         body.append(f"<p>Friedman test on these systems: chi-square = {fr['statistic']:.4g}, p = {fr['pvalue']:.3g}.</p>")
     body += [f"<p><b>Note:</b> {html.escape(t)}.</p>" for t in g["notes"]]
-    rank = dict(zip(rk.systems, rk.rank[rk.labels.index(label)].tolist()))
+    full = rk.rank[rk.labels.index(label)]
+    rank = dict(zip(rk.systems, full.tolist()))
+    vals, cnt = np.unique(full[np.isfinite(full)], return_counts=True)
+    shared = set(vals[cnt > 1].tolist())  # shared in the full ranking, as the leaderboard marks them
     test = ("paired permutation tests, Holm-adjusted" if g["level"] == "instance" else str(g["method"]))
     body.append(_letters_table(out, g["systems"], g["mean"], g["letters"], [rank[x] for x in g["systems"]], label,
                                f"Letter groups, listed by the {label} ranking (letters from {test})" +
-                               ("" if g["level"] == "instance" else f"; mean over these {g['n_tasks']} tasks")))
+                               ("" if g["level"] == "instance" else f"; mean over these {g['n_tasks']} tasks"),
+                               shared))
     body.append(_pairs_table(out, g))
     return ("Paired tests", "\n".join(body))
 
 
 def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None], letters: Sequence[str],
-                   rank: Sequence[float], label: str, caption: str) -> str:
-    """The compact letter display: system, its rank by the primary rule ``label``, its mean, its letters."""
+                   rank: Sequence[float], label: str, caption: str, shared: set[float] | frozenset[float] = frozenset()) -> str:
+    """The compact letter display: system, its rank by the primary rule ``label`` ('=' after a rank in ``shared``, as
+    in the leaderboard), its mean, its letters."""
     aligned = _aligned_letters(letters)
     rows: list[list[Any]] = [[k + 1, n, r, m if m is not None else math.nan, lt] for k, (n, m, lt, r) in
                              enumerate(zip(names, mean, letters, rank))]
@@ -1051,11 +1124,14 @@ def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None]
     by_rank = sorted(range(len(rows)), key=lambda k: (rows[k][2] if math.isfinite(rows[k][2]) else math.inf, k))
     rows, aligned = [rows[k] for k in by_rank], [aligned[k] for k in by_rank]
     d = score_decimals([r[3] for r in rows])
-    text = [[r[1], f"{r[2]:g}", "n/a" if not math.isfinite(r[3]) else f"{r[3]:.{d}f}", a] for r, a in zip(rows, aligned)]
+    text = [[r[1], f"{r[2]:g}" + ("=" if r[2] in shared else ""), "n/a" if not math.isfinite(r[3]) else f"{r[3]:.{d}f}", a]
+            for r, a in zip(rows, aligned)]
     tex = [[_tex_escape(c) for c in t[:3]] + [_tex_escape(r[4])] for t, r in zip(text, rows)]
     return out.table("paired_letters", _Table(["system", f"rank by {label}", "mean", "letters"], rows, text, tex,
                                               ["rank_by_mean", "system", f"rank_by_{label}", "mean", "letters"],
-                                              [["", "", "", "cld"] for _ in rows]), caption=caption)
+                                              [["", "", "", "cld"] for _ in rows],
+                                              titles=["", f"rank by {label}; '=': a rank shared with another system",
+                                                      "", ""]), caption=caption)
 
 
 def _pairs_table(out: _Out, g: Mapping[str, Any]) -> str:
@@ -1115,9 +1191,9 @@ def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping
     suffix = f" (top {len(names)} of {n} systems)" if len(names) < n else ""
     pairwise = "systems" in what
     kind = "rank ranges from sure pairwise orders" if pairwise else "rank intervals"
-    fig = plots.rank_interval_figure(arr[0], arr[1], arr[2], names, [st.display_short.get(lb, lb) for lb, _ in per_rule],
-                                     tied=arr[3] == 1.0,
-                                     level=level, title=f"{100 * level:g}% bootstrap {kind} ({what}, B = {B}){suffix}")
+    draw = partial(plots.rank_interval_figure, arr[0], arr[1], arr[2], names,
+                   [st.display_short.get(lb, lb) for lb, _ in per_rule], tied=arr[3] == 1.0, level=level,
+                   title=f"{100 * level:g}% bootstrap {kind} ({what}, B = {B}){suffix}")
     shown = ("the ranks the sure pairwise orders allow (" + _interval_words(replace(st, over="systems")) + ")") if pairwise \
         else f"the {50 * (1 - level):g}-{50 * (1 + level):g}% percentiles of the ranks"
     cap = (f"Full-data rank (dot) and {html.escape(shown)} over {B} bootstrap replicates ({html.escape(what)}), one panel "
@@ -1125,7 +1201,7 @@ def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping
            f"{100 * level:g}% of the replicates){html.escape(suffix)}."
            + (" \u26a0 degenerate rule: its ties, not the data, keep systems together."
               if any(lb in st.display_short and "\u26a0" in st.display_short[lb] for lb, _ in per_rule) else ""))
-    return out.figure(name, fig, cap)
+    return out.drawn(name, draw, cap)
 
 
 def _interval_table(out: _Out, name: str, rows: list[list[Any]], st: _Settings) -> str:
@@ -1147,13 +1223,13 @@ def _subset_body(out: _Out, name: str, ds: xr.Dataset, title: str, caption: str,
         std = np.where(n > 1, np.sqrt((dev**2).sum(axis=-1) / np.maximum(n - 1, 1)), np.nan)
     rules = [str(r) for r in ds[RULE].values]
     sizes = np.asarray(ds["subset_size"].values)
-    fig = plots.subset_curve_figure(sizes, mean, std, [(display or {}).get(r, r) for r in rules], title=title)
+    draw = partial(plots.subset_curve_figure, sizes, mean, std, [(display or {}).get(r, r) for r in rules], title=title)
     rows: list[list[Any]] = [[rules[i], int(sizes[j]), float(mean[i, j]), float(std[i, j]), int(n[i, j])]
             for i in range(len(rules)) for j in range(sizes.size)]
     tab = out.table(name, _Table(["rule", "subset_size", "tau_mean", "tau_std", "n"], rows,
                                  [[r[0], str(r[1]), f"{r[2]:.4f}", f"{r[3]:.4f}", str(r[4])] for r in rows]),
                     caption="Subset curves:", show=False)
-    return out.figure(name, fig, caption) + "\n" + tab
+    return out.drawn(name, draw, caption) + "\n" + tab
 
 
 def _subset_sizes(T: int) -> list[int]:
@@ -1703,15 +1779,17 @@ text-align:right;white-space:nowrap}th:first-child,td:first-child{text-align:lef
 background:#f6f6f6}caption{text-align:left;font-weight:600;padding:.3em 0}.table{max-height:32em;overflow:auto;
 border:1px solid #eee}td.up{color:#1a7f37}td.down{color:#c0392b}figure{margin:1em 0}figure img{max-width:100%;
 height:auto;border:1px solid #eee;box-sizing:border-box}figcaption{font-size:.85em;color:#444}
-.links,.links a{font-size:.85em;color:#555}
+.export{font-size:.95em;color:#333;margin:.3em 0}.export a{display:inline-block;padding:.1em .15em;color:#0b57d0}
+.export .dl{font-weight:600}
 .grid{display:flex;flex-wrap:wrap;gap:1em}.grid figure{flex:1 1 520px}.notes li{font-size:.9em}dl{display:grid;
 grid-template-columns:max-content auto;gap:.1em 1em;font-size:.9em}dt{font-weight:600}
 td.cld{font-family:ui-monospace,"DejaVu Sans Mono",monospace;white-space:pre;text-align:left;letter-spacing:.08em}
 td.wrap{white-space:normal;text-align:left;min-width:8em;max-width:40em}dd{margin:0;overflow-wrap:anywhere;min-width:0}
 dl{grid-template-columns:minmax(0,max-content) minmax(0,1fr)}.table{max-width:100%}figure{overflow-x:auto}
 button.sort{font:inherit;font-weight:600;background:none;border:0;padding:0;cursor:pointer;color:inherit;text-align:inherit}
-button.sort:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}th[aria-sort=ascending] button.sort::after{content:" \\25B2"}
-th[aria-sort=descending] button.sort::after{content:" \\25BC"}.legend span{margin-right:1.2em;font-size:.9em}
+button.sort:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}
+th[aria-sort=ascending] button.sort::after{content:" \\25B2" / ""}
+th[aria-sort=descending] button.sort::after{content:" \\25BC" / ""}.legend span{margin-right:1.2em;font-size:.9em}
 .table td:first-child{position:sticky;left:0;background:#fff;z-index:1;white-space:normal;max-width:18em;
 overflow-wrap:break-word}.table thead th:first-child{position:sticky;
 left:0;z-index:3}table.board th:first-child,table.board td:first-child{position:sticky;left:0;background:#fff;z-index:1;
@@ -1727,20 +1805,23 @@ table.board td.tied::after{content:" \\2248" / "tied with the leader";color:#8a5
 .count{font-size:.9em;color:#444}.warn{background:#fff4e5;border-left:4px solid #b35900;padding:.3em .6em}
 nav ul{display:flex;flex-wrap:wrap;gap:.2em 1.2em;list-style:none;padding:0;margin:.6em 0}
 details.notes,details.fold{margin:.4em 0}details summary{cursor:pointer;font-weight:600}
-@media (max-width:700px){body{margin:1em auto;padding:0 .6em}figure img{max-width:none;width:auto}
+@media (max-width:700px){body{margin:1em auto;padding:0 .6em}
 th .long{display:none}th abbr.short{display:inline}table.board thead th{white-space:nowrap}
 td,th{padding:.15em .35em}h1{font-size:1.3em}.table td:first-child{max-width:10em;min-width:8em}
 table.board td:first-child,table.board th:first-child{min-width:6em;
 max-width:9em}dl{font-size:.8em;gap:.1em .6em}}
 """
 
-#: sorts a table by the header clicked (numbers by their leading number, else text; again: the other way)
+#: sorts a table by the header clicked (numbers by their leading number, else text): the first click puts the column's
+#: best first (its data-best: "low" ranks and p-values ascending, "high" scores descending, text A to Z), again: the
+#: other way
 _JS = """
 document.querySelectorAll("table.sortable").forEach(function (t) {
   var ths = t.tHead.rows[0].cells;
   Array.prototype.forEach.call(ths, function (th, c) {
     th.querySelector("button").addEventListener("click", function () {
-      var dir = th.getAttribute("aria-sort") === "ascending" ? -1 : 1;
+      var now = th.getAttribute("aria-sort"), best = th.getAttribute("data-best");
+      var dir = now === "ascending" ? -1 : now === "descending" ? 1 : best === "high" ? -1 : 1;
       Array.prototype.forEach.call(ths, function (h) { h.setAttribute("aria-sort", "none"); });
       th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
       var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
@@ -1873,7 +1954,7 @@ def _store_report(store: Path, tmp: Path, fmts: tuple[str, ...], *, rules: Seque
     if options_given:
         notes.append("level, missing and lower-is-better are those of the sweep's inputs; the options given are not "
                      "used for a results store.")
-    info = [("results store", str(store)), ("inputs", ", ".join(by_input)), ("primary rule", _primary_words(st)),
+    info = [("results store", shown_path(store)), ("inputs", ", ".join(by_input)), ("primary rule", _primary_words(st)),
             ("alpha", f"{st.alpha:g}"),
             ("top-k", str(st.top_k))]
     return f"votebench report: {store.name}", info, notes, sections
@@ -1899,7 +1980,8 @@ def _file_report(source: str | os.PathLike[str] | xr.DataArray, tmp: Path, fmts:
     name = str(scores.attrs.get("name") or (Path(source).name if not isinstance(source, xr.DataArray) else "scores"))
     level_text = level_words(scores, level)
     B, n_rep = st.replicates, st.repeats
-    info = [("input", str(scores.attrs.get("source_file", name))),
+    given = name if isinstance(source, xr.DataArray) else shown_path(source)
+    info = [("input", given),
             ("systems x tasks x instances", " x ".join(str(scores.sizes[d]) for d in ("system", "task", "instance"))),
             ("primary rule", _primary_words(st)), ("aggregation level", level_text), ("missing scores", pol),
             ("alpha", f"{st.alpha:g}"), ("top-k", str(st.top_k)),
@@ -1911,7 +1993,19 @@ def _file_report(source: str | os.PathLike[str] | xr.DataArray, tmp: Path, fmts:
 def _primary_words(st: _Settings) -> str:
     """The primary rule(s) of the page and how they were chosen."""
     used = ", ".join(dict.fromkeys(st.primary_used)) or "none"
-    return f"{used} (chosen with --primary)" if st.primary else f"{used} (default: {PRIMARY_DEFAULT})"
+    return f"{used} (chosen with --primary)" if st.primary else f"{used} (the default; see the leaderboard)"
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as the page shows it: as given when relative; an absolute path relative to the working folder when
+    inside it, else its base name (the page never names a folder of the machine it was made on)."""
+    p = Path(path)
+    if not p.is_absolute():
+        return str(p)
+    try:
+        return str(p.relative_to(Path.cwd()))
+    except ValueError:
+        return p.name
 
 
 def level_words(scores: xr.DataArray, level: str | None) -> str:
@@ -2079,13 +2173,13 @@ def grid_section(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     idx = select_systems(R, section.top_k)
     suffix = f" (top {len(idx)} of {len(systems)} systems)" if len(idx) < len(systems) else ""
     da = xr.DataArray(R[:, idx].T, dims=(SYSTEM, "point"), coords={SYSTEM: [systems[i] for i in idx], "point": points})
-    fig = plots.rank_heatmap_figure(da, title=f"{ds.attrs.get('rule', '')}: ranks across parameter points{suffix}")
+    draw = partial(plots.rank_heatmap_figure, da, title=f"{ds.attrs.get('rule', '')}: ranks across parameter points{suffix}")
     rows = [[systems[i]] + [float(v) for v in R[:, i]] for i in range(len(systems))]
     tab = section.table(f"{gname}_ranks", ["system"] + points, rows, [[r[0]] + [f"{v:g}" for v in r[1:]] for r in rows],
                         caption="Ranks per grid point:", show=False)
     cap = (f"Ranks of {html.escape(str(ds.attrs.get('rule', '')))} at every parameter point of {html.escape(gname)}, "
            f"systems clustered on their ranks{html.escape(suffix)}.")
-    return (f"Parameter grid: {gname}", section.figure(f"{gname}_rank_heatmap", fig, cap) + "\n" + tab)
+    return (f"Parameter grid: {gname}", section.out.drawn(f"{gname}_rank_heatmap", draw, cap) + "\n" + tab)
 
 def subsets_section(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     """The subset curves of the report's rules (mean and std tau per subset size)."""

@@ -100,7 +100,8 @@ def test_default_primary_is_borda_and_said(tmp_path):
     index = build_report(engine.scores_from_array(X, systems=names), tmp_path / "r", replicates=0, repeats=0,
                          paired_top_k=0, formats=("png",))
     page = index.read_text(encoding="utf-8")
-    assert "Leaderboard by borda" in page and "borda (default: borda (the sum of the per-task Borda points" in page
+    assert "Leaderboard by borda" in page and "<b>borda</b> (the default: borda (the sum of the per-task Borda points" \
+        in page
     pts = dict(zip(names, borda_points(X)))
     board = rows_of(index, "leaderboard")
     assert [float(r["score"]) for r in board] == pytest.approx(sorted(pts.values(), reverse=True))
