@@ -26,7 +26,7 @@ from typing import Any
 from engine.kernels.costs import Cost, Sizes, choose, register_path
 from engine.progress import stage
 
-__all__ = ["CORES_ENV", "SAVE_RC", "figure_writer", "run_aside", "save_figure"]
+__all__ = ["CORES_ENV", "SAVE_RC", "Deferred", "draw_and_save", "draw_figure", "figure_writer", "run_aside", "save_figure"]
 
 #: matplotlib settings of every saved file: text as text in SVG, fixed SVG ids, TrueType in PDF
 SAVE_RC = {"svg.fonttype": "none", "svg.hashsalt": "votebench", "pdf.fonttype": 42}
@@ -86,13 +86,44 @@ def _save_pickled(data: bytes, targets: Sequence[tuple[str, str]], rc: dict[str,
     _save(pickle.loads(data), targets, rc)
 
 
+def draw_and_save(draw: Callable[..., Any], targets: Sequence[tuple[str, str]], narrow: Sequence[tuple[str, str]],
+                  fits_px: int, dpi: float, rc: dict[str, Any]) -> bool:
+    """Build ``draw(narrow=False)`` and write it to ``targets``; when ``narrow`` is given and the figure is wider than
+    ``fits_px`` pixels at ``dpi``, build ``draw(narrow=True)`` (the layout of a phone) and write it to ``narrow``.
+    Returns whether the phone layout was written.  A pure function of picklable arguments: run here or in a worker."""
+    wide = draw(narrow=False)
+    made = bool(narrow) and round(wide.get_figwidth() * dpi) > fits_px
+    _save(wide, targets, rc)
+    wide.clear()
+    if made:
+        small = draw(narrow=True)
+        _save(small, narrow, rc)
+        small.clear()
+    return made
+
+
+def _draw_text(draw: Callable[..., Any], targets: Sequence[tuple[str, str]], narrow: Sequence[tuple[str, str]],
+               fits_px: int, dpi: float, rc: dict[str, Any], shown: str) -> str:
+    """:func:`draw_and_save`, then ``shown`` if the phone layout was written, else ``""``."""
+    return shown if draw_and_save(draw, targets, narrow, fits_px, dpi, rc) else ""
+
+
+def _warm() -> None:
+    """Import what drawing a report's figures needs (a worker's start, done while the report reads its input)."""
+    import matplotlib.figure  # noqa: F401
+    import xarray  # noqa: F401  # the figures' data
+
+    import engine.app.plots  # noqa: F401
+
+
 class _Writer:
     """The figures of one :func:`figure_writer` block: a worker started on the first figure worth it."""
 
     def __init__(self, parallel: bool) -> None:
         self.parallel = parallel
         self.pool: ProcessPoolExecutor | None = None
-        self.jobs: list[Future[None]] = []
+        self.jobs: list[Future[Any]] = []
+        self.deferred: dict[str, Future[Any]] = {}
 
     def workers(self) -> ProcessPoolExecutor:
         """Two spawned workers (started once): figures in order, and a computation beside them."""
@@ -111,6 +142,26 @@ class _Writer:
             _save(fig, targets, dict(SAVE_RC))
             return
         self.jobs.append(self.workers().submit(_save_pickled, pickle.dumps(fig), list(targets), dict(SAVE_RC)))
+
+    def defer(self, fn: Callable[..., Any], *args: Any) -> str:
+        """Run ``fn(*args)`` in the worker (the figures' order); a token standing for its result in the page's text
+        until :meth:`resolve` (after the block)."""
+        token = f"\x00deferred-{len(self.deferred)}\x00"
+        job = self.workers().submit(fn, *args)
+        self.jobs.append(job)
+        self.deferred[token] = job
+        return token
+
+    def resolve(self, value: Any) -> Any:
+        """``value`` (strings in tuples and lists) with every token replaced by its job's result (a string)."""
+        if isinstance(value, str):
+            for token, job in self.deferred.items():
+                if token in value:
+                    value = value.replace(token, str(job.result()))
+            return value
+        if isinstance(value, (tuple, list)):
+            return type(value)(self.resolve(v) for v in value)
+        return value
 
     def wait(self) -> None:
         if self.jobs:
@@ -142,17 +193,45 @@ def _cores() -> int:
 
 
 @contextlib.contextmanager
-def figure_writer(*, parallel: bool | None = None) -> Iterator[None]:
+def figure_writer(*, parallel: bool | None = None) -> Iterator[Deferred]:
     """Figures saved inside the block may be drawn by a second process (default: when this process may run
-    on two cores or more); on leaving, every file is written, or the worker's error is raised."""
+    on two cores or more); on leaving, every file is written, or the worker's error is raised.  The block gets
+    the :class:`Deferred` results of :func:`draw_figure`, to fill into the page after the block."""
     writer = _Writer(_cores() > 1 if parallel is None else parallel)
     token = _CURRENT.set(writer)
     try:
-        yield
+        if writer.parallel:  # the worker starts now, beside the reading of the input, not at the first figure
+            writer.workers().submit(_warm)
+        yield Deferred(writer)
         writer.wait()
     finally:
         _CURRENT.reset(token)
         writer.close()
+
+
+class Deferred:
+    """The results of the figures drawn by the worker of one :func:`figure_writer` block, known once it ends."""
+
+    def __init__(self, writer: _Writer) -> None:
+        self._writer = writer
+
+    def fill(self, value: Any) -> Any:
+        """``value`` (strings, in tuples and lists) with each stand-in of :func:`draw_figure` replaced by its text;
+        call after the block."""
+        return self._writer.resolve(value)
+
+
+def draw_figure(draw: Callable[..., Any], targets: Sequence[tuple[str | Path, str]],
+                narrow: Sequence[tuple[str | Path, str]], *, fits_px: int, dpi: float, shown: str) -> str:
+    """:func:`draw_and_save`, then ``shown`` if the phone layout was written (else ``""``): here, or, in a parallel
+    :func:`figure_writer` block, by the worker (which builds the figure too, off this process's path): then a
+    stand-in for that text, filled in by :meth:`Deferred.fill` after the block."""
+    writer = _CURRENT.get()
+    pairs = [(str(p), e) for p, e in targets]
+    small = [(str(p), e) for p, e in narrow]
+    if writer is None or not writer.parallel:
+        return _draw_text(draw, pairs, small, fits_px, dpi, dict(SAVE_RC), shown)
+    return writer.defer(_draw_text, draw, pairs, small, fits_px, dpi, dict(SAVE_RC), shown)
 
 
 def save_figure(fig: Any, targets: Sequence[tuple[str | Path, str]]) -> None:

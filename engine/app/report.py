@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
-from engine.app.render import figure_writer, run_aside, save_figure
+from engine.app.render import draw_figure, figure_writer, run_aside, save_figure
 from engine.dims import RULE, SYSTEM, TASK
 from engine.errors import VotebenchError
 from engine.kernels.checks import check_alpha
@@ -261,15 +261,31 @@ class _Out:
         return f'<figure id="fig-{stem}">{img}<figcaption>{caption}<br><span class="export">{links}</span></figcaption></figure>'
 
     def drawn(self, name: str, draw: Callable[..., Figure], caption: str) -> str:
-        """:meth:`figure` of ``draw(narrow=False)``, with ``draw(narrow=True)``, the layout of a phone, when PNG is
-        written and the wide figure is wider than :data:`PHONE_FITS_PX` (shrunk into a phone's column, its smallest
-        text would fall below 9 px)."""
+        """The HTML ``<figure>`` of ``draw(narrow=False)`` saved in every format, with ``draw(narrow=True)``, the layout
+        of a phone, as PNG when PNG is written and the wide figure is wider than :data:`PHONE_FITS_PX` (shrunk into a
+        phone's column, its smallest text would fall below 9 px), shown on a screen up to :data:`NARROW_PX` wide.
+
+        ``draw`` must be picklable (a module function of plain data): the figure is built and saved by the report's
+        worker process when there is one (:func:`engine.app.render.draw_figure`), and whether it has a phone layout
+        is filled into the page when the report's figures are done."""
         from engine.app.plots import DPI
 
-        wide = draw(narrow=False)
-        fits = round(wide.get_figwidth() * DPI) <= PHONE_FITS_PX  # the PNG's width in pixels
-        narrow = draw(narrow=True) if "png" in self.formats and not fits else None
-        return self.figure(name, wide, caption, narrow=narrow)
+        stem = _safe(self.prefix + name)
+        (self.root / "figures").mkdir(exist_ok=True)
+        phone = "png" in self.formats
+        source = f'<source media="(max-width: {NARROW_PX}px)" srcset="figures/{stem}.narrow.png">'
+        with stage(f"figure {stem}"):
+            chosen = draw_figure(draw, [(self.root / "figures" / f"{stem}.{ext}", ext) for ext in self.formats],
+                                 [(self.root / "figures" / f"{stem}.narrow.png", "png")] if phone else [],
+                                 fits_px=PHONE_FITS_PX, dpi=DPI, shown=source)
+        self.files += [f"figures/{stem}.{ext}" for ext in self.formats]
+        shown = next((e for e in ("png", "svg") if e in self.formats), None)
+        what = name.replace("_", " ") + " figure"
+        links = export_links(what, [(f"figures/{stem}.{e}", e) for e in self.formats])
+        img = f'<img src="figures/{stem}.{shown}" alt="{html.escape(caption)}">' if shown else ""
+        if img and phone:
+            img = f"<picture>{chosen}{img}</picture>"
+        return f'<figure id="fig-{stem}">{img}<figcaption>{caption}<br><span class="export">{links}</span></figcaption></figure>'
 
     def table(self, name: str, t: _Table, *, caption: str = "", show: bool = True, search: bool = False,
               css: str = "") -> str:
@@ -2055,11 +2071,14 @@ def _report_page(source: str | os.PathLike[str] | xr.DataArray, store: Path | No
                  meta: str | os.PathLike[str] | None, lower: list[str]) -> _Page:
     """The page of a results store (``store``) or of a score input; its figures may be drawn by a second process
     while the sections compute (:func:`engine.app.render.figure_writer`), and are all written on return."""
-    with figure_writer():
+    with figure_writer() as drawn:
         if store is not None:
-            return _store_report(store, tmp, fmts, rules=rules, st=st,
+            page = _store_report(store, tmp, fmts, rules=rules, st=st,
                                  options_given=level is not None or missing is not None or bool(lower))
-        return _file_report(source, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta, lower=lower)
+        else:
+            page = _file_report(source, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta,
+                                lower=lower)
+    return drawn.fill(page)  # whether each figure has a phone layout, known now that the figures are drawn
 
 
 def build_report(
