@@ -235,30 +235,15 @@ class _Out:
     root: Path
     formats: tuple[str, ...]
     prefix: str = ""
-    files: list[str] = field(default_factory=list)
 
-    def figure(self, name: str, fig: Figure, caption: str, narrow: Figure | None = None) -> str:
-        """Save ``fig`` in every format (and ``narrow``, the layout of a phone, as PNG); the HTML ``<figure>`` for it
-        (a ``<picture>`` showing ``narrow`` on a screen up to :data:`NARROW_PX` wide)."""
+    def figure(self, name: str, fig: Figure, caption: str) -> str:
+        """Save ``fig`` in every format; the HTML ``<figure>`` for it (a figure of a sweep kind's section)."""
         stem = _safe(self.prefix + name)
         (self.root / "figures").mkdir(exist_ok=True)
         with stage(f"figure {stem}"):
             save_figure(fig, [(self.root / "figures" / f"{stem}.{ext}", ext) for ext in self.formats])
-            if narrow is not None and "png" in self.formats:
-                save_figure(narrow, [(self.root / "figures" / f"{stem}.narrow.png", "png")])
-        self.files += [f"figures/{stem}.{ext}" for ext in self.formats]
         fig.clear()
-        shown = next((e for e in ("png", "svg") if e in self.formats), None)
-        what = name.replace("_", " ") + " figure"
-        links = export_links(what, [(f"figures/{stem}.{e}", e) for e in self.formats])
-        img = f'<img src="figures/{stem}.{shown}" alt="{html.escape(caption)}">' if shown else ""
-        if img and narrow is not None and "png" in self.formats:
-            self.files.append(f"figures/{stem}.narrow.png")
-            img = (f'<picture><source media="(max-width: {NARROW_PX}px)" srcset="figures/{stem}.narrow.png">'
-                   f"{img}</picture>")
-        if narrow is not None:
-            narrow.clear()
-        return f'<figure id="fig-{stem}">{img}<figcaption>{caption}<br><span class="export">{links}</span></figcaption></figure>'
+        return self._figure_html(name, stem, caption, "")
 
     def drawn(self, name: str, draw: Callable[..., Figure], caption: str) -> str:
         """The HTML ``<figure>`` of ``draw(narrow=False)`` saved in every format, with ``draw(narrow=True)``, the layout
@@ -278,13 +263,16 @@ class _Out:
             chosen = draw_figure(draw, [(self.root / "figures" / f"{stem}.{ext}", ext) for ext in self.formats],
                                  [(self.root / "figures" / f"{stem}.narrow.png", "png")] if phone else [],
                                  fits_px=PHONE_FITS_PX, dpi=DPI, shown=source)
-        self.files += [f"figures/{stem}.{ext}" for ext in self.formats]
+        return self._figure_html(name, stem, caption, chosen if phone else None)
+
+    def _figure_html(self, name: str, stem: str, caption: str, source: str | None) -> str:
+        """The ``<figure>``: the PNG (else SVG) image, in a ``<picture>`` with ``source`` (a phone's image, ``""``, or a
+        stand-in for either) unless None, the caption and the download links."""
         shown = next((e for e in ("png", "svg") if e in self.formats), None)
-        what = name.replace("_", " ") + " figure"
-        links = export_links(what, [(f"figures/{stem}.{e}", e) for e in self.formats])
+        links = export_links(name.replace("_", " ") + " figure", [(f"figures/{stem}.{e}", e) for e in self.formats])
         img = f'<img src="figures/{stem}.{shown}" alt="{html.escape(caption)}">' if shown else ""
-        if img and phone:
-            img = f"<picture>{chosen}{img}</picture>"
+        if img and source is not None:
+            img = f"<picture>{source}{img}</picture>"
         return f'<figure id="fig-{stem}">{img}<figcaption>{caption}<br><span class="export">{links}</span></figcaption></figure>'
 
     def table(self, name: str, t: _Table, *, caption: str = "", show: bool = True, search: bool = False,
@@ -313,7 +301,6 @@ class _Out:
         records = [{c: _json_value(v) for c, v in zip(cols, row)} for row in t.csv_rows]
         (d / f"{stem}.json").write_text(json.dumps({"columns": cols, "rows": records}, ensure_ascii=False,
                                                    allow_nan=False) + "\n", encoding="utf-8")
-        self.files += [f"tables/{stem}.{e}" for e in _TABLE_FORMATS]
         what = caption.rstrip(": ") or name
         links = export_links(what, [(f"tables/{stem}.{e}", e) for e in _TABLE_FORMATS])
         if not show:
