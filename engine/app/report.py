@@ -82,6 +82,7 @@ __all__ = [
     "format_change",
     "select_systems",
     "find_input",
+    "ReportSpec",
     "build_report",
 ]
 
@@ -1888,10 +1889,12 @@ def _check_int(name: str, v: Any, lo: int) -> int:
     return int(v) if v == 0 else check_size(name, int(v), least=lo)
 
 
-def _check_request(*, rules: Sequence[str] | None, level: str | None, missing: str | None, alpha: float, top_k: int,
-                   replicates: int, repeats: int, over: str | None, seed: int, formats: Sequence[str] | str, test: str,
-                   paired_top_k: int = 15, paired_resamples: int = 4000) -> tuple[_Settings, tuple[str, ...], list[str] | None]:
+def _check_request(spec: ReportSpec) -> tuple[_Settings, tuple[str, ...], list[str] | None]:
     """The checked settings, figure formats and rules of a report (a :class:`VotebenchError` before anything is read)."""
+    rules, level, missing, alpha, top_k, replicates = (spec.rules, spec.level, spec.missing, spec.alpha, spec.top_k,
+                                                       spec.replicates)
+    repeats, over, seed, formats, test = spec.repeats, spec.over, spec.seed, spec.formats, spec.test
+    paired_top_k, paired_resamples = spec.paired_top_k, spec.paired_resamples
     from engine.kernels.significance import TESTS
     from engine.labelled.bootstrap import OVER
     from engine.labelled.core import MISSING_POLICIES
@@ -2068,23 +2071,13 @@ def _report_page(source: str | os.PathLike[str] | xr.DataArray, store: Path | No
     return drawn.fill(page)  # whether each figure has a phone layout, known now that the figures are drawn
 
 
-def build_report(
-    source: str | os.PathLike[str] | xr.DataArray, out_dir: str | os.PathLike[str], *, rules: Sequence[str] | None = None,
-    level: str | None = None, missing: str | None = None, alpha: float = 0.05, top_k: int = 30, replicates: int = 200,
-    repeats: int = 100, over: str | None = None, seed: int = 0, formats: Sequence[str] = ("png", "svg"),
-    meta: str | os.PathLike[str] | None = None, lower_is_better: Sequence[str] = (), test: str = "auto",
-    paired_top_k: int = 15, paired_resamples: int = 4000, primary: str | None = None,
-) -> Path:
-    """Write an HTML ranking report with figures and tables.
+@dataclass(frozen=True)
+class ReportSpec:
+    """What a report computes and shows: the options of :func:`build_report` (and of ``votebench report``), checked
+    when the report starts, before anything is read.
 
-    Parameters
+    Attributes
     ----------
-    source : path or xarray.DataArray
-        A score file or score store (anything :func:`engine.open_scores` reads), a score tensor, or a
-        sweep results store (a folder whose root attributes hold the sweep provenance).
-    out_dir : path
-        Report folder; its parent must exist.  An existing folder is replaced only when it is empty or
-        holds an earlier report.
     rules : sequence of str, optional
         Rules to compare (default: every registered rule that can rank the input; rules that cannot,
         e.g. ``geometric_mean`` on negative scores, are listed in the report's notes).  The ``mean``
@@ -2115,6 +2108,43 @@ def build_report(
         The "Paired tests": the ``paired_top_k`` best systems by ``primary`` (0: none); sign patterns per pair.
     primary : str, optional
         Rule (store: rule label) of the leaderboard; default :data:`PRIMARY_DEFAULT`; kept even if flagged.
+    """
+
+    rules: Sequence[str] | None = None
+    level: str | None = None
+    missing: str | None = None
+    alpha: float = 0.05
+    top_k: int = 30
+    replicates: int = 200
+    repeats: int = 100
+    over: str | None = None
+    seed: int = 0
+    formats: Sequence[str] = ("png", "svg")
+    meta: str | os.PathLike[str] | None = None
+    lower_is_better: Sequence[str] = ()
+    test: str = "auto"
+    paired_top_k: int = 15
+    paired_resamples: int = 4000
+    primary: str | None = None
+
+
+def build_report(source: str | os.PathLike[str] | xr.DataArray, out_dir: str | os.PathLike[str],
+                 spec: ReportSpec | None = None, **options: Any) -> Path:
+    """Write an HTML ranking report with figures and tables.
+
+    Parameters
+    ----------
+    source : path or xarray.DataArray
+        A score file or score store (anything :func:`engine.open_scores` reads), a score tensor, or a
+        sweep results store (a folder whose root attributes hold the sweep provenance).
+    out_dir : path
+        Report folder; its parent must exist.  An existing folder is replaced only when it is empty or
+        holds an earlier report.
+    spec : ReportSpec, optional
+        What the report computes and shows (default: :class:`ReportSpec`'s defaults).
+    **options
+        Fields of :class:`ReportSpec` that replace those of ``spec`` (``build_report(src, out, rules=["borda"])``);
+        an unknown one is a ``TypeError``.
 
     Returns
     -------
@@ -2129,15 +2159,15 @@ def build_report(
     from engine import __version__
     from engine.io.files import make_temp_dir
 
-    st, fmts, rules = _check_request(rules=rules, level=level, missing=missing, alpha=alpha, top_k=top_k,
-                                     replicates=replicates, repeats=repeats, over=over, seed=seed, formats=formats, test=test,
-                                     paired_top_k=paired_top_k, paired_resamples=paired_resamples)
-    lower = [str(t) for t in ([lower_is_better] if isinstance(lower_is_better, str) else lower_is_better)]
+    spec = replace(spec if spec is not None else ReportSpec(), **options)
+    st, fmts, rules = _check_request(spec)
+    lower = [str(t) for t in ([spec.lower_is_better] if isinstance(spec.lower_is_better, str) else spec.lower_is_better)]
     _check_out(out := Path(out_dir))
-    st.primary = _check_primary(primary, rules, (store := _results_store(source)) is not None)
+    st.primary = _check_primary(spec.primary, rules, (store := _results_store(source)) is not None)
     tmp = make_temp_dir(out)  # usual permissions; strays of killed runs removed
     try:
-        page = _report_page(source, store, tmp, fmts, rules=rules, st=st, level=level, missing=missing, meta=meta, lower=lower)
+        page = _report_page(source, store, tmp, fmts, rules=rules, st=st, level=spec.level, missing=spec.missing,
+                            meta=spec.meta, lower=lower)
         (tmp / "index.html").write_text(_page(*page), encoding="utf-8")
         (tmp / _MARKER).write_text(json.dumps({"engine_version": __version__}) + "\n", encoding="utf-8")
         _publish(tmp, out)

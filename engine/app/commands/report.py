@@ -69,13 +69,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace, formats: list[str]) -> Any:
-    from engine.app.report import build_report
+    from engine.app.report import ReportSpec, build_report
 
-    return build_report(args.input, args.out, rules=args.rule, level=args.level, missing=args.missing, alpha=args.alpha,
-                         top_k=args.top_k, replicates=args.replicates, repeats=args.repeats, over=args.over,
-                         seed=args.seed, formats=formats, meta=args.meta, test=args.test,
-                         paired_top_k=args.paired_top_k, paired_resamples=args.paired_resamples,
-                         lower_is_better=lower_list(args.lower_is_better), primary=args.primary)
+    spec = ReportSpec(rules=args.rule, level=args.level, missing=args.missing, alpha=args.alpha, top_k=args.top_k,
+                      replicates=args.replicates, repeats=args.repeats, over=args.over, seed=args.seed, formats=formats,
+                      meta=args.meta, test=args.test, paired_top_k=args.paired_top_k,
+                      paired_resamples=args.paired_resamples, lower_is_better=lower_list(args.lower_is_better),
+                      primary=args.primary)
+    return build_report(args.input, args.out, spec)
 
 
 #: the description of ``votebench report --help``
