@@ -14,6 +14,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -776,3 +777,13 @@ def browser():
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+def axe_path() -> Path | None:
+    """axe-core's script for the browser tests: $AXE_CORE_JS (set by .ci/run), else an npm install nearby."""
+    for p in [os.environ.get("AXE_CORE_JS"), Path.cwd() / "node_modules/axe-core/axe.min.js",
+              Path(tempfile.gettempdir()) / "node_modules/axe-core/axe.min.js",
+              *Path(tempfile.gettempdir()).glob("*/node_modules/axe-core/axe.min.js")]:
+        if p and Path(p).is_file():
+            return Path(p)
+    return None

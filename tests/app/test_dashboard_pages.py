@@ -15,13 +15,12 @@ import csv
 import io
 import json
 import math
-import os
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import axe_path
 
 from engine.app.dashboard import LiveStore, annotate_bootstrap, start_in_background
 from engine.labelled.comparison import degenerate_ranking
@@ -240,13 +239,6 @@ def test_overwrite_never_shows_the_previous_store_and_times_the_run(tmp_path):
 # ------------------------------------------------------------------------------------ the page in Chromium
 
 
-def axe_path() -> Path | None:
-    for p in [os.environ.get("AXE_CORE_JS"), Path.cwd() / "node_modules/axe-core/axe.min.js",
-              Path(tempfile.gettempdir()) / "node_modules/axe-core/axe.min.js",
-              *Path(tempfile.gettempdir()).glob("*/node_modules/axe-core/axe.min.js")]:
-        if p and Path(p).is_file():
-            return Path(p)
-    return None
 
 
 

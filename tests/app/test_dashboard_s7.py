@@ -15,14 +15,12 @@ import csv
 import io
 import json
 import math
-import os
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CHROMIUM
+from conftest import CHROMIUM, axe_path
 
 from engine.app.dashboard import LiveStore, block_cost, start_in_background, work_done
 from engine.sweep import parse_config, run_sweep
@@ -138,13 +136,6 @@ def test_counts_carry_the_reports_mixed_scales_warning(store, tmp_path):
 pytestmark_browser = pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (apt-get install -y chromium)")
 
 
-def axe_path() -> Path | None:
-    for p in [os.environ.get("AXE_CORE_JS"), Path.cwd() / "node_modules/axe-core/axe.min.js",
-              Path(tempfile.gettempdir()) / "node_modules/axe-core/axe.min.js",
-              *Path(tempfile.gettempdir()).glob("*/node_modules/axe-core/axe.min.js")]:
-        if p and Path(p).is_file():
-            return Path(p)
-    return None
 
 
 @pytest.fixture(scope="module")

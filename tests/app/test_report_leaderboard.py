@@ -15,14 +15,12 @@ from __future__ import annotations
 import csv
 import html
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import one_line_error, run_cli
+from conftest import axe_path, one_line_error, run_cli
 
 import engine
 from engine.app.report import build_report, score_decimals
@@ -223,13 +221,6 @@ def test_cli_rejects_an_unknown_primary_rule_in_one_line(tmp_path, capsys, argv,
 
 
 # ------------------------------------------------------------------------------------ in Chromium
-def axe_path() -> Path | None:
-    for p in [os.environ.get("AXE_CORE_JS"), Path.cwd() / "node_modules/axe-core/axe.min.js",
-              Path(tempfile.gettempdir()) / "node_modules/axe-core/axe.min.js",
-              *Path(tempfile.gettempdir()).glob("*/node_modules/axe-core/axe.min.js")]:
-        if p and Path(p).is_file():
-            return Path(p)
-    return None
 
 
 @pytest.mark.parametrize("width,height", [(390, 844), (1440, 900)])
