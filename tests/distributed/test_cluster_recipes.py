@@ -279,7 +279,7 @@ def test_lost_cluster_names_the_loss_and_nothing_else():
     from distributed import KilledWorker
     from distributed.comm import CommClosedError
 
-    from engine.sweep.runner import lost_cluster
+    from engine.distributed.cluster import lost_cluster
 
     gone, fine = _Status("connecting"), _Status("running")
     for exc in (CancelledError("x cancelled for reason: scheduler-connection-lost"), asyncio.CancelledError(),
