@@ -711,6 +711,11 @@ def rank_range(lo: float, hi: float) -> str:
     return f"{one(lo)} – {one(hi)}"
 
 
+def _whole(v: float) -> float | int:
+    """A rank for the exports: an int when it is a whole number (ranks and their intervals usually are), else as is."""
+    return int(v) if math.isfinite(v) and v == int(v) else v
+
+
 def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _Settings) -> _Table:
     """The leaderboard's rows: system, rank, rank interval, Rank(UB), score, score interval, judges."""
     from engine.app.units import rule_unit
@@ -728,13 +733,14 @@ def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _S
     header = ["system", "rank", f"rank {pct} CI", "Rank(UB)", "score", f"score {pct} CI", "judges"]
     titles = ["", f"rank by {label}", f"{reps}", "", f"{unit}, higher is better", "", "tasks with a score"]
     short = ["system", "rank", "rank CI", "UB", "score", "score CI", "judges"]  # a phone's header: one short line
+    # the exports use the page's words: judges = tasks with a score, cells = task x instance scores
     csv_header = ["system", "rank", "rank_low", "rank_high", "rank_ub", "score", "score_low", "score_high",
-                  "tied_with_leader", "tasks"]
+                  "tied_with_leader", "judges"]
     if board.instances:
         header.append("cells")
         titles.append("task × instance scores")
         short.append("cells")
-        csv_header.append("judges")
+        csv_header.append("cells")
 
     def num(v: float, spec: str) -> str:
         return f"{v:{spec}}" if math.isfinite(v) else "–"
@@ -749,8 +755,8 @@ def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _S
         c = [int(board.counts[0][i]), int(board.counts[1][i])] if board.counts is not None else [math.nan, math.nan]
         r = float(rank[i])
         tied = boot is not None and bool(boot.by.get(rk.systems[i], (0.0, 0.0, 0.0, False))[3])
-        csv_rows.append([rk.systems[i], int(r) if math.isfinite(r) else math.nan, float(r_lo[i]), float(r_hi[i]),
-                         float(ub[i]), float(score[i]), float(s_lo[i]), float(s_hi[i]), int(tied), *c[: 1 + board.instances]])
+        csv_rows.append([rk.systems[i], _whole(r), _whole(float(r_lo[i])), _whole(float(r_hi[i])),
+                         _whole(float(ub[i])), float(score[i]), float(s_lo[i]), float(s_hi[i]), int(tied), *c[: 1 + board.instances]])
         # the marks drawn by the page's CSS after the name (the cell's text stays the name: search, sort, exports)
         classes.append(["lead" if r == 1 else "tied" if tied else ""] + [""] * (len(header) - 1))
         text_rows.append([rk.systems[i], f"{r:g}" + ("=" if r in shared else ""),

@@ -122,8 +122,8 @@ def test_judges_behind_each_row_are_counted(report):
     common = sum(1 for t in range(X.shape[1]) for k in range(X.shape[2]) if np.isfinite(X[:, t, k]).all())
     tasks = sum(1 for t in range(X.shape[1]) if any(np.isfinite(X[:, t, k]).all() for k in range(X.shape[2])))
     for r in board_rows(index):
-        assert int(r["judges"]) == common
-        assert int(r["tasks"]) == tasks
+        assert int(r["cells"]) == common
+        assert int(r["judges"]) == tasks
 
 
 def test_judges_per_system_without_a_policy_that_drops_them(tmp_path):
@@ -133,7 +133,7 @@ def test_judges_per_system_without_a_policy_that_drops_them(tmp_path):
     index = build_report(scores, tmp_path / "r", rules=["borda"], replicates=0, repeats=0, paired_top_k=0,
                          formats=("png",))
     for r in board_rows(index):
-        assert int(r["judges"]) == 12 and int(r["tasks"]) == 4
+        assert int(r["cells"]) == 12 and int(r["judges"]) == 4
         assert r["rank_low"] == r["rank_ub"] == r["score_low"] == ""  # no bootstrap: no interval, said so
     assert "no bootstrap (--replicates 0)" in index.read_text(encoding="utf-8")
 
@@ -150,9 +150,13 @@ def test_exported_csv_and_json_equal_the_rows_of_the_table(report):
         lo, hi = (float(v) for v in cells[5].split(" \u2013 "))
         k = len(cells[4].split(".")[1]) if "." in cells[4] else 0
         assert (float(cells[4]), lo, hi) == tuple(round(num(r[c]), k) for c in ("score", "score_low", "score_high"))
-        assert cells[6] == r["tasks"] and cells[7] == r["judges"]
+        assert cells[6] == r["judges"] and cells[7] == r["cells"]
+        for c in ("rank", "rank_low", "rank_high", "rank_ub"):  # whole ranks are written as whole numbers
+            assert r[c] == "" or "." not in r[c] or float(r[c]) != int(float(r[c])), (c, r[c])
     data = json.loads((index.parent / "tables" / "leaderboard.json").read_text(encoding="utf-8"))
     assert data["columns"] == list(rows[0])
+    assert [h for h in head if h in ("judges", "cells")] == [c for c in data["columns"] if c in ("judges", "cells")]
+    assert any(isinstance(rec["rank"], int) and not isinstance(rec["rank"], bool) for rec in data["rows"])
     for rec, r in zip(data["rows"], rows):
         assert rec["system"] == r["system"]
         assert all((rec[c] is None and r[c] == "") or rec[c] == pytest.approx(num(r[c])) for c in r if c != "system")
@@ -292,7 +296,7 @@ def test_results_store_board_uses_the_stored_replicates(tmp_path, capsys):
         assert num(r["score_high"]) == pytest.approx(np.percentile(col, 97.5))
         above = sum(1 for q in rows if num(q["score_low"]) > num(r["score_high"]))
         assert num(r["rank_ub"]) == 1 + above
-        assert int(r["tasks"]) == 9
+        assert int(r["judges"]) == 9
     assert [num(r["rank"]) for r in rows] == sorted(num(r["rank"]) for r in rows)
     assert "borda (chosen with --primary)" in index.read_text(encoding="utf-8")
     with pytest.raises(engine.VotebenchError, match="primary rule 'copeland' not in the store"):
