@@ -192,12 +192,21 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def _spawnable() -> bool:
+    """Whether a spawned worker can start: it re-imports the main script, which a script read from standard input
+    (``python - < script``) does not have as a file; an interactive session or ``python -m``/``-c`` is fine."""
+    import sys
+
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    return main_file is None or os.path.exists(main_file)
+
+
 @contextlib.contextmanager
 def figure_writer(*, parallel: bool | None = None) -> Iterator[Deferred]:
     """Figures saved inside the block may be drawn by a second process (default: when this process may run
     on two cores or more); on leaving, every file is written, or the worker's error is raised.  The block gets
     the :class:`Deferred` results of :func:`draw_figure`, to fill into the page after the block."""
-    writer = _Writer(_cores() > 1 if parallel is None else parallel)
+    writer = _Writer(_cores() > 1 and _spawnable() if parallel is None else parallel)
     token = _CURRENT.set(writer)
     try:
         if writer.parallel:  # the worker starts now, beside the reading of the input, not at the first figure

@@ -810,7 +810,10 @@ def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board)
     lead = f"{LEADER_MARK}: the leader (rank 1)"
     if boot:
         lead += (f"; {TIED_MARK}: tied with the leader (the leader does not score above it in at least "
-                 f"{100 * (1 - st.alpha):g}% of the bootstrap replicates; the dashboard's \u2248)")
+                 f"{100 * (1 - st.alpha):g}% of the bootstrap replicates; the dashboard's \u2248). The two "
+                 "measures differ: \u2248 compares each system with the leader replicate by replicate (paired), "
+                 "Rank(UB) compares whole intervals, so a system can have Rank(UB) 1 without \u2248, or \u2248 "
+                 "with Rank(UB) above 1")
     cols = [("system", f"the system (search: type part of a name; Esc clears); {lead}"),
             ("rank", f"rank by {label}; rank 1 = best; competition ranks: tied systems share the better rank, "
                      "marked '='"),

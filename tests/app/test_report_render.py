@@ -101,3 +101,19 @@ def test_the_cores_a_report_may_use_can_be_set(monkeypatch):
     assert render._cores() == 3
     monkeypatch.setenv(render.CORES_ENV, "many")
     assert render._cores() >= 1
+
+
+def test_a_script_from_standard_input_draws_here(tmp_path):
+    """A spawned worker re-imports the main script: one read from standard input has no file, so the figures are
+    drawn in this process and the report is written (it used to fail with a broken process pool)."""
+    import subprocess
+    import sys
+
+    script = ("from engine.app.report import build_report\n"
+              f"build_report('data/esann_automl.csv', {str(tmp_path / 'r')!r}, rules=['borda'], replicates=0, "
+              "repeats=0, paired_top_k=0, formats=('svg',))\n")
+    env = {**__import__("os").environ, render.CORES_ENV: "2"}
+    proc = subprocess.run([sys.executable, "-"], input=script, text=True, capture_output=True, cwd=Path(__file__).parents[2],
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "r" / "index.html").is_file()
