@@ -45,6 +45,7 @@ from engine.magnitudes import check_option_values, scaled_weights, shown
 from engine.rules import LEVELS, Rule, Within, get_rule, get_within
 
 __all__ = [
+    "Choices",
     "Finish", "MISSING_POLICIES", "PER_TASK_OPTIONS", "Plan", "prepare", "orient", "missing_report", "aggregate", "aggregate_plan",
     "rank", "ranking", "resolve_level", "tied_groups", "task_scores", "label_order", "canonical_order", "exact_instance_sums",
     "apply_missing_policy", "call_kernel", "check_policy", "check_options", "describe_missing", "finalize", "group_labels", "is_dask",
@@ -419,18 +420,13 @@ def _call_present(rule: Rule, X: np.ndarray, weights: Any, opts: dict[str, Any],
 
 
 @dataclasses.dataclass(frozen=True)
-class Finish:
-    """What the across-task step of one request needs besides the scores (:meth:`Plan.finish`; :func:`finalize`).
+class Choices:
+    """The rule part of one request, shared by its :class:`Plan` and its :class:`Finish`.
 
     Attributes
     ----------
     within, across : Rule
         The rule within groups of tasks (``groups``) and across tasks (or groups).
-    pooled : bool
-        Level ``one``: the scores are already one per system (pooled over every judge).
-    policy : str
-        The missing-score policy, and ``needs_policy``: whether the rule needs one (missing scores are refused
-        under ``"error"``).
     weights : array or None
         Task weights ``(T,)``, or a stack ``(B, T)``.
     groups : sequence of str or None
@@ -438,19 +434,38 @@ class Finish:
     options : mapping
         The rule's options.
     systems, tasks : sequence of str
-        Labels, for messages.
+        Labels, in the canonical order.
     """
 
     within: Rule
     across: Rule
-    pooled: bool
-    policy: MissingPolicy
-    needs_policy: bool
     weights: np.ndarray | None
     groups: Sequence[str] | None
     options: Mapping[str, Any]
     systems: Sequence[str]
     tasks: Sequence[str]
+
+    def choices(self) -> dict[str, Any]:
+        """The fields of :class:`Choices`, by name."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(Choices)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Finish(Choices):
+    """What the across-task step of one request needs besides the scores (:meth:`Plan.finish`; :func:`finalize`).
+
+    Attributes (besides those of :class:`Choices`)
+    ----------
+    pooled : bool
+        Level ``one``: the scores are already one per system (pooled over every judge).
+    policy : str
+        The missing-score policy, and ``needs_policy``: whether the rule needs one (missing scores are refused
+        under ``"error"``).
+    """
+
+    pooled: bool
+    policy: MissingPolicy
+    needs_policy: bool
 
 
 def finalize(
@@ -681,7 +696,7 @@ def rule_label(rule: str = "borda", *, within: str | None = None, across: str | 
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(Choices):
     """A validated aggregation request and its lazily prepared inputs (see :func:`prepare`).
 
     ``x`` is the oriented score tensor after the missing-score policy, in the
@@ -695,15 +710,8 @@ class Plan:
     x: xr.DataArray
     miss: xr.DataArray
     judged: xr.DataArray
-    within: Rule
-    across: Rule
     level: Level
     missing: MissingPolicy
-    weights: np.ndarray | None
-    groups: list[str] | None
-    options: dict[str, Any]
-    systems: list[str]
-    tasks: list[str]
     restore: np.ndarray | None = None
 
     def check_complete(self) -> None:
@@ -733,9 +741,7 @@ class Plan:
 
     def finish(self) -> Finish:
         """What :func:`finalize` needs of this plan besides the scores."""
-        return Finish(within=self.within, across=self.across, pooled=self.pooled, policy=self.missing,
-                      needs_policy=self.needs_policy, weights=self.weights, groups=self.groups, options=self.options,
-                      systems=self.systems, tasks=self.tasks)
+        return Finish(**self.choices(), pooled=self.pooled, policy=self.missing, needs_policy=self.needs_policy)
 
 
 class _Plans:

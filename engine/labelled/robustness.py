@@ -833,7 +833,7 @@ def _criteria_matrix(X: Any, maximize: Any) -> tuple[np.ndarray, list[str], list
     """Criteria x systems values: a score tensor is reduced to oriented task means (then all maximised)."""
     if isinstance(X, xr.DataArray):
         plan, Xn = _task_level(X, check=False, canonical=False)  # criteria in the caller's order (positional weights)
-        return Xn, plan.systems, plan.tasks, True
+        return Xn, list(plan.systems), list(plan.tasks), True
     Xn = np.asarray(X, dtype=np.float64)
     if Xn.ndim != 2:
         raise VotebenchError(f"X must have shape (criteria, systems), got {Xn.shape}")
