@@ -979,53 +979,29 @@ def _live_handlers(Base: Any) -> dict[str, type]:
 
 def _input_handlers(Base: Any) -> dict[str, type]:
     """What the page asks of the sweep's input on demand: a system's per-task scores, the counts behind each system,
-    the letter groups."""
+    the letter groups.  Each is one method of the hub's live input, called with the named query arguments."""
 
-    class Scores(Base):
-        async def get(self) -> None:
-            inp, system = self.get_query_argument("input", ""), self.get_query_argument("system", "")
-            await self.hub.ready()  # the store's config is read by the first update: not before it
-            loop = asyncio.get_running_loop()
-            try:
-                data = await loop.run_in_executor(None, self.hub.live.task_scores, inp, system)
-            except LookupError as exc:  # no such input or system
-                self.set_status(404)
-                data = {"error": str(exc.args[0])}
-            except VotebenchError as exc:  # the input is not at hand: an answer, not a failed request
-                data = {"error": str(exc)}
-            self.set_header("Content-Type", "application/json; charset=utf-8")
-            self.finish(json.dumps(data, allow_nan=False))
+    def handler(method: str, *args: str) -> type:
+        class Ask(Base):
+            async def get(self) -> None:
+                values = [self.get_query_argument("input", "")] + [self.get_query_argument(a, "") for a in args]
+                await self.hub.ready()  # the store's config is read by the first update: not before it
+                loop = asyncio.get_running_loop()
+                try:
+                    data = await loop.run_in_executor(None, getattr(self.hub.live, method), *values)
+                except LookupError as exc:  # no such input, system or rule
+                    self.set_status(404)
+                    data = {"error": str(exc.args[0])}
+                except VotebenchError as exc:  # the input is not at hand: an answer, not a failed request
+                    data = {"error": str(exc)}
+                self.set_header("Content-Type", "application/json; charset=utf-8")
+                self.finish(json.dumps(data, allow_nan=False))
 
-    class Counts(Base):
-        async def get(self) -> None:
-            inp = self.get_query_argument("input", "")
-            await self.hub.ready()  # the store's config is read by the first update: not before it
-            loop = asyncio.get_running_loop()
-            try:
-                data = await loop.run_in_executor(None, self.hub.live.counts, inp)
-            except LookupError as exc:
-                self.set_status(404)
-                data = {"error": str(exc.args[0])}
-            except VotebenchError as exc:
-                data = {"error": str(exc)}
-            self.set_header("Content-Type", "application/json; charset=utf-8")
-            self.finish(json.dumps(data, allow_nan=False))
+        Ask.__name__ = Ask.__qualname__ = method.title().replace("_", "")
+        return Ask
 
-    class Letters(Base):
-        async def get(self) -> None:
-            inp = self.get_query_argument("input", "")
-            group, rule = self.get_query_argument("group", ""), self.get_query_argument("rule", "")
-            await self.hub.ready()  # the store's config is read by the first update: not before it
-            loop = asyncio.get_running_loop()
-            try:
-                data = await loop.run_in_executor(None, self.hub.live.letter_groups, inp, group, rule)
-            except LookupError as exc:  # no such input
-                self.set_status(404)
-                data = {"error": str(exc.args[0])}
-            self.set_header("Content-Type", "application/json; charset=utf-8")
-            self.finish(json.dumps(data, allow_nan=False))
-
-    return {"scores": Scores, "letters": Letters, "counts": Counts}
+    return {"scores": handler("task_scores", "system"), "letters": handler("letter_groups", "group", "rule"),
+            "counts": handler("counts")}
 
 
 def make_app(store: str | Path, *, dask_dashboard: str | None = None, poll: float = 0.25, heartbeat: float = 15.0,
