@@ -34,7 +34,7 @@ def test_batched_wilcoxon_equals_scipy_pair_by_pair(n, kind):
     """Every column's method (exact, permutation, normal approximation) is chosen as scipy's ``auto`` does alone."""
     rng = np.random.default_rng(n)
     # with ties or zeros up to 13 tasks scipy enumerates 2**n sign patterns per column (seconds each): fewer columns there
-    cols = 40 if kind == "continuous" or n > 13 else 4
+    cols = 40 if kind == "continuous" or n > 13 else 2 if n == 13 else 4
     if kind == "continuous":
         D = rng.normal(size=(n, cols))
     elif kind == "integers":  # zeros and ties nearly everywhere
@@ -48,7 +48,7 @@ def test_batched_wilcoxon_equals_scipy_pair_by_pair(n, kind):
 
 def test_wilcoxon_holm_matrix_against_a_loop():
     rng = np.random.default_rng(3)
-    X = np.round(rng.normal(size=(12, 5)), 1)
+    X = np.round(rng.normal(size=(10, 5)), 1)  # ties: scipy enumerates 2**10 sign patterns per pair
     X[:, 4] = X[:, 2]  # a pair with no difference
     P, adj, reject = wilcoxon_holm(X, 0.05)
     np.testing.assert_array_equal(P, P.T)
