@@ -1096,7 +1096,9 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
     if g["level"] == "instance":
         what = (f"Test: the <b>paired permutation (sign-flip) test</b>, between two systems on the same instances; "
                 f"in full: {html.escape(g['method'])} (--paired-resamples; <code>votebench compare</code> uses "
-                f"10000 by default). The difference of a pair is the {html.escape(g['overall'])}. p-values "
+                f"10000 by default), on scores put in units of their task (minus the task's mean, over its standard deviation, "
+                f"so that no task outweighs another by its scale). The difference of a pair is the "
+                f"{html.escape(g['overall'])}. p-values "
                 f"<b>adjusted by Holm's method</b> over the {P} pairs")
     else:
         what = (f"One score per task: the systems are compared on their task scores as autorank does, over the "
@@ -1119,15 +1121,16 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
     shared = set(vals[cnt > 1].tolist())  # shared in the full ranking, as the leaderboard marks them
     test = ("paired permutation tests, Holm-adjusted" if g["level"] == "instance" else str(g["method"]))
     body.append(_letters_table(out, g["systems"], g["mean"], g["letters"], [rank[x] for x in g["systems"]], label,
-                               f"Letter groups, listed by the {label} ranking (letters from {test})" +
-                               ("" if g["level"] == "instance" else f"; mean over these {g['n_tasks']} tasks"),
-                               shared))
+                               f"Letter groups, listed by the {label} ranking (letters from {test}; mean: the mean "
+                               f"over the {g['n_tasks']} tasks of the task's mean score in units of its standard "
+                               "deviation, 0 = the average of the systems compared)", shared, g["mean_label"]))
     body.append(_pairs_table(out, g))
     return ("Paired tests", "\n".join(body))
 
 
 def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None], letters: Sequence[str],
-                   rank: Sequence[float], label: str, caption: str, shared: set[float] | frozenset[float] = frozenset()) -> str:
+                   rank: Sequence[float], label: str, caption: str, shared: set[float] | frozenset[float] = frozenset(),
+                   mean_label: str = "mean") -> str:
     """The compact letter display: system, its rank by the primary rule ``label`` ('=' after a rank in ``shared``, as
     in the leaderboard), its mean, its letters."""
     aligned = _aligned_letters(letters)
@@ -1140,8 +1143,8 @@ def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None]
     text = [[r[1], f"{r[2]:g}" + ("=" if r[2] in shared else ""), "n/a" if not math.isfinite(r[3]) else f"{r[3]:.{d}f}", a]
             for r, a in zip(rows, aligned)]
     tex = [[_tex_escape(c) for c in t[:3]] + [_tex_escape(r[4])] for t, r in zip(text, rows)]
-    return out.table("paired_letters", _Table(["system", f"rank by {label}", "mean", "letters"], rows, text, tex,
-                                              ["rank_by_mean", "system", f"rank_by_{label}", "mean", "letters"],
+    return out.table("paired_letters", _Table(["system", f"rank by {label}", mean_label, "letters"], rows, text, tex,
+                                              ["rank_by_mean", "system", f"rank_by_{label}", "mean_task_sd_units", "letters"],
                                               [["", "", "", "cld"] for _ in rows],
                                               titles=["", f"rank by {label}; '=': a rank shared with another system",
                                                       "", ""]), caption=caption)

@@ -26,7 +26,8 @@ import xarray as xr
 from engine.errors import VotebenchError
 from engine.kernels import paired as PT
 
-__all__ = ["MAX_OPERATIONS", "check_size", "compact_letters", "compare_scores", "letter_groups"]
+__all__ = ["MAX_OPERATIONS", "MEAN_LABEL", "SCALE_RATIO", "check_size", "compact_letters", "compare_scores", "letter_groups",
+           "standardised"]
 
 _TESTS = ("permutation", "bootstrap", "mcnemar")
 
@@ -298,9 +299,12 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
     """The compact letter display of the ``top_k`` best systems by mean, with the pairwise decisions behind it.
 
     All pairs of many systems are many tests (97 systems: 4656), and a correction over so many leaves little
-    power, so only the best ``top_k`` by mean score (mean over tasks of the per-task mean over instances,
-    oriented) are compared.  Instance-level input (more than one instance per task): the paired permutation
-    test of the mean difference of :func:`compare_scores`, Holm's correction over the pairs.  One score per
+    power, so only the best ``top_k`` by mean score are compared.  Scores are first put in units of their task
+    (:func:`standardised` over every system of ``scores``: minus the task's mean, over its standard deviation), so
+    that a task in BLEU points does not outweigh one in [0, 1]; the mean of a system is the mean over tasks of its
+    per-task mean in these units.
+    Instance-level input (more than one instance per task): the paired permutation test of the mean difference of
+    :func:`compare_scores` on the standardised scores, Holm's correction over the pairs.  One score per
     task: the task-level comparison as autorank does it (:func:`engine.kernels.significance.compare`: Friedman, then
     Nemenyi or pairwise Wilcoxon-Holm, ``test``) on the tasks where all of them have a score.
 
@@ -345,10 +349,14 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
         raise VotebenchError(f"unknown post-hoc test {test!r}; choose one of {', '.join(TESTS)}")
     _check_settings("permutation", "holm", alpha, resamples)
     x = _oriented(scores, systems)
+    # in the units of every system's scores of the task, whichever systems are compared (the same for any shortlist)
+    z, ratio = standardised(_oriented(scores, None) if systems is not None else x)
+    z = z.sel(system=x["system"].values)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # missing scores: all-NaN means
         M = np.asarray(x.mean("instance", skipna=True).transpose("system", "task").values, dtype=np.float64)
-        mean = np.nanmean(M, axis=1) if M.shape[1] else np.full(M.shape[0], np.nan)
+        Z = np.asarray(z.mean("instance", skipna=True).transpose("system", "task").values, dtype=np.float64)
+        mean = np.nanmean(Z, axis=1) if Z.shape[1] else np.full(Z.shape[0], np.nan)
     names = [str(s) for s in x["system"].values]
     ok = [i for i in range(len(names)) if math.isfinite(float(mean[i]))]
     top = sorted(ok, key=lambda i: (-float(mean[i]), i))[: int(top_k)]
@@ -356,11 +364,46 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
         raise VotebenchError(f"the paired tests need at least two systems with a score ({len(top)} here)")
     chosen = [names[i] for i in top]
     if x.sizes["instance"] > 1:
-        out = _instance_groups(scores, chosen, float(alpha), int(resamples), int(seed))
+        out = _instance_groups(z.sel(system=chosen), chosen, float(alpha), int(resamples), int(seed))
     else:
         out = _task_groups(M[top].T, chosen, float(alpha), test)
-    out.update({"candidates": len(ok), "top_k": int(top_k), "alpha": float(alpha), "seed": int(seed)})
+        out["mean"] = [_num(mean[names.index(n)]) for n in out["systems"]]
+    if ratio is not None and ratio > SCALE_RATIO:
+        out["notes"] = [*out["notes"], f"the spreads of the tasks' scores differ {ratio:.0f}-fold; in task SD units "
+                                      "every task weighs the same"]
+    out.update({"candidates": len(ok), "top_k": int(top_k), "alpha": float(alpha), "seed": int(seed),
+                "mean_label": MEAN_LABEL})
     return out
+
+
+#: what the ``mean`` of :func:`letter_groups` is
+MEAN_LABEL = "mean in task SD units"
+#: spreads of the tasks' scores that differ more than this many times are said in the notes of :func:`letter_groups`
+SCALE_RATIO = 10.0
+
+
+def standardised(x: xr.DataArray) -> tuple[xr.DataArray, float | None]:
+    """Oriented scores ``x`` in units of their task: ``(x - m_t) / s_t`` with ``m_t`` and ``s_t`` the mean and the standard
+    deviation of task ``t``'s scores over the systems and instances of ``x`` (``s_t = 1`` when they are all equal), and
+    the ratio of the largest to the smallest positive ``s_t`` (``None`` with fewer than two).
+
+    The paired tests of :func:`letter_groups` compare systems on these: a task in BLEU points (0-100) no longer outweighs
+    one in [0, 1].  ``m_t`` and ``s_t`` read every score of the task, so exchanging two systems' scores on an instance
+    (a sign flip of the permutation test) leaves them unchanged: the test stays exact.
+    """
+    v = np.asarray(x.transpose("system", "task", "instance").values, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a task without scores
+        m = np.nanmean(v, axis=(0, 2))
+        sd = np.nanstd(v, axis=(0, 2))
+    ok = np.isfinite(sd) & (sd > 0)
+    scale = np.where(ok, sd, 1.0)
+    z = (v - np.where(np.isfinite(m), m, 0.0)[None, :, None]) / scale[None, :, None]
+    ratio = float(sd[ok].max() / sd[ok].min()) if ok.sum() >= 2 else None
+    out = x.transpose("system", "task", "instance").copy(data=z)
+    if "higher_is_better" in out.coords:  # oriented already
+        out = out.assign_coords(higher_is_better=("task", np.ones(out.sizes["task"], dtype=bool)))
+    return out, ratio
 
 
 def _instance_groups(scores: xr.DataArray, names: list[str], alpha: float, resamples: int, seed: int) -> dict[str, Any]:

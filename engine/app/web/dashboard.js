@@ -567,7 +567,7 @@
     const order = [...got.systems.keys()];
     if (got.rule_rank) order.sort((a, b) => got.rule_rank[a] - got.rule_rank[b]);
     const t = el("table", {class: "tasks"}, el("tr", {}, el("th", {scope: "col"}, "system"),
-      got.by_rule ? el("th", {scope: "col"}, `${got.by_rule} rank`) : null, el("th", {scope: "col"}, "mean"), el("th", {scope: "col"}, "letters")));
+      got.by_rule ? el("th", {scope: "col"}, `${got.by_rule} rank`) : null, el("th", {scope: "col"}, got.mean_label || "mean"), el("th", {scope: "col"}, "letters")));
     const rankOf = name => { const r = g.rules.find(x => x.rule === got.by_rule); const i = g.systems.indexOf(name); return r && i >= 0 ? r.rank[i] : null; };
     const md = scoreDigits(got.mean, null);  // one number of decimals for the column (no trimmed zeros)
     order.forEach(i => t.append(el("tr", {}, el("td", {}, got.systems[i]), got.by_rule ? el("td", {}, String(rankOf(got.systems[i]) ?? "–")) : null,

@@ -1,0 +1,74 @@
+"""Letter groups compare systems in task SD units: a task's scale cannot decide them.
+
+Checked against a loop (the standardisation of ``tests/app/test_report_paired.py``), by the property that multiplying a
+task's scores by a positive constant (BLEU in points instead of fractions) changes no p-value and no letter, and on TAC
+2008, where BLEU's 0-100 scale used to decide the test: M13 beats M42 on 14 of its 15 metrics and is now separated.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_report_paired import task_units
+
+import engine
+from engine.labelled.canonical import scores_from_array
+from engine.labelled.paired_tests import standardised
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), holes=st.booleans())
+def test_standardised_equals_the_loop(seed, holes):
+    rng = np.random.default_rng(seed)
+    Y = rng.normal(size=(4, 3, 5)) * rng.uniform(0.01, 100, size=(1, 3, 1))
+    if holes:
+        Y[rng.random(Y.shape) < 0.2] = np.nan
+        Y[:, :, 0] = np.where(np.isnan(Y[:, :, 0]), 1.0, Y[:, :, 0])  # every task keeps a score
+    x = scores_from_array(Y, systems=[f"s{i}" for i in range(4)])
+    z, ratio = standardised(x)
+    want = task_units(Y)
+    assert np.allclose(z.transpose("system", "task", "instance").values, want, rtol=1e-12, atol=1e-12, equal_nan=True)
+    sd = np.array([np.nanstd(Y[:, t]) for t in range(3)])
+    assert ratio == pytest.approx(sd.max() / sd.min(), rel=1e-12)
+
+
+def test_a_constant_task_is_left_at_zero():
+    Y = np.ones((3, 2, 4))
+    Y[:, 1] = np.arange(12).reshape(3, 4)
+    z, ratio = standardised(scores_from_array(Y, systems=["a", "b", "c"]))
+    assert np.all(z.sel(task=z["task"].values[0]).values == 0.0) and ratio is None
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 1000), factor=st.sampled_from([1e-3, 7.0, 100.0, 2.5e4]))
+def test_rescaling_a_task_changes_no_p_value_and_no_letter(seed, factor):
+    rng = np.random.default_rng(seed)
+    Y = rng.normal(size=(5, 3, 6)) * 0.5 + np.linspace(1.0, 0.0, 5)[:, None, None]
+    names = [f"s{i}" for i in range(5)]
+    a = engine.letter_groups(scores_from_array(Y, systems=names), resamples=500, seed=2)
+    Y2 = Y.copy()
+    Y2[:, 1] *= factor
+    b = engine.letter_groups(scores_from_array(Y2, systems=names), resamples=500, seed=2)
+    assert a["systems"] == b["systems"] and a["letters"] == b["letters"]
+    assert [p["p"] for p in a["pairs"]] == pytest.approx([p["p"] for p in b["pairs"]], rel=1e-9, abs=1e-12)
+    assert a["mean"] == pytest.approx(b["mean"], rel=1e-9, abs=1e-12)
+
+
+def test_tac_bleu_no_longer_decides_m13_against_m42():
+    scores = engine.open_scores(DATA / "colombo_tac08.csv.gz")
+    g = engine.letter_groups(scores, systems=["M13", "M42", "M37", "M44"], top_k=4, resamples=2000)
+    pair = next(p for p in g["pairs"] if {p["a"], p["b"]} == {"M13", "M42"})
+    assert pair["different"]
+    assert not set(g["letters"][g["systems"].index("M13")]) & set(g["letters"][g["systems"].index("M42")])
+    assert any("fold" in n and "task SD units" in n for n in g["notes"])  # the scales are said to differ
+    assert g["mean_label"] == "mean in task SD units"
+    # independent: M13 beats M42 on most metrics (per-task means over topics)
+    x = engine.orient(scores.sel(system=["M13", "M42"])).mean("instance")
+    wins = int((x.sel(system="M13") > x.sel(system="M42")).sum())
+    assert wins >= 13
