@@ -955,7 +955,7 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
 
     idx, suffix = shown
     names = np.asarray(rk.systems, dtype=object)
-    ph = compare(Xc, alpha=st.alpha, test=st.test, shown=idx)
+    ph = compare(Xc, alpha=st.alpha, test=st.test)  # chosen from all k systems, whichever are drawn
     fr = ph.friedman if ph.friedman is not None else friedman_test(Xc)
     sig = fr.pvalue < st.alpha
     wilcoxon = ph.test == "wilcoxon-holm"
@@ -1101,8 +1101,9 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
                 f"{html.escape(g['overall'])}. p-values "
                 f"<b>adjusted by Holm's method</b> over the {P} pairs")
     else:
-        what = (f"One score per task: the systems are compared on their task scores as autorank does, over the "
-                f"{g['n_tasks']} task(s) where all of them have a score. Test: {html.escape(g['method'])} "
+        what = (f"One score per task: the systems are compared on their task scores as autorank does, all "
+                f"{g['compared']} of them (as in the critical-difference section, so that a pair gets one verdict), over "
+                f"the {g['n_tasks']} task(s) where all have a score. Test: {html.escape(g['method'])} "
                 + ("(it holds the family-wise error over all pairs)" if g["test"] == "nemenyi" else f"({P} pairs)")
                 + f". Chosen (--test {html.escape(st.test)}): {html.escape(g['reason'])}")
     body = [f"<p>Compared: {html.escape(cap)}. {what}; <b>alpha = {st.alpha:g}</b>. {n_diff} of {P} pairs differ "
@@ -1113,7 +1114,8 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
         body.append("<p>Friedman test on these systems: not defined (they tie on every task, so no ranking of them "
                     "varies).</p>")
     elif fr:
-        body.append(f"<p>Friedman test on these systems: chi-square = {fr['statistic']:.4g}, p = {fr['pvalue']:.3g}.</p>")
+        on = "these systems" if g["level"] == "instance" or g.get("compared", k) == k else f"all {g['compared']} systems"
+        body.append(f"<p>Friedman test on {on}: chi-square = {fr['statistic']:.4g}, p = {fr['pvalue']:.3g}.</p>")
     body += [f"<p><b>Note:</b> {html.escape(t)}.</p>" for t in g["notes"]]
     full = rk.rank[rk.labels.index(label)]
     rank = dict(zip(rk.systems, full.tolist()))

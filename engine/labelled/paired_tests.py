@@ -348,13 +348,14 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
     if test not in TESTS:
         raise VotebenchError(f"unknown post-hoc test {test!r}; choose one of {', '.join(TESTS)}")
     _check_settings("permutation", "holm", alpha, resamples)
-    x = _oriented(scores, systems)
+    every = _oriented(scores, None)
+    x = _oriented(scores, systems) if systems is not None else every
     # in the units of every system's scores of the task, whichever systems are compared (the same for any shortlist)
-    z, ratio = standardised(_oriented(scores, None) if systems is not None else x)
+    z, ratio = standardised(every)
     z = z.sel(system=x["system"].values)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # missing scores: all-NaN means
-        M = np.asarray(x.mean("instance", skipna=True).transpose("system", "task").values, dtype=np.float64)
+        M_all = np.asarray(every.mean("instance", skipna=True).transpose("system", "task").values, dtype=np.float64)
         Z = np.asarray(z.mean("instance", skipna=True).transpose("system", "task").values, dtype=np.float64)
         mean = np.nanmean(Z, axis=1) if Z.shape[1] else np.full(Z.shape[0], np.nan)
     names = [str(s) for s in x["system"].values]
@@ -366,7 +367,7 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
     if x.sizes["instance"] > 1:
         out = _instance_groups(z.sel(system=chosen), chosen, float(alpha), int(resamples), int(seed))
     else:
-        out = _task_groups(M[top].T, chosen, float(alpha), test)
+        out = _task_groups(M_all.T, [str(v) for v in every["system"].values], chosen, float(alpha), test)
         out["mean"] = [_num(mean[names.index(n)]) for n in out["systems"]]
     if ratio is not None and ratio > SCALE_RATIO:
         out["notes"] = [*out["notes"], f"the spreads of the tasks' scores differ {ratio:.0f}-fold; in task SD units "
@@ -420,31 +421,52 @@ def _instance_groups(scores: xr.DataArray, names: list[str], alpha: float, resam
             "notes": [n for n in res["notes"] if "McNemar" not in n]}
 
 
-def _task_groups(X: np.ndarray, names: list[str], alpha: float, test: str) -> dict[str, Any]:
-    """:func:`letter_groups` on one score per task ``X`` (T, k): Friedman, then Nemenyi or Wilcoxon-Holm."""
+def _task_groups(X: np.ndarray, everyone: list[str], names: list[str], alpha: float, test: str) -> dict[str, Any]:
+    """:func:`letter_groups` on one score per task ``X`` (T, every system): Friedman, then Nemenyi or Wilcoxon-Holm.
+
+    The tests compare every system (``everyone``) on the tasks where all have a score, as the report's
+    critical-difference section does, so a pair gets one verdict on a page: the letters of ``names`` are read from
+    that comparison (Nemenyi's critical difference is that of all ``k`` systems).  With fewer than 2 such tasks, the
+    comparison is of ``names`` alone, on the tasks where they all have a score.
+    """
     from engine.kernels.significance import compare
 
+    notes: list[str] = []
     complete = np.isfinite(X).all(axis=1)
+    pos = [everyone.index(n) for n in names]
+    if int(complete.sum()) < 2 and len(names) < len(everyone):
+        X, everyone = X[:, pos], list(names)
+        pos = list(range(len(names)))
+        complete = np.isfinite(X).all(axis=1)
+        notes.append("fewer than 2 tasks have a score of every system: the systems compared are these alone")
     if int(complete.sum()) < 2:
-        raise VotebenchError(f"the task-level comparison needs at least 2 tasks where all of the {len(names)} systems "
+        raise VotebenchError(f"the task-level comparison needs at least 2 tasks where all of the {len(everyone)} systems "
                              f"compared have a score (here {int(complete.sum())})")
     Xc = X[complete]
     ph = compare(Xc, alpha=alpha, test=test)
-    letters = PT.letter_display(ph.different, np.arange(len(names)))
+    sub = np.ix_(pos, pos)
+    different = ph.different[sub]
+    letters = PT.letter_display(different, np.arange(len(names)))
     k = len(names)
     pairs = []
     for i in range(k):
         for j in range(i + 1, k):
-            pairs.append({"a": names[i], "b": names[j], "diff": float(ph.avg_ranks[j] - ph.avg_ranks[i]),
-                          "p": None if ph.pvalues is None else _num(ph.pvalues[i, j]),
-                          "p_adjusted": None if ph.adjusted is None else _num(ph.adjusted[i, j]),
-                          "different": bool(ph.different[i, j])})
+            a, b = pos[i], pos[j]
+            pairs.append({"a": names[i], "b": names[j], "diff": float(ph.avg_ranks[b] - ph.avg_ranks[a]),
+                          "p": None if ph.pvalues is None else _num(ph.pvalues[a, b]),
+                          "p_adjusted": None if ph.adjusted is None else _num(ph.adjusted[a, b]),
+                          "different": bool(ph.different[a, b])})
+    if len(everyone) > k:
+        notes.append(f"the tests compare all {len(everyone)} systems (as the critical-difference section); the "
+                     f"letters are those of the {k} shown")
+    if ph.note:
+        notes.insert(0, ph.note)
     method = ("Friedman, then Nemenyi's test: two systems differ when their average ranks differ by at least the critical "
               f"difference CD = {ph.cd:.3g}" if ph.test == "nemenyi" else
               "pairwise Wilcoxon signed-rank tests on the task scores, Holm-adjusted over the pairs")
-    return {"level": "task", "systems": names, "mean": [_num(m) for m in Xc.mean(axis=0)], "letters": letters,
+    return {"level": "task", "systems": names, "mean": [_num(m) for m in Xc[:, pos].mean(axis=0)], "letters": letters,
             "test": ph.test, "method": method, "overall": None, "correction": None if ph.test == "nemenyi" else "holm",
-            "resamples": None, "n_tasks": int(Xc.shape[0]), "reason": ph.reason,
+            "resamples": None, "n_tasks": int(Xc.shape[0]), "reason": ph.reason, "compared": len(everyone),
             "friedman": None if ph.friedman is None else {"statistic": _num(ph.friedman.statistic),
                                                           "pvalue": _num(ph.friedman.pvalue)},
-            "cd": _num(ph.cd) if ph.cd is not None else None, "pairs": pairs, "notes": [ph.note] if ph.note else []}
+            "cd": _num(ph.cd) if ph.cd is not None else None, "pairs": pairs, "notes": notes}

@@ -72,3 +72,54 @@ def test_tac_bleu_no_longer_decides_m13_against_m42():
     x = engine.orient(scores.sel(system=["M13", "M42"])).mean("instance")
     wins = int((x.sel(system="M13") > x.sel(system="M42")).sum())
     assert wins >= 13
+
+
+def _nemenyi_decisions(X, names):
+    """Average ranks over the complete tasks (scipy's rankdata, 1 = best) and Nemenyi's CD (Demsar 2006) with q from
+    scipy's studentized range: two systems differ when their average ranks differ by at least CD."""
+    from scipy import stats
+
+    Xc = X[np.isfinite(X).all(axis=1)]
+    n, k = Xc.shape
+    avg = np.array([stats.rankdata(-row) for row in Xc]).mean(axis=0)
+    cd = stats.studentized_range.ppf(0.95, k, np.inf) / np.sqrt(2) * np.sqrt(k * (k + 1) / (6 * n))
+    return {frozenset((a, b)): bool(abs(avg[i] - avg[j]) >= cd) for i, a in enumerate(names) for j, b in enumerate(names)
+            if i < j}, cd
+
+
+def test_task_level_letters_of_a_shortlist_read_the_comparison_of_all_systems():
+    """esann_automl, 17 systems: the letters of the best 15 come from Nemenyi over all 17 (one CD on a page)."""
+    from test_report_paired import assert_letters_match
+
+    scores = engine.open_scores(DATA / "esann_automl.csv")
+    x = engine.orient(scores).isel(instance=0).transpose("task", "system")
+    names = [str(s) for s in x["system"].values]
+    different, cd = _nemenyi_decisions(np.asarray(x.values, dtype=float), names)
+    g = engine.letter_groups(scores, top_k=15, test="nemenyi")
+    assert g["compared"] == 17 and len(g["systems"]) == 15
+    assert g["cd"] == pytest.approx(cd, rel=1e-3)
+    shown = g["systems"]
+    assert_letters_match(shown, dict(zip(shown, g["letters"])), {p: d for p, d in different.items() if p <= set(shown)})
+    # and the shortlist alone would have had another critical difference: the reason for reading all 17
+    _, cd15 = _nemenyi_decisions(np.asarray(x.sel(system=shown).values, dtype=float), shown)
+    assert cd15 < cd - 0.3
+
+
+def test_report_letters_and_critical_difference_give_one_verdict(tmp_path):
+    import csv
+
+    from engine.app.report import build_report
+
+    build_report(DATA / "esann_automl.csv", tmp_path / "r", rules=["borda"], replicates=0, repeats=0, formats=("svg",),
+                 paired_top_k=15, test="nemenyi")
+    tables = tmp_path / "r" / "tables"
+    with (tables / "average_ranks.csv").open(encoding="utf-8") as fh:
+        avg = {r["system"]: float(r["average rank"] if "average rank" in r else r["average_rank"]) for r in csv.DictReader(fh)}
+    with (tables / "friedman.csv").open(encoding="utf-8") as fh:
+        cd = next(float(r["value"]) for r in csv.DictReader(fh) if r["statistic"] == "Nemenyi critical difference CD")
+    with (tables / "paired_tests.csv").open(encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 15 * 14 // 2
+    for r in rows:
+        a, b = r.get("system"), r.get("opponent")
+        assert (r["different"] == "True") == (abs(avg[a] - avg[b]) >= cd - 5e-4), (a, b)
