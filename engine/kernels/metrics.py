@@ -846,9 +846,7 @@ def pairwise_rank_bounds(point_score: np.ndarray, prob: np.ndarray, *, level: fl
     S = point.shape[-1]
     if point.ndim != 1 or prob.shape != (S, S):
         raise ValueError(f"point_score must be (S,) and prob (S, S), got {point.shape} and {prob.shape}")
-    level = float(level)
-    if not 0.5 < level < 1.0:
-        raise ValueError(f"level must be in (0.5, 1), got {level}")
+    level = check_level(level, above=0.5)
     ranked = ~np.isnan(point)
     pair = ranked[:, None] & ranked[None, :] & ~np.eye(S, dtype=bool)
     sure = pair & (prob >= level)  # NaN compares False

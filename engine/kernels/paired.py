@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.kernels.checks import check_level
+from engine.kernels.checks import check_alpha, check_level
 from engine.kernels.significance import holm
 
 __all__ = [
@@ -757,8 +757,7 @@ def compare_systems(Y, *, test: str = "permutation", baseline: int | None = None
         raise ValueError(f"unknown test {test!r}; choose {', '.join(TESTS)}")
     if correction not in CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r}; choose {', '.join(CORRECTIONS)}")
-    if not 0.0 < float(alpha) < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    alpha = check_alpha(alpha)
     Y = _as_scores(Y)
     pr = _pairs(Y, None, baseline)
     if test == "permutation":

@@ -25,6 +25,7 @@ import xarray as xr
 
 from engine.errors import VotebenchError
 from engine.kernels import paired as PT
+from engine.kernels.checks import check_alpha
 
 __all__ = ["MAX_OPERATIONS", "MEAN_LABEL", "SCALE_RATIO", "check_size", "compact_letters", "compare_scores", "letter_groups",
            "standardised"]
@@ -210,8 +211,7 @@ def _check_settings(test: str, correction: str, alpha: float, resamples: int) ->
         raise VotebenchError(f"unknown test {test!r}; choose one of {', '.join(_TESTS)}")
     if correction not in PT.CORRECTIONS:
         raise VotebenchError(f"unknown correction {correction!r}; choose one of {', '.join(PT.CORRECTIONS)}")
-    if not 0.0 < float(alpha) < 1.0:
-        raise VotebenchError(f"alpha must be in (0, 1), got {alpha}")
+    check_alpha(alpha)
     if int(resamples) < 1:
         raise VotebenchError(f"resamples must be at least 1, got {resamples}")
 

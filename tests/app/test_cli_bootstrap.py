@@ -371,7 +371,8 @@ BAD = [
     (AUTOML, ["--level", "three"], "invalid choice: 'three'"),
     (AUTOML, ["--missing", "ignore"], "invalid choice: 'ignore'"),
     (AUTOML, ["--block", "0"], "--block must be at least 1"),
-    (AUTOML, ["--interval", "1"], "--interval must be between 0 and 1"),
+    (AUTOML, ["--interval", "1"], "--interval must be in (0, 1), got 1.0"),
+    (AUTOML, ["--interval", "0.5", "--over", "systems"], "--interval must be in (0.5, 1), got 0.5"),
     (AUTOML, ["--over", "instances"], "instance-level scores"),
     (SUPERGLUE, [], "missing"),  # missing scores with the default policy 'error'
     (DATA / "nosuch.csv", [], "nosuch.csv"),

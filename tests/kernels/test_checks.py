@@ -60,3 +60,19 @@ def test_every_entry_point_gives_the_same_message(level):
             call()
         messages.add(str(exc.value))
     assert messages == {f"interval level must be in (0, 1), got {level}"}
+
+
+def test_the_cli_and_the_pairwise_bounds_name_their_option_and_its_range(capsys):
+    """The same check behind the CLI's --interval / --coverage and the pairwise rank bounds (level above 0.5)."""
+    from conftest import run_cli
+
+    for level in (0.5, 0.2, 1.0):
+        with pytest.raises(VotebenchError, match=rf"^interval level must be in \(0.5, 1\), got {level}$"):
+            metrics.pairwise_rank_bounds(np.array([3.0, 2.0, 1.0]), np.full((3, 3), 0.5), level=level)
+    assert check_level(0.51, above=0.5) == 0.51
+    with pytest.raises(VotebenchError, match=r"^--coverage must be in \(0, 1\), got 1.5$"):
+        check_level(1.5, name="--coverage")
+    with pytest.raises(VotebenchError, match=r"^--alpha must be between 0 and 1 \(exclusive\), got 2$"):
+        check_alpha(2, name="--alpha")
+    with pytest.raises(VotebenchError, match="^alpha must be between 0 and 1"):
+        engine.compare_scores(engine.scores_from_array(np.ones((2, 1, 3))), alpha=1.5)

@@ -26,6 +26,7 @@ from engine.app.output import (
 )
 from engine.dims import BOOTSTRAP_AXES
 from engine.errors import VotebenchError
+from engine.kernels.checks import check_level
 
 NAME = "bootstrap"
 HELP = "rank with bootstrap rank intervals and stability"
@@ -43,10 +44,7 @@ def _check(args: argparse.Namespace) -> None:
     if args.block is not None:
         check_size("--block", args.block, nbytes=64.0 * min(args.block, args.replicates),
                    what="the replicates of one block at once", fix="use a smaller --block")
-    if not 0 < args.interval < 1:
-        raise VotebenchError(f"--interval must be between 0 and 1, got {args.interval}")
-    if args.over == "systems" and args.interval <= 0.5:
-        raise VotebenchError(f"--interval must be above 0.5 for a bootstrap over systems, got {args.interval}")
+    check_level(args.interval, above=0.5 if args.over == "systems" else 0.0, name="--interval")
     check_bootstrap_memory(args.replicates, 2, at_least=True)
 
 

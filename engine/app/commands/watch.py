@@ -11,6 +11,7 @@ from typing import Any
 from engine.app.options import SCHEDULER_HELP, add_rank_options, connect, loader_options, lower_list, rank_options
 from engine.dims import BOOTSTRAP_AXES
 from engine.errors import VotebenchError
+from engine.kernels.checks import check_level
 
 NAME = "watch"
 HELP = "ingest evaluation outputs as they land in a folder, rank them live"
@@ -55,8 +56,7 @@ def _options(args: argparse.Namespace) -> Any:
         from engine.budget import check_size
 
         check_size("--replicates", args.replicates, least=2)
-        if not 0 < args.coverage < 1:
-            raise VotebenchError(f"--coverage must be between 0 and 1, got {args.coverage}")
+        check_level(args.coverage, name="--coverage")
         if args.seed < 0 or args.block < 1:
             raise VotebenchError(f"--seed must be >= 0 and --block >= 1, got {args.seed} and {args.block}")
     return WatchOptions(settle=args.settle, rank=rank_options(args), loader=loader_options(args),
