@@ -688,8 +688,11 @@
     const legend = el("div", {class: "legend"},
       el("span", {}, el("span", {class: "badge lead"}, "★"), " leader"),
       el("span", {}, el("span", {class: "badge tied"}, "≈"), ` tied with the leader: the leader scores above it in fewer than ${Math.round(100 * s.level)}% of the replicates`),
-      el("span", {}, "'=' shared rank"), el("span", {}, "⚠ degenerate ranking"),
-      el("span", {}, "⚠ mixed scales: a mean of raw scores whose task scales differ over 10-fold"));
+      el("span", {}, "'=' shared rank"),
+      // the warning marks are explained where a rule of this view carries one
+      g.rules.some(r => r.degenerate) ? el("span", {}, "⚠ degenerate ranking") : null,
+      g.rules.some(r => scaleFlagged(g.input, r)) ?
+        el("span", {}, "⚠ mixed scales: a mean of raw scores whose task scales differ over 10-fold") : null);
     const scoreNotes = [...new Set(g.rules.filter(r => r.score_interval_note).map(r => r.score_interval_note))];
     // how to read the table: open on a wide screen, folded on a phone (the table on the first screen); kept as the user left it
     if (ui.howOpen === undefined) ui.howOpen = !window.matchMedia("(max-width: 600px)").matches;
