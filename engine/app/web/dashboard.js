@@ -845,14 +845,14 @@
     }))));
     t.append(body);
     const d = el("details", {class: "how", id: "bump-table"}, el("summary", {}, "The chart as a table"),
-      exportButtons(() => t, `rank_changes_${slug(g.name)}`, "the rank changes table"), el("div", {class: "tablewrap"}, t));
+      exportButtons(() => t, `rank_changes_${slug(g.name)}`, "the rank changes table"), scrollBox(t, `rank changes of ${g.name} as a table`, "tablewrap"));
     if (ui.bumpOpen) d.open = true;
     d.addEventListener("toggle", () => { ui.bumpOpen = d.open; });
     return d;
   }
 
   // ------------------------------------------------------------------ agreement, other groups
-  function matrix(agr, key, title, note, degen) {
+  function matrix(agr, key, title, note, degen, group) {
     const t = el("table", {class: "m"});
     const head = el("tr", {}, el("th", {scope: "col", "data-x": "rule"}, el("span", {class: "vh"}, "rule")));
     agr.rules.forEach(r => head.append(el("th", {scope: "col", "data-x": r}, r + (degen.has(r) ? " ⚠" : ""))));
@@ -877,7 +877,8 @@
       });
       t.append(tr);
     });
-    return el("div", {}, el("div", {class: "mtitle"}, title), exportButtons(() => t, `agreement_${slug(key)}`, `the ${title} agreement matrix`), t, el("div", {class: "sub"}, note));
+    return el("div", {}, el("div", {class: "mtitle"}, title), exportButtons(() => t, `agreement_${slug(key)}`, `the ${title} agreement matrix`),
+              scrollBox(t, `${group}: ${title} agreement matrix`), el("div", {class: "sub"}, note));
   }
   function agreementCard(s) {
     const boots = s.groups.filter(g => g.kind === "bootstrap" && g.agreement.rules.length >= 2);
@@ -889,9 +890,9 @@
       if (degen.size) card.append(el("div", {class: "warn"}, `† cells involving ${[...degen.keys()].join(", ")}: a degenerate ranking ` +
         `(${[...degen.values()].join("; ")}); τ with it measures mostly its ties, not agreement on an order.`));
       card.append(el("div", {class: "mats"},
-          matrix(g.agreement, "full_data", "full-data rankings", "τ between the rules' rankings of all the scores", degen),
+          matrix(g.agreement, "full_data", "full-data rankings", "τ between the rules' rankings of all the scores", degen, g.name),
           matrix(g.agreement, "replicates", "per replicate (mean)",
-            "mean τ over up to 10 replicates of every block both rules have done (hover: how many)", degen)));
+            "mean τ over up to 10 replicates of every block both rules have done (hover: how many)", degen, g.name)));
     }
     return card;
   }
@@ -900,6 +901,14 @@
       el("div", {class: "bar small"}, width(el("div"), pct(g.blocks_done, g.blocks_total))), el("span", {class: "sub"}, done));
   }
   // a table of coloured cells: corner and column headers, then one row per [label, [[value, shade, title], ...]]
+  // a table in its own sideways-scrolling box: a wide matrix scrolls there, never the page (a phone); the box takes
+  // keyboard focus only when it does scroll
+  function scrollBox(t, label, cls = "mwrap") {
+    const box = el("div", {class: cls, role: "region", "aria-label": label}, t);
+    const mark = () => { if (box.scrollWidth > box.clientWidth + 1) box.tabIndex = 0; else box.removeAttribute("tabindex"); };
+    new ResizeObserver(mark).observe(box);  // on being shown, and whenever the page's width changes
+    return box;
+  }
   function heatTable(corner, columns, rows) {
     const t = el("table", {class: "m"});
     const h = el("tr", {}, el("th", {}, corner));
@@ -924,7 +933,8 @@
       .flatMap(x => x.rules.filter(r => r.degenerate).map(r => [r.rule, r.degenerate.why])));
     const t = heatTable("rule \\ tasks in the subset", g.sizes, g.rules.map(r => [degen.has(r.rule) ? `${r.rule} ⚠ degenerate` : r.rule, r.mean_tau.map((v, i) =>
       [v, v, `${r.repeats_done[i]} repeats; std ${fmt(r.std_tau[i])}`])]));
-    c.append(el("div", {class: "explain"}, "mean Kendall τ-b between the ranking on a random subset of the tasks and the ranking on all of them (1 = same order)"), t);
+    c.append(el("div", {class: "explain"}, "mean Kendall τ-b between the ranking on a random subset of the tasks and the ranking on all of them (1 = same order)"),
+             scrollBox(t, "task-subset agreement"));
     degen.forEach((why, rule) => c.append(el("div", {class: "note"}, `⚠ ${rule} is degenerate on this input (${why}): its τ is high because it ties most systems, not because it is stable`)));
     return c;
   }
@@ -934,7 +944,8 @@
     c.append(head(g, `synthetic ${g.kind} (Colombo et al. 2022) · ${g.repeats} replicates`, `${g.blocks_done} / ${g.blocks_total} blocks`));
     const t = heatTable(`rule · φ \\ ${what}`, g.values, g.rows.map(r => [`${r.rule} · ${r.phi}`, r.mean_error.map(v =>
       [v, v === null ? null : 1 - 2 * v, `${r.repeats_done} replicates`])]));
-    c.append(el("div", {class: "explain"}, "mean normalized Kendall distance between the aggregated ranking and the ground truth (0 = perfect)"), t);
+    c.append(el("div", {class: "explain"}, "mean normalized Kendall distance between the aggregated ranking and the ground truth (0 = perfect)"),
+             scrollBox(t, `synthetic ${g.kind} errors`));
     return c;
   }
   function gridCard(g) {
@@ -942,7 +953,7 @@
     c.append(head(g, `parameter grid of ${g.rule}`, `${g.blocks_done} / ${g.blocks_total} points`));
     const t = el("table", {class: "m"}, el("tr", {}, el("th", {}, "point"), el("th", {}, "leader")));
     g.points.forEach(p => t.append(el("tr", {}, el("td", {}, p.point), el("td", {}, p.done ? p.leader.join(", ") : "…"))));
-    c.append(t);
+    c.append(scrollBox(t, `parameter grid of ${g.rule}`));
     return c;
   }
 
