@@ -279,7 +279,7 @@
       }
       t.append(body);
       card.append(el("div", {class: "row"}, exportButtons(() => t, `overview_${slug(inp)}`, "the overview table")),
-                  el("div", {class: "tablewrap"}, t));
+                  scrollBox(t, `who leads on ${inp}`, "tablewrap"));
     }
     return card;
   }
