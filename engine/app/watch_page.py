@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib.resources import files
 from typing import Any
 
-__all__ = ["WatchLive", "watch_web"]
+__all__ = ["WatchLive", "watch_html", "watch_web"]
 
 
 class WatchLive:
@@ -51,5 +51,18 @@ def watch_web() -> dict[str, bytes]:
     """The page's files under the names the dashboard serves: ``index.html``, ``dashboard.js``, ``dashboard.css``
     (the dashboard's style sheet, then the watch's additions)."""
     web = files("engine.app").joinpath("web")
-    return {"index.html": web.joinpath("watch.html").read_bytes(), "dashboard.js": web.joinpath("watch.js").read_bytes(),
+    return {"index.html": watch_html(web.joinpath("index.html").read_text(encoding="utf-8"),
+                                     web.joinpath("watch_body.html").read_text(encoding="utf-8")).encode("utf-8"),
+            "dashboard.js": web.joinpath("watch.js").read_bytes(),
             "dashboard.css": web.joinpath("dashboard.css").read_bytes() + b"\n" + web.joinpath("watch.css").read_bytes()}
+
+
+def watch_html(dashboard_page: str, body: str) -> str:
+    """The watch page: the dashboard page's head (its style sheet and script names, which :func:`watch_web` serves as the
+    watch's) titled "votebench · watch", then the watch's own ``body`` (``<body>`` to the end).
+
+    >>> watch_html("<html><head><title>votebench · live</title></head><body>x</body></html>", "<body>y</body></html>")
+    '<html><head><title>votebench · watch</title></head><body>y</body></html>'
+    """
+    head = dashboard_page[: dashboard_page.index("<body>")]
+    return head.replace("<title>votebench · live</title>", "<title>votebench · watch</title>") + body
