@@ -552,7 +552,8 @@ def critical_difference_figure(avg_ranks: np.ndarray, systems: Sequence[object],
 def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, systems: Sequence[object],
                          rules: Sequence[object] | None = None, *, tied: np.ndarray | None = None, level: float = 0.95,
                          title: str = "", max_cols: int = 5, narrow: bool = False) -> Figure:
-    """Full-data ranks with bootstrap rank intervals: one panel per rule, the systems in the given order.
+    """Full-data ranks with bootstrap rank intervals: one panel per rule, the systems in the given order, each panel
+    with its own rank range (that of the systems drawn) and tick labels.
 
     Parameters
     ----------
@@ -587,10 +588,8 @@ def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, sy
     names = _labels(systems, NARROW_CHARS if narrow else LABEL_CHARS)
     font = MIN_FONT if narrow else _FONT
     fig, ncols, title = _interval_figure(n_r, n, names, title or "Bootstrap rank intervals", font, max_cols, narrow)
-    axes = fig.subplots(-(-n_r // ncols), ncols, sharex=True, squeeze=False)
+    axes = fig.subplots(-(-n_r // ncols), ncols, squeeze=False)
     y = np.arange(n)
-    finite = np.concatenate([hi[np.isfinite(hi)], r[np.isfinite(r)], [1.0]])
-    top = float(finite.max())
     colors = {False: "#3b6ea5", True: "#d08c1f"}
     for k, ax in enumerate(axes.flat):
         if k >= n_r:
@@ -603,6 +602,8 @@ def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, sy
                 ax.plot(r[k][m], y[m], "o", color=colors[flag], markersize=4, markeredgecolor="black",
                         markeredgewidth=0.5)
         ax.set_ylim(n - 0.5, -0.5)
+        # each panel's own rank range (the systems drawn), every panel with its rank axis labelled
+        top = float(np.concatenate([hi[k][np.isfinite(hi[k])], r[k][np.isfinite(r[k])], [1.0]]).max())
         ax.set_xlim(0.5, top + 0.5)
         # the row lines as one collection, the names only where a row of panels starts (ticks are costly to draw)
         ax.hlines(y, 0.5, top + 0.5, color="0.96", linewidth=0.8, zorder=0.5)
@@ -613,9 +614,11 @@ def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, sy
         ax.set_axisbelow(True)
         if labels[k]:
             ax.set_title(short_label(labels[k], 18 if narrow else 24), fontsize=7.5 if narrow else 9)
-        if k + ncols >= n_r:  # no panel below: label the rank axis
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=5 if narrow else 6, integer=True, min_n_ticks=2))
+        if k + ncols >= n_r:  # no panel below: name the rank axis
             ax.set_xlabel("rank (1 = best)", fontsize=font)
-            ax.xaxis.set_tick_params(labelbottom=True)
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=colors[False], linewidth=2.2, marker="o", markeredgecolor="black",

@@ -1190,36 +1190,62 @@ def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict
     return by, rows, stab
 
 
+#: rules besides the primary one that the second bootstrap-interval figure draws, at most (the table has them all)
+INTERVAL_PANELS = 6
+
+
 def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping[str, tuple[float, float, float, bool]]]],
                      st: _Settings, what: str, B: int) -> str:
-    """One figure with a panel per rule (the top systems of the panels, best first by the first panel)."""
-    from engine.app import plots
-
-    level = 1.0 - st.alpha
-    every = list(dict.fromkeys(s for _, by in per_rule for s in by))
-    ranks = np.array([[by[s][0] if s in by else np.nan for s in every] for _, by in per_rule])
-    # the panels' own top systems, drawn best first by the first panel's full-data rank
+    """The primary rule's intervals as one full-width figure (its top systems, best first), then at most
+    :data:`INTERVAL_PANELS` other non-degenerate rules as small panels over the same systems in the same order."""
+    labels = [lb for lb, _ in per_rule]
+    primary = next((lb for lb in reversed(st.primary_used) if lb in labels), labels[0])
+    by_rule = dict(per_rule)
+    ranks = np.array([[v[0] for v in by_rule[primary].values()]])
+    every = list(by_rule[primary])
     names = [every[i] for i in select_systems(ranks, st.top_k, reference=0)]
-    arr = np.full((4, len(per_rule), len(names)), np.nan)
-    for i, (_, by) in enumerate(per_rule):
-        for j, s in enumerate(names):
-            if s in by:
-                arr[:, i, j] = by[s]
-    n = max(len(by) for _, by in per_rule)
-    suffix = f" (top {len(names)} of {n} systems)" if len(names) < n else ""
+    n = len(by_rule[primary])
+    suffix = f" (top {len(names)} of {n} systems by {st.display_short.get(primary, primary)})" if len(names) < n else ""
+    level = 1.0 - st.alpha
     pairwise = "systems" in what
     kind = "rank ranges from sure pairwise orders" if pairwise else "rank intervals"
-    draw = partial(plots.rank_interval_figure, arr[0], arr[1], arr[2], names,
-                   [st.display_short.get(lb, lb) for lb, _ in per_rule], tied=arr[3] == 1.0, level=level,
-                   title=f"{100 * level:g}% bootstrap {kind} ({what}, B = {B}){suffix}")
     shown = ("the ranks the sure pairwise orders allow (" + _interval_words(replace(st, over="systems")) + ")") if pairwise \
         else f"the {50 * (1 - level):g}-{50 * (1 + level):g}% percentiles of the ranks"
-    cap = (f"Full-data rank (dot) and {html.escape(shown)} over {B} bootstrap replicates ({html.escape(what)}), one panel "
-           f"per rule; orange: not separated from the leader (the leader does not score above it in at least "
-           f"{100 * level:g}% of the replicates){html.escape(suffix)}."
-           + (" \u26a0 degenerate rule: its ties, not the data, keep systems together."
-              if any(lb in st.display_short and "\u26a0" in st.display_short[lb] for lb, _ in per_rule) else ""))
-    return out.drawn(name, draw, cap)
+    legend = (f"orange: not separated from the leader (the leader does not score above it in at least {100 * level:g}% "
+              "of the replicates)")
+
+    def drawing(rules: list[str]) -> Any:
+        arr = np.full((4, len(rules), len(names)), np.nan)
+        for i, lb in enumerate(rules):
+            for j, sname in enumerate(names):
+                if sname in by_rule[lb]:
+                    arr[:, i, j] = by_rule[lb][sname]
+        return partial(plots.rank_interval_figure, arr[0], arr[1], arr[2], names,
+                       [st.display_short.get(lb, lb) for lb in rules], tied=arr[3] == 1.0, level=level,
+                       title=f"{100 * level:g}% bootstrap {kind} ({what}, B = {B}){suffix}" if rules == [primary] else
+                       f"The same systems under {len(rules)} other rule{'s' if len(rules) > 1 else ''} ({what}, B = {B})")
+
+    from engine.app import plots
+
+    degen = "\u26a0" in st.display_short.get(primary, "")
+    parts = [out.drawn(name, drawing([primary]),
+                       f"{html.escape(st.display_short.get(primary, primary))} (the leaderboard's rule): full-data rank "
+                       f"(dot) and {html.escape(shown)} over {B} bootstrap replicates ({html.escape(what)}); {legend}"
+                       f"{html.escape(suffix)}." + (" \u26a0 degenerate rule: its ties, not the data, keep systems "
+                                                     "together." if degen else ""))]
+    others = [lb for lb in labels if lb != primary]
+    flagged = [lb for lb in others if "\u26a0" in st.display_short.get(lb, "")]
+    drawn = [lb for lb in others if lb not in flagged][:INTERVAL_PANELS]
+    if drawn:
+        left = [lb for lb in others if lb not in drawn]
+        rules_drawn = ", ".join(st.display_short.get(lb, lb) for lb in drawn)
+        cap = (f"The same {len(names)} systems, in the leaderboard's order, under {rules_drawn}: each panel with its own "
+               f"rank axis; {legend}.")
+        if left:
+            cap += (f" Not drawn (in the table of intervals above): {', '.join(st.display_short.get(lb, lb) for lb in left)}"
+                    + (" (degenerate rules among them)" if flagged else "") + ".")
+        parts.append(out.drawn(f"{name}_rules", drawing(drawn), html.escape(cap)))
+    return "".join(parts)
 
 
 def _interval_table(out: _Out, name: str, rows: list[list[Any]], st: _Settings) -> str:
