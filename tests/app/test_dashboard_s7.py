@@ -329,7 +329,8 @@ def test_axe_core_finds_nothing_serious(browser, served, width, height):
         pg.wait_for_selector("#scale-warning")
         pg.click("#bump-table summary")
         pg.add_script_tag(content=axe.read_text())
-        found = pg.evaluate("axe.run(document).then(r => r.violations.map(v => [v.id, v.impact, v.nodes.length, v.nodes.map(n => n.target.join(\" \"))]))")
+        found = pg.evaluate("axe.run(document).then(r => r.violations.map(v => [v.id, v.impact, v.nodes.length, "
+                            "v.nodes.map(n => n.target.join(' '))]))")
         assert [v for v in found if v[1] in ("serious", "critical")] == []
     finally:
         ctx.close()
