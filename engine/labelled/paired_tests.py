@@ -26,7 +26,7 @@ import xarray as xr
 from engine.errors import VotebenchError
 from engine.kernels import paired as PT
 
-__all__ = ["MAX_OPERATIONS", "check_size", "compact_letters", "compare_scores", "letter_groups"]
+__all__ = ["MAX_OPERATIONS", "check_size", "compact_letters", "compare_scores", "letter_groups", "standardised"]
 
 _TESTS = ("permutation", "bootstrap", "mcnemar")
 
@@ -44,6 +44,33 @@ def _oriented(scores: xr.DataArray, systems: list[str] | None) -> xr.DataArray:
             raise VotebenchError("compare needs at least two systems")
         scores = scores.sel(system=list(dict.fromkeys(systems)))
     return orient(scores).compute()
+
+
+#: what the letters of instance-level input compare (:func:`letter_groups`), in words
+STANDARDISED = ("mean over tasks of the per-task mean differences of standardised scores (every score minus its task's "
+                "mean, divided by its task's standard deviation over all systems and instances, so that every task "
+                "weighs the same whatever its scale); signs flipped within tasks")
+
+
+def standardised(scores: xr.DataArray) -> xr.DataArray:
+    """Every task's scores as z-scores: minus the task's mean, divided by its standard deviation (over all systems and
+    instances, missing scores skipped; a task whose scores are all equal is only centred).
+
+    A paired difference of z-scores is free of the task's scale: BLEU in points and ROUGE in [0, 1] weigh the same in
+    a mean over tasks.  Orientation is kept (a positive scale; :func:`engine.labelled.core.orient` still applies).
+
+    >>> import engine, numpy as np
+    >>> one = np.array([[1.0, 3.0], [10.0, 30.0]])  # (task, instance): the second task on a 10-fold scale
+    >>> y = engine.scores_from_array(np.stack([one, one]), systems=["a", "b"])
+    >>> standardised(y).sel(system="a").values.tolist()
+    [[-1.0, 1.0], [-1.0, 1.0]]
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a task without any score: NaN mean and spread
+        mu = scores.mean(("system", "instance"), skipna=True)
+        sd = scores.std(("system", "instance"), skipna=True)
+    sd = sd.where(sd > 0, 1.0)
+    return ((scores - mu) / sd).transpose(*scores.dims).assign_attrs(scores.attrs)
 
 
 def _num(v: float) -> float | None:
@@ -300,9 +327,14 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
     All pairs of many systems are many tests (97 systems: 4656), and a correction over so many leaves little
     power, so only the best ``top_k`` by mean score (mean over tasks of the per-task mean over instances,
     oriented) are compared.  Instance-level input (more than one instance per task): the paired permutation
-    test of the mean difference of :func:`compare_scores`, Holm's correction over the pairs.  One score per
-    task: the task-level comparison as autorank does it (:func:`engine.kernels.significance.compare`: Friedman, then
-    Nemenyi or pairwise Wilcoxon-Holm, ``test``) on the tasks where all of them have a score.
+    test of the mean difference of :func:`compare_scores`, Holm's correction over the pairs, on the
+    :func:`standardised` scores (z-scores within each task, over all systems and instances): the statistic of a
+    pair is the mean over tasks of the per-task mean differences in units of the task's standard deviation, so a
+    task on a 0-100 scale does not decide it (signs are flipped within tasks, as before); ``mean`` and the order
+    are those z-scores.  One score per task: the task-level comparison as autorank does it
+    (:func:`engine.kernels.significance.compare`: Friedman, then Nemenyi or pairwise Wilcoxon-Holm, ``test``) on
+    the tasks where all of them have a score; ``mean`` is then the raw mean over those tasks and ``avg_rank`` the
+    average rank the test compares.
 
     Parameters
     ----------
@@ -322,7 +354,8 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
     -------
     dict
         JSON-ready: ``level`` (``"instance"`` or ``"task"``), ``systems`` (compared, best mean first), ``mean``
-        and ``letters`` (lists in that order), ``candidates`` (systems with a mean) and ``top_k``, ``test``
+        and ``letters`` (lists in that order), ``measure`` (what ``mean`` is, in words), ``avg_rank`` (task level:
+        the average ranks of the test; else None), ``candidates`` (systems with a mean) and ``top_k``, ``test``
         (``"permutation"``, ``"nemenyi"`` or ``"wilcoxon-holm"``), ``method``, ``correction`` (``"holm"``, or
         ``None`` for Nemenyi), ``alpha``, ``resamples``, ``seed``, ``n_tasks``, ``reason`` (why this task-level
         test), ``friedman``, ``cd``, ``pairs`` (``a``, ``b``, ``diff`` (instance level: mean difference ``a - b``;
@@ -344,6 +377,8 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
     if test not in TESTS:
         raise VotebenchError(f"unknown post-hoc test {test!r}; choose one of {', '.join(TESTS)}")
     _check_settings("permutation", "holm", alpha, resamples)
+    if scores.sizes["instance"] > 1:  # the tests and the order on z-scores: tasks of every scale weigh the same
+        scores = standardised(scores)
     x = _oriented(scores, systems)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # missing scores: all-NaN means
@@ -371,7 +406,9 @@ def _instance_groups(scores: xr.DataArray, names: list[str], alpha: float, resam
     letters = res["letters"] or {}
     return {"level": "instance", "systems": shown, "mean": [res["mean"][n] for n in shown],
             "letters": [letters[n] for n in shown], "test": "permutation", "method": res["method"],
-            "overall": res["overall"], "correction": "holm", "resamples": resamples, "n_tasks": len(res["tasks"]),
+            "overall": STANDARDISED, "measure": "the mean over tasks of the system's z-scores (within each task: "
+                       "score minus the task's mean, over the task's standard deviation, both over all systems and instances)",
+            "avg_rank": None, "correction": "holm", "resamples": resamples, "n_tasks": len(res["tasks"]),
             "reason": None, "friedman": None, "cd": None,
             "pairs": [{k: p[k] for k in ("a", "b", "diff", "p", "p_adjusted", "different")} for p in res["pairs"]],
             "notes": [n for n in res["notes"] if "McNemar" not in n]}
@@ -400,6 +437,8 @@ def _task_groups(X: np.ndarray, names: list[str], alpha: float, test: str) -> di
               f"difference CD = {ph.cd:.3g}" if ph.test == "nemenyi" else
               "pairwise Wilcoxon signed-rank tests on the task scores, Holm-adjusted over the pairs")
     return {"level": "task", "systems": names, "mean": [_num(m) for m in Xc.mean(axis=0)], "letters": letters,
+            "measure": f"mean score over these {int(Xc.shape[0])} tasks (raw)",
+            "avg_rank": [float(v) for v in ph.avg_ranks],
             "test": ph.test, "method": method, "overall": None, "correction": None if ph.test == "nemenyi" else "holm",
             "resamples": None, "n_tasks": int(Xc.shape[0]), "reason": ph.reason,
             "friedman": None if ph.friedman is None else {"statistic": _num(ph.friedman.statistic),
