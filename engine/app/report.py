@@ -1305,7 +1305,7 @@ def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict
           if math.isfinite(r)}
     rows = [[label, s, *v] for s, v in by.items()]
     pos = dict(zip(by, label_positions(list(by)).tolist()))
-    rows.sort(key=lambda row: (row[2], pos[row[1]]))  # by rank, ties in the label order
+    rows.sort(key=lambda row: (row[2], pos[str(row[1])]))  # by rank, ties in the label order
     stab = [label] + [iv.stability[k] for k in ("kendall_w", "mean_spearman", "mean_kendall", "order_stability")]
     return by, rows, stab
 
