@@ -1172,11 +1172,13 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
     rank = dict(zip(rk.systems, full.tolist()))
     vals, cnt = np.unique(full[np.isfinite(full)], return_counts=True)
     shared = set(vals[cnt > 1].tolist())  # shared in the full ranking, as the leaderboard marks them
-    test = ("paired permutation tests on z-scores, Holm-adjusted" if g["level"] == "instance" else str(g["method"]))
+    test = ("paired permutation tests on z-scores, Holm-adjusted" if g["level"] == "instance" else
+            f"Nemenyi's test, CD = {g['cd']:.3g}" + (" as in the diagram" if g.get("k_all") else "")
+            if g["test"] == "nemenyi" else "Wilcoxon signed-rank tests, Holm-adjusted")
     measure = _letters_measure(g)
     body.append(_letters_table(out, g["systems"], measure[2], g["letters"], [rank[x] for x in g["systems"]], label,
-                               f"Letter groups, listed by the {label} ranking (letters from {test}); "
-                               f"{measure[0]}: {g['measure']}", shared, measure[:2]))
+                               f"Letter groups, listed by the {label} ranking (letters from {test})", shared,
+                               (*measure[:2], g["measure"])))
     body.append(_pairs_table(out, g))
     return ("Paired tests", "\n".join(body))
 
@@ -1248,10 +1250,10 @@ def _cd_letters(g: dict[str, Any], ph: Any, systems: Sequence[str], n_tasks: int
 
 def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None], letters: Sequence[str],
                    rank: Sequence[float], label: str, caption: str, shared: set[float] | frozenset[float] = frozenset(),
-                   measure: tuple[str, str] = ("mean", "mean")) -> str:
+                   measure: tuple[str, str, str] = ("mean", "mean", "")) -> str:
     """The compact letter display: system, its rank by the primary rule ``label`` ('=' after a rank in ``shared``, as
-    in the leaderboard), the quantity the test compares (``measure``: header and export name; ``mean``: its values),
-    its letters."""
+    in the leaderboard), the quantity the test compares (``measure``: header, export name and what it is, the column's
+    title; ``mean``: its values), its letters."""
     aligned = _aligned_letters(letters)
     rows: list[list[Any]] = [[k + 1, n, r, m if m is not None else math.nan, lt] for k, (n, m, lt, r) in
                              enumerate(zip(names, mean, letters, rank))]
@@ -1267,7 +1269,7 @@ def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None]
                                               ["rank_by_mean", "system", f"rank_by_{label}", measure[1], "letters"],
                                               [["", "", "", "cld"] for _ in rows],
                                               titles=["", f"rank by {label}; '=': a rank shared with another system",
-                                                      "", ""]), caption=caption)
+                                                      measure[2], ""]), caption=caption)
 
 
 def _pairs_table(out: _Out, g: Mapping[str, Any]) -> str:
