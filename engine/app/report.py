@@ -55,6 +55,7 @@ import os
 import re
 import shutil
 import uuid
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -133,7 +134,7 @@ def format_change(rank: float, delta: float, *, fmt: str = "text", baseline: boo
     return f"{r} {_UP if d > 0 else _DOWN}{abs(d)}"
 
 
-def select_systems(ranks: np.ndarray, k: int, *, reference: int = 0) -> np.ndarray:
+def select_systems(ranks: np.ndarray, k: int, *, reference: int = 0, labels: Sequence[str] | None = None) -> np.ndarray:
     """The systems a figure shows when there are more than ``k``.
 
     The union of every rule's top ``m`` systems, with ``m`` the largest value
@@ -147,7 +148,11 @@ def select_systems(ranks: np.ndarray, k: int, *, reference: int = 0) -> np.ndarr
     k : int
         Most systems to show.
     reference : int
-        Row whose ranking orders the result (then the mean rank, then the index).
+        Row whose ranking orders the result (ties: in the canonical order of ``labels``, the engine's one order of
+        labels, :func:`engine.kernels.ranking.label_order`, so that a tie reads the same in every table and figure;
+        without labels, then the mean rank, then the index).
+    labels : sequence of str, optional
+        The systems' labels.
 
     Returns
     -------
@@ -158,7 +163,8 @@ def select_systems(ranks: np.ndarray, k: int, *, reference: int = 0) -> np.ndarr
     n_s = R.shape[1]
     worst = np.where(np.isfinite(R), R, n_s + 1.0)
     mean = worst.mean(axis=0)
-    order = np.lexsort((np.arange(n_s), mean, worst[reference]))
+    order = np.lexsort((np.arange(n_s), mean, worst[reference])) if labels is None else \
+        np.lexsort((label_positions(labels), worst[reference]))
     if n_s <= k:
         return order
     chosen = np.zeros(n_s, dtype=bool)
@@ -171,6 +177,20 @@ def select_systems(ranks: np.ndarray, k: int, *, reference: int = 0) -> np.ndarr
     for i in rest[: k - int(chosen.sum())]:
         chosen[i] = True
     return np.asarray([i for i in order if chosen[i]], dtype=np.intp)
+
+
+def label_positions(labels: Sequence[str]) -> np.ndarray:
+    """Each label's position in the canonical label order (:func:`engine.kernels.ranking.label_order`): the display
+    order of tied systems in every table and figure of the report, and of ``votebench bootstrap``'s print.
+
+    >>> label_positions(["M13", "M2", "b"]).tolist()
+    [1, 0, 2]
+    """
+    from engine.kernels.ranking import label_order
+
+    pos = np.empty(len(labels), dtype=np.intp)
+    pos[label_order(list(labels))] = np.arange(len(labels))
+    return pos
 
 
 # ---------------------------------------------------------------------------------------------
@@ -507,9 +527,25 @@ def scale_warning(X: np.ndarray, tasks: Sequence[str], labels: Sequence[str]) ->
     True
     """
     used = [lb for lb in labels if lb.split("(")[0] in SCALE_RULES]
-    if not used or X.shape[0] < 2:
+    mixed = scale_spread(X, tasks) if used else None
+    if mixed is None:
         return None
-    with np.errstate(invalid="ignore"):
+    return (f"{' and '.join(used)} {'averages' if len(used) == 1 else 'average'} raw scores of tasks whose scales "
+            f"differ {mixed}, so the large-scale tasks decide {'it' if len(used) == 1 else 'them'}; normalise the "
+            "tasks or read the rank-based rules")
+
+
+def scale_spread(X: np.ndarray, tasks: Sequence[str]) -> str | None:
+    """How much the scales of the tasks (rows of ``X``; a task's scale: its largest absolute score) differ, in words,
+    when by more than :data:`SCALE_RATIO` times; else None.
+
+    >>> scale_spread(np.array([[16.0, 10.0], [0.3, 0.25]]), ["bleu", "rouge"])
+    '53-fold (largest absolute score: bleu 16, rouge 0.3)'
+    """
+    if X.shape[0] < 2:
+        return None
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a task without a score
         spread = np.nanmax(np.abs(X), axis=1)
     ok = np.isfinite(spread) & (spread > 0)
     if ok.sum() < 2:
@@ -518,16 +554,13 @@ def scale_warning(X: np.ndarray, tasks: Sequence[str], labels: Sequence[str]) ->
     ratio = float(spread[hi] / spread[lo])
     if ratio <= SCALE_RATIO:
         return None
-    return (f"{' and '.join(used)} {'averages' if len(used) == 1 else 'average'} raw scores of tasks whose scales "
-            f"differ {ratio:.0f}-fold (largest absolute score: {tasks[hi]} {spread[hi]:.4g}, {tasks[lo]} "
-            f"{spread[lo]:.4g}), so the large-scale tasks decide {'it' if len(used) == 1 else 'them'}; normalise the "
-            "tasks or read the rank-based rules")
+    return f"{ratio:.0f}-fold (largest absolute score: {tasks[hi]} {spread[hi]:.4g}, {tasks[lo]} {spread[lo]:.4g})"
 
 
 def _shown(rk: _Rankings, st: _Settings) -> tuple[np.ndarray, str]:
     """Indices of the systems the figures show (best first by the primary rule, as the tables) and the title suffix."""
     top_k = st.top_k
-    idx = select_systems(rk.rank, top_k, reference=_primary(rk, _degenerate(rk), st.primary))
+    idx = select_systems(rk.rank, top_k, reference=_primary(rk, _degenerate(rk), st.primary), labels=rk.systems)
     n = len(rk.systems)
     return idx, (f" (top {len(idx)} of {n} systems)" if len(idx) < n else "")
 
@@ -767,12 +800,12 @@ def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _S
 
 
 def _board_order(rk: _Rankings, st: _Settings) -> tuple[str, np.ndarray]:
-    """The primary rule's label and the leaderboard's order: by its rank, then the mean rank over the rules, then
-    the system's position."""
+    """The primary rule's label and the leaderboard's order: by its rank, ties in the canonical label order
+    (:func:`label_positions`; the same in the score report, the store report and ``votebench bootstrap``)."""
     p = _primary(rk, _degenerate(rk), st.primary)
     n_s = len(rk.systems)
     worst = np.where(np.isfinite(rk.rank), rk.rank, n_s + 1.0)
-    return rk.labels[p], np.lexsort((np.arange(n_s), worst.mean(axis=0), worst[p]))
+    return rk.labels[p], np.lexsort((label_positions(rk.systems), worst[p]))
 
 
 def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board) -> tuple[str, str]:
@@ -843,7 +876,7 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
     degen = _degenerate(rk)
     worst = np.where(np.isfinite(R), R, n_s + 1.0)
     p = _primary(rk, degen, st.primary)
-    order = np.lexsort((np.arange(n_s), worst.mean(axis=0), worst[p]))
+    order = np.lexsort((label_positions(rk.systems), worst[p]))  # ties in the label order, as the leaderboard
     ranks = rk.ranks()
     delta = rank_changes(ranks, baseline=rk.baseline).values  # (S, R)
     shared = [np.isin(row, [v for v, c in zip(*np.unique(row[np.isfinite(row)], return_counts=True)) if c > 1])
@@ -909,9 +942,22 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
     return sections
 
 
-def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str], st: _Settings, notes: list[str],
+@dataclass
+class _TaskTest:
+    """The task-level scores behind a page's score sections and the one post-hoc test of its critical-difference
+    section, so that the paired section's letters on task-level input come from the same test (None: no CD section)."""
+
+    X: np.ndarray  # oriented task-level scores (T, S ranked systems)
+    tasks: Sequence[str]
+    ph: Any = None  # engine.kernels.significance.PostHoc of every ranked system on the complete tasks
+    n_complete: int = 0
+
+
+def _score_sections(out: _Out, rk: _Rankings, tt: _TaskTest, st: _Settings, notes: list[str],
                     instance_level: bool) -> list[tuple[str, str]]:
-    """Friedman/Nemenyi CD, PROMETHEE flows, win matrix from oriented task-level scores ``X`` (T, S ranked systems)."""
+    """Friedman/Nemenyi CD, PROMETHEE flows, win matrix from oriented task-level scores ``tt.X`` (T, S ranked systems);
+    the CD section's post-hoc test is kept in ``tt.ph``."""
+    X = tt.X
     shown = _shown(rk, st)
     what = "per-task means over instances" if instance_level else "task scores"
     complete = np.isfinite(X).all(axis=1)
@@ -921,7 +967,9 @@ def _score_sections(out: _Out, rk: _Rankings, X: np.ndarray, tasks: Sequence[str
                      "PROMETHEE flows (they need complete data).")
     sections = []
     if Xc.shape[0] >= 2 and Xc.shape[1] >= 2:
-        sections.append(_cd_section(out, rk, Xc, shown, st, notes, what))
+        sec, tt.ph = _cd_section(out, rk, Xc, shown, st, notes, what)
+        tt.n_complete = int(Xc.shape[0])
+        sections.append(sec)
         sections.append(_flows_section(out, rk, Xc, shown))
     else:
         notes.append("Too few complete tasks or systems for the Friedman test and PROMETHEE flows.")
@@ -948,14 +996,16 @@ def _p_is(p: float) -> str:
 
 
 def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarray, str], st: _Settings, notes: list[str],
-                what: str) -> tuple[str, str]:
-    """The critical-difference section: Friedman test, the post-hoc test's cliques, average ranks (complete tasks ``Xc``)."""
+                what: str) -> tuple[tuple[str, str], Any]:
+    """The critical-difference section: Friedman test, the post-hoc test's cliques, average ranks (complete tasks
+    ``Xc``), and the post-hoc test.  The test is chosen from all k systems (the spread of all their average ranks),
+    never from the --top-k shown, so that every report of the same scores makes the same choice."""
     from engine.app import plots
     from engine.kernels.significance import cliques, compare
 
     idx, suffix = shown
     names = np.asarray(rk.systems, dtype=object)
-    ph = compare(Xc, alpha=st.alpha, test=st.test)  # chosen from all k systems, whichever are drawn
+    ph = compare(Xc, alpha=st.alpha, test=st.test)
     fr = ph.friedman if ph.friedman is not None else friedman_test(Xc)
     sig = fr.pvalue < st.alpha
     wilcoxon = ph.test == "wilcoxon-holm"
@@ -987,7 +1037,9 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
         notes.append(f"Critical difference: {ph.note}.")
     body.append(out.table("friedman", _Table(["statistic", "value"], stats_rows, stats_rows,
                                              classes=[["wrap", "wrap"] for _ in stats_rows]), caption="Friedman test"))
-    avg_rows: list[list[Any]] = sorted(([rk.systems[i], float(fr.avg_ranks[i])] for i in range(len(rk.systems))), key=lambda r: r[1])
+    lab = label_positions(rk.systems)
+    avg_rows: list[list[Any]] = [[rk.systems[i], float(fr.avg_ranks[i])]
+                                 for i in sorted(range(len(rk.systems)), key=lambda i: (float(fr.avg_ranks[i]), lab[i]))]
     body.append(out.table("average_ranks", _Table(["system", "average rank"], avg_rows,
                                                   [[r[0], f"{r[1]:.3f}"] for r in avg_rows]),
                           caption="Average ranks over tasks (per-task means, autorank's; not the average_rank rule):",
@@ -1010,7 +1062,7 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
                f"k = {fr.n_systems}, N = {fr.n_datasets}){suffix}"))
     body.append(out.drawn("critical_difference", draw, f"Critical-difference diagram ({html.escape(test_name)}); "
                                                        f"average ranks, 1 = best{html.escape(suffix)}."))
-    return (f"Critical difference (Friedman and {'Wilcoxon-Holm' if wilcoxon else 'Nemenyi'})", "\n".join(body))
+    return (f"Critical difference (Friedman and {'Wilcoxon-Holm' if wilcoxon else 'Nemenyi'})", "\n".join(body)), ph
 
 
 def _flows_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarray, str]) -> tuple[str, str]:
@@ -1020,8 +1072,9 @@ def _flows_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.nda
     idx, suffix = shown
     names = np.asarray(rk.systems, dtype=object)
     plus, minus, net = promethee_flows(Xc)
-    rows: list[list[Any]] = sorted(([rk.systems[i], float(plus[i]), float(minus[i]), float(net[i])] for i in range(len(rk.systems))),
-                  key=lambda r: -r[3])
+    lab = label_positions(rk.systems)
+    rows: list[list[Any]] = [[rk.systems[i], float(plus[i]), float(minus[i]), float(net[i])]
+                             for i in sorted(range(len(rk.systems)), key=lambda i: (-float(net[i]), lab[i]))]
     body = ["<p>PROMETHEE II with the usual preference function and equal task weights: the positive flow "
             "phi+ is how much a system outranks the others, the negative flow phi- how much it is outranked; "
             "the net flow phi = phi+ - phi- is the PROMETHEE II ranking (xLLMBench, section 3.2).</p>"]
@@ -1073,83 +1126,150 @@ def _aligned_letters(letters: Sequence[str]) -> list[str]:
     return ["".join(c if c in s else " " for c in chars).rstrip() for s in letters]
 
 
-def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Settings,
-                    notes: list[str]) -> tuple[str, str] | None:
-    """The "Paired tests" section: the ``paired_top_k`` best systems by mean, their letters and the pairwise tests."""
+def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Settings, notes: list[str],
+                    tt: _TaskTest | None = None) -> tuple[str, str] | None:
+    """The "Paired tests" section: the ``paired_top_k`` best systems by the primary rule, their letters and the
+    pairwise tests.  Instance-level input: paired permutation tests on z-scores within each task
+    (:func:`engine.labelled.paired_tests.letter_groups`), scale-free.  Task-level input: the post-hoc test of the CD
+    section (``tt.ph``, chosen from all k systems); with Nemenyi the letters are its full-k critical difference
+    restricted to these systems (:func:`_cd_letters`), so that the page has one test and one CD."""
     from engine.labelled.paired_tests import letter_groups
 
     if st.paired_top_k == 0:
         return None
     label, order = _board_order(rk, st)
+    ph = tt.ph if tt is not None else None
     try:
         g = letter_groups(scores, systems=[rk.systems[i] for i in order[: st.paired_top_k]], top_k=st.paired_top_k,
-                          alpha=st.alpha, resamples=st.paired_resamples, seed=st.seed, test=st.test)
+                          alpha=st.alpha, resamples=st.paired_resamples, seed=st.seed,
+                          test=st.test if ph is None else ph.test)
     except VotebenchError as exc:
         notes.append(f"No paired tests: {exc}.")
         return None
+    if g["level"] == "task" and ph is not None and ph.test == "nemenyi" and tt is not None:
+        g = _cd_letters(g, ph, rk.systems, tt.n_complete)
     k, n, P = len(g["systems"]), len(rk.systems), len(g["pairs"])
     by = "mean score" if label == _BASELINE else f"the primary rule, {label}"
-    cap = (f"the {k} best of {n} systems by {by} (ties broken by the mean rank over the rules; "
+    cap = (f"the {k} best of {n} systems by {by} (ties in the label order; "
            f"--paired-top-k {st.paired_top_k}; all pairs of the {n} systems would be {n * (n - 1) // 2} tests, and "
            "the correction over so many would leave little power)" if k < n else f"all {k} systems")
     n_diff = sum(p["different"] for p in g["pairs"])
-    if g["level"] == "instance":
-        what = (f"Test: the <b>paired permutation (sign-flip) test</b>, between two systems on the same instances; "
-                f"in full: {html.escape(g['method'])} (--paired-resamples; <code>votebench compare</code> uses "
-                f"10000 by default), on scores put in units of their task (minus the task's mean, over its standard deviation, "
-                f"so that no task outweighs another by its scale). The difference of a pair is the "
-                f"{html.escape(g['overall'])}. p-values "
-                f"<b>adjusted by Holm's method</b> over the {P} pairs")
-    else:
-        what = (f"One score per task: the systems are compared on their task scores as autorank does, all "
-                f"{g['compared']} of them (as in the critical-difference section, so that a pair gets one verdict), over "
-                f"the {g['n_tasks']} task(s) where all have a score. Test: {html.escape(g['method'])} "
-                + ("(it holds the family-wise error over all pairs)" if g["test"] == "nemenyi" else f"({P} pairs)")
-                + f". Chosen (--test {html.escape(st.test)}): {html.escape(g['reason'])}")
-    body = [f"<p>Compared: {html.escape(cap)}. {what}; <b>alpha = {st.alpha:g}</b>. {n_diff} of {P} pairs differ "
-            "significantly. Systems sharing a letter are not significantly different; two systems with no letter in "
-            "common are.</p>"]
+    body = [f"<p>Compared: {html.escape(cap)}. {_paired_words(g, st, P)}; <b>alpha = {st.alpha:g}</b>. {n_diff} of "
+            f"{P} pairs differ significantly. Systems sharing a letter are not significantly different; two systems "
+            "with no letter in common are.</p>"]
+    mixed = scale_spread(tt.X, tt.tasks) if tt is not None else None
+    if mixed:
+        body.append(f'<p class="warn">\u26a0 {html.escape(_paired_scale_words(g, mixed))}</p>')
     fr = g["friedman"]
+    on = f"all {g['k_all']} systems, as in the CD section" if g.get("k_all") else "these systems"
     if fr and (fr.get("statistic") is None or fr.get("pvalue") is None):
-        body.append("<p>Friedman test on these systems: not defined (they tie on every task, so no ranking of them "
+        body.append(f"<p>Friedman test on {on}: not defined (they tie on every task, so no ranking of them "
                     "varies).</p>")
     elif fr:
-        on = "these systems" if g["level"] == "instance" or g.get("compared", k) == k else f"all {g['compared']} systems"
         body.append(f"<p>Friedman test on {on}: chi-square = {fr['statistic']:.4g}, p = {fr['pvalue']:.3g}.</p>")
     body += [f"<p><b>Note:</b> {html.escape(t)}.</p>" for t in g["notes"]]
     full = rk.rank[rk.labels.index(label)]
     rank = dict(zip(rk.systems, full.tolist()))
     vals, cnt = np.unique(full[np.isfinite(full)], return_counts=True)
     shared = set(vals[cnt > 1].tolist())  # shared in the full ranking, as the leaderboard marks them
-    test = ("paired permutation tests, Holm-adjusted" if g["level"] == "instance" else str(g["method"]))
-    body.append(_letters_table(out, g["systems"], g["mean"], g["letters"], [rank[x] for x in g["systems"]], label,
-                               f"Letter groups, listed by the {label} ranking (letters from {test}; mean: the mean "
-                               f"over the {g['n_tasks']} tasks of the task's mean score in units of its standard "
-                               "deviation, 0 = the average of the systems compared)", shared, g["mean_label"]))
+    test = ("paired permutation tests on z-scores, Holm-adjusted" if g["level"] == "instance" else
+            f"Nemenyi's test, CD = {g['cd']:.3g}" + (" as in the diagram" if g.get("k_all") else "")
+            if g["test"] == "nemenyi" else "Wilcoxon signed-rank tests, Holm-adjusted")
+    measure = _letters_measure(g)
+    body.append(_letters_table(out, g["systems"], measure[2], g["letters"], [rank[x] for x in g["systems"]], label,
+                               f"Letter groups, listed by the {label} ranking (letters from {test})", shared,
+                               (*measure[:2], g["measure"])))
     body.append(_pairs_table(out, g))
     return ("Paired tests", "\n".join(body))
 
 
+def _paired_words(g: Mapping[str, Any], st: _Settings, P: int) -> str:
+    """What the paired section's test is, as HTML."""
+    if g["level"] == "instance":
+        return (f"Test: the <b>paired permutation (sign-flip) test</b>, between two systems on the same instances, on "
+                f"<b>z-scores within each task</b>; in full: {html.escape(g['method'])} (--paired-resamples; "
+                f"<code>votebench compare</code> uses 10000 by default). The difference of a pair is the "
+                f"{html.escape(g['overall'])}. p-values <b>adjusted by Holm's method</b> over the {P} pairs")
+    if g.get("k_all"):
+        return (f"One score per task: the <b>Nemenyi test of the critical-difference section</b> (Friedman over all "
+                f"{g['k_all']} systems and the {g['n_tasks']} complete tasks), restricted to these systems: "
+                f"{html.escape(g['method'])} (it holds the family-wise error over all pairs). Chosen (--test "
+                f"{html.escape(st.test)}): {html.escape(g['reason'])}")
+    return (f"One score per task: the systems are compared on their task scores as autorank does, over the "
+            f"{g['n_tasks']} task(s) where all of them have a score. Test: {html.escape(g['method'])} "
+            + ("(it holds the family-wise error over all pairs)" if g["test"] == "nemenyi" else
+               f"({P} pairs; the CD section corrects over all pairs of its systems, so it can separate fewer)")
+            + f". Chosen (--test {html.escape(st.test)}): {html.escape(g['reason'])}")
+
+
+def _paired_scale_words(g: Mapping[str, Any], mixed: str) -> str:
+    """The scale check of the paired section (the one of the mean baseline's warning), for its test."""
+    if g["level"] == "instance":
+        return (f"The tasks' scales differ {mixed}: the tests compare z-scores within each task, so every task weighs "
+                "the same; on raw scores the largest-scale task would decide them.")
+    if g["test"] == "nemenyi":
+        return (f"The tasks' scales differ {mixed}: Nemenyi's test compares ranks within each task, so the scales do "
+                "not weigh; the mean column is not used by the test.")
+    return (f"The tasks' scales differ {mixed}: the Wilcoxon signed-rank test ranks the raw differences across tasks, "
+            "so the large-scale tasks weigh more in it; the mean column averages raw scores.")
+
+
+def _letters_measure(g: Mapping[str, Any]) -> tuple[str, str, list[float | None]]:
+    """The column the letters table shows beside the letters: its header, its export name and its values (the quantity
+    the test compares: mean z-score, or the CD's average rank; else the raw mean)."""
+    if g["level"] == "instance":
+        return "mean z-score", "mean_z", list(g["mean"])
+    if g.get("k_all"):
+        return "average rank", "average_rank", list(g["avg_rank"])
+    return "mean (raw)", "mean_raw", list(g["mean"])
+
+
+def _cd_letters(g: dict[str, Any], ph: Any, systems: Sequence[str], n_tasks: int) -> dict[str, Any]:
+    """``g`` (:func:`engine.labelled.paired_tests.letter_groups`, task level) with the letters, pairs, average ranks and
+    Friedman test of the CD section's Nemenyi test over all ``systems`` (``ph``), restricted to ``g``'s systems."""
+    from engine.kernels.paired import letter_display
+
+    pos = {s: i for i, s in enumerate(systems)}
+    sel = np.asarray([pos[s] for s in g["systems"]], dtype=np.intp)
+    avg = np.asarray(ph.avg_ranks, dtype=np.float64)[sel]
+    D = np.asarray(ph.different, dtype=bool)[np.ix_(sel, sel)]
+    names = list(g["systems"])
+    pairs = [{"a": names[i], "b": names[j], "diff": float(avg[j] - avg[i]), "p": None, "p_adjusted": None,
+              "different": bool(D[i, j])} for i in range(len(names)) for j in range(i + 1, len(names))]
+    fr = ph.friedman
+    return {**g, "letters": letter_display(D, np.lexsort((np.arange(len(sel)), avg))), "pairs": pairs,
+            "avg_rank": avg.tolist(), "cd": float(ph.cd), "n_tasks": int(n_tasks), "k_all": len(systems),
+            "test": "nemenyi", "correction": None, "reason": ph.reason,
+            "method": (f"two systems differ when their average ranks (over all {len(systems)} systems) differ by at "
+                       f"least the critical difference CD = {ph.cd:.3g}, the CD of the diagram"),
+            "measure": f"average rank among all {len(systems)} systems over the {n_tasks} complete tasks (the CD "
+                       "diagram's; 1 = best)",
+            "friedman": None if fr is None else {"statistic": float(fr.statistic), "pvalue": float(fr.pvalue)},
+            "notes": [ph.note] if ph.note else []}
+
+
 def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None], letters: Sequence[str],
                    rank: Sequence[float], label: str, caption: str, shared: set[float] | frozenset[float] = frozenset(),
-                   mean_label: str = "mean") -> str:
+                   measure: tuple[str, str, str] = ("mean", "mean", "")) -> str:
     """The compact letter display: system, its rank by the primary rule ``label`` ('=' after a rank in ``shared``, as
-    in the leaderboard), its mean, its letters."""
+    in the leaderboard), the quantity the test compares (``measure``: header, export name and what it is, the column's
+    title; ``mean``: its values), its letters."""
     aligned = _aligned_letters(letters)
     rows: list[list[Any]] = [[k + 1, n, r, m if m is not None else math.nan, lt] for k, (n, m, lt, r) in
                              enumerate(zip(names, mean, letters, rank))]
-    # listed by the primary rule's rank (ties: by mean), as the leaderboard; the letters stay those of the test
-    by_rank = sorted(range(len(rows)), key=lambda k: (rows[k][2] if math.isfinite(rows[k][2]) else math.inf, k))
+    # listed by the primary rule's rank (ties: in the label order), as the leaderboard; the letters stay the test's
+    lab = label_positions(names)
+    by_rank = sorted(range(len(rows)), key=lambda k: (rows[k][2] if math.isfinite(rows[k][2]) else math.inf, lab[k]))
     rows, aligned = [rows[k] for k in by_rank], [aligned[k] for k in by_rank]
     d = score_decimals([r[3] for r in rows])
     text = [[r[1], f"{r[2]:g}" + ("=" if r[2] in shared else ""), "n/a" if not math.isfinite(r[3]) else f"{r[3]:.{d}f}", a]
             for r, a in zip(rows, aligned)]
     tex = [[_tex_escape(c) for c in t[:3]] + [_tex_escape(r[4])] for t, r in zip(text, rows)]
-    return out.table("paired_letters", _Table(["system", f"rank by {label}", mean_label, "letters"], rows, text, tex,
-                                              ["rank_by_mean", "system", f"rank_by_{label}", "mean_task_sd_units", "letters"],
+    return out.table("paired_letters", _Table(["system", f"rank by {label}", measure[0], "letters"], rows, text, tex,
+                                              ["rank_by_mean", "system", f"rank_by_{label}", measure[1], "letters"],
                                               [["", "", "", "cld"] for _ in rows],
                                               titles=["", f"rank by {label}; '=': a rank shared with another system",
-                                                      "", ""]), caption=caption)
+                                                      measure[2], ""]), caption=caption)
 
 
 def _pairs_table(out: _Out, g: Mapping[str, Any]) -> str:
@@ -1164,7 +1284,8 @@ def _pairs_table(out: _Out, g: Mapping[str, Any]) -> str:
     text = [[a, b, num(d, "+.4g"), num(p, ".3g"), num(q, ".3g"), "yes" if s else ""] for a, b, d, p, q, s in rows]
     name = "paired permutation tests (per task: votebench compare --format json)" if inst else \
         ("Nemenyi (no p-values: the critical difference decides)" if g["test"] == "nemenyi" else "Wilcoxon-Holm tests")
-    head = ["system", "opponent", "mean difference" if inst else "average rank difference", "p", "p (Holm)", "different"]
+    head = ["system", "opponent", "mean difference (z-scores)" if inst else "average rank difference", "p", "p (Holm)",
+            "different"]
     return out.table("paired_tests", _Table(head, rows, text), caption=f"Pairwise {name}, {len(rows)} pairs:", show=False)
 
 
@@ -1185,7 +1306,8 @@ def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict
     by = {s: (float(r), float(a), float(b), bool(t)) for s, r, a, b, t in zip(iv.systems, iv.rank, iv.low, iv.high, iv.tied)
           if math.isfinite(r)}
     rows = [[label, s, *v] for s, v in by.items()]
-    rows.sort(key=lambda row: (row[2], row[1]))
+    pos = dict(zip(by, label_positions(list(by)).tolist()))
+    rows.sort(key=lambda row: (row[2], pos[str(row[1])]))  # by rank, ties in the label order
     stab = [label] + [iv.stability[k] for k in ("kendall_w", "mean_spearman", "mean_kendall", "order_stability")]
     return by, rows, stab
 
@@ -1196,15 +1318,15 @@ INTERVAL_PANELS = 6
 
 def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping[str, tuple[float, float, float, bool]]]],
                      st: _Settings, what: str, B: int) -> str:
-    """The primary rule's intervals as one full-width figure (its top systems, best first), then at most
-    :data:`INTERVAL_PANELS` other non-degenerate rules as small panels over the same systems in the same order."""
+    """The primary rule's intervals as one full-width figure (its top systems, best first; ties in the label order),
+    then at most :data:`INTERVAL_PANELS` other non-degenerate rules as small panels over the same systems and order."""
     labels = [lb for lb, _ in per_rule]
     primary = next((lb for lb in reversed(st.primary_used) if lb in labels), labels[0])
     by_rule = dict(per_rule)
-    ranks = np.array([[v[0] for v in by_rule[primary].values()]])
     every = list(by_rule[primary])
-    names = [every[i] for i in select_systems(ranks, st.top_k, reference=0)]
-    n = len(by_rule[primary])
+    ranks = np.array([[by_rule[primary][sname][0] for sname in every]])
+    names = [every[i] for i in select_systems(ranks, st.top_k, reference=0, labels=every)]
+    n = len(every)
     suffix = f" (top {len(names)} of {n} systems by {st.display_short.get(primary, primary)})" if len(names) < n else ""
     level = 1.0 - st.alpha
     pairwise = "systems" in what
@@ -1400,10 +1522,11 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     flag_sec = _flag_section(flags, _degenerate(rk))
     if flag_sec:
         sections.append(flag_sec)
+    tt = _TaskTest(X, tasks)
     with stage("scores: critical differences, flows, wins"):
-        sections += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
+        sections += _score_sections(out, rk, tt, st, notes, instance_level=scores.sizes["instance"] > 1)
     with stage("paired tests"):
-        paired = _paired_section(out, scores, rk, st, notes)
+        paired = _paired_section(out, scores, rk, st, notes, tt)
     if paired:
         sections.append(paired)
     if boots:
@@ -1604,8 +1727,10 @@ def _store_config(path: Path, groups: Mapping[str, xr.Dataset]) -> tuple[Any, di
 
 
 def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rules: Sequence[str] | None,
-                    st: _Settings, notes_by_input: dict[str, list[str]], notes: list[str]) -> list[tuple[str, str]]:
-    """The sections of a results store: per input its rankings and its groups, then the groups without input."""
+                    st: _Settings, notes_by_input: dict[str, list[str]], notes: list[str],
+                    settings: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    """The sections of a results store: per input its rankings and its groups, then the groups without input; the
+    Settings rows of every input (:func:`_store_settings`) are appended to ``settings``."""
     from engine.sweep import get_kind, open_results
 
     groups = open_results(path)
@@ -1628,6 +1753,8 @@ def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rul
         mine = {g.split("/", 1)[1]: ds for g, ds in groups.items() if g.split("/", 1)[0] == name}
         with stage(f"reading input {name}"):
             scores = _store_input(inp, path, checksums, known_paths.get(name), mine_notes)
+        if settings is not None:
+            settings += [((f"{name}: " if multi else "") + k, v) for k, v in _store_settings(inp, mine, scores)]
         with stage("rankings"):
             rk = _store_rankings(inp, scores, specs, mine, mine_notes)
         labels = [r["label"] for r in specs]
@@ -1648,6 +1775,30 @@ def _store_sections(path: Path, out_root: Path, formats: tuple[str, ...], *, rul
             sections += _group_sections(get_kind(str(ds.attrs.get("kind"))), StoreSection(_Out(out_root, formats), st, [], notes),
                                         gname, ds)
     return sections
+
+
+def _store_settings(inp: Mapping[str, Any], groups: Mapping[str, xr.Dataset],
+                    scores: xr.DataArray | None) -> list[tuple[str, str]]:
+    """The Settings rows of an input of a results store, from the store's attributes (its sweep config and its groups'
+    attrs): size, aggregation level, missing-score policy and every bootstrap group's replicates, axis and seed."""
+    from engine.sweep import aggregate_options
+
+    opts = aggregate_options(inp, {"name": _BASELINE})
+    level, miss = opts.get("level"), str(opts.get("missing") or "error")
+    rows: list[tuple[str, str]] = []
+    if scores is not None:
+        rows.append(("systems x tasks x instances", " x ".join(str(scores.sizes[d]) for d in (SYSTEM, TASK, "instance"))))
+        rows.append(("aggregation level", level_words(scores, level)))
+    else:
+        n = next((ds.sizes[SYSTEM] for ds in groups.values() if SYSTEM in ds.sizes), None)
+        rows.append(("systems", f"{n} (the scores were not found: tasks and instances unknown)" if n else "unknown"))
+        rows.append(("aggregation level", str(level or "the rules' own")))
+    rows.append(("missing scores", miss))
+    for gname, ds in sorted(groups.items()):
+        if str(ds.attrs.get("kind")) == "bootstrap":
+            rows.append((f"bootstrap ({gname})", f"{ds.sizes.get('replicate', ds.attrs.get('replicates'))} replicates "
+                                                 f"over {ds.attrs.get('over', '?')}, seed {ds.attrs.get('seed', '?')}"))
+    return rows
 
 
 def _group_sections(kind: Any, section: StoreSection, gname: str, ds: xr.Dataset) -> list[tuple[str, str]]:
@@ -1721,14 +1872,19 @@ def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, sc
     names = {r["label"]: r["name"] for r in specs} | {rk.baseline: _BASELINE}
     flags = rule_flags(rk.labels, names, rk.score, X, rk.systems, {r["label"]: r.get("options", {}) for r in specs})
     rk, gone = _apply_flags(rk, flags, explicit=explicit, notes=notes, primary=st.primary)
+    # the score report's check of a mean over tasks of different scales, on the store's source scores
+    st.scale_warning = scale_warning(X, tasks, rk.labels) if X is not None and tasks is not None else None
+    if st.scale_warning:
+        notes.append("\u26a0 " + st.scale_warning[0].upper() + st.scale_warning[1:] + ".")
     board, here = _store_board(rk, groups, st, inp, scores, notes)
     body = [_leaderboard_section(out, rk, here, board)] + _ranking_sections(out, rk, st, notes)  # here shares primary_used
     flag_sec = _flag_section(flags, _degenerate(rk))
     if flag_sec:
         body.append(flag_sec)
     if scores is not None and X is not None and tasks is not None:
-        body += _score_sections(out, rk, X, tasks, st, notes, instance_level=scores.sizes["instance"] > 1)
-        paired = _paired_section(out, scores, rk, st, notes)
+        tt = _TaskTest(X, tasks)
+        body += _score_sections(out, rk, tt, st, notes, instance_level=scores.sizes["instance"] > 1)
+        paired = _paired_section(out, scores, rk, st, notes, tt)
         if paired:
             body.append(paired)
     return rk, gone, body
@@ -1994,15 +2150,16 @@ def _store_report(store: Path, tmp: Path, fmts: tuple[str, ...], *, rules: Seque
     from engine.sweep import readable_results
 
     with readable_results(store):  # a damaged chunk: one line, not a traceback from the codecs
-        sections = _store_sections(store, tmp, fmts, rules=rules, st=st, notes_by_input=by_input, notes=notes)
+        settings: list[tuple[str, str]] = []
+        sections = _store_sections(store, tmp, fmts, rules=rules, st=st, notes_by_input=by_input, notes=notes,
+                                   settings=settings)
     for name, ns in by_input.items():
         notes += [f"{name}: {n}" if len(by_input) > 1 else n for n in ns]
     if options_given:
         notes.append("level, missing and lower-is-better are those of the sweep's inputs; the options given are not "
                      "used for a results store.")
-    info = [("results store", shown_path(store)), ("inputs", ", ".join(by_input)), ("primary rule", _primary_words(st)),
-            ("alpha", f"{st.alpha:g}"),
-            ("top-k", str(st.top_k))]
+    info = [("results store", shown_path(store)), ("inputs", ", ".join(by_input)), *settings,
+            ("primary rule", _primary_words(st)), ("alpha", f"{st.alpha:g}"), ("top-k", str(st.top_k))]
     return f"votebench report: {store.name}", info, notes, sections
 
 

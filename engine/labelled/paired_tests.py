@@ -27,8 +27,7 @@ from engine.errors import VotebenchError
 from engine.kernels import paired as PT
 from engine.kernels.checks import check_alpha
 
-__all__ = ["MAX_OPERATIONS", "MEAN_LABEL", "SCALE_RATIO", "check_size", "compact_letters", "compare_scores", "letter_groups",
-           "standardised"]
+__all__ = ["MAX_OPERATIONS", "check_size", "compact_letters", "compare_scores", "letter_groups", "standardised"]
 
 _TESTS = ("permutation", "bootstrap", "mcnemar")
 
@@ -46,6 +45,33 @@ def _oriented(scores: xr.DataArray, systems: list[str] | None) -> xr.DataArray:
             raise VotebenchError("compare needs at least two systems")
         scores = scores.sel(system=list(dict.fromkeys(systems)))
     return orient(scores).compute()
+
+
+#: what the letters of instance-level input compare (:func:`letter_groups`), in words
+STANDARDISED = ("mean over tasks of the per-task mean differences of standardised scores (every score minus its task's "
+                "mean, divided by its task's standard deviation over all systems and instances, so that every task "
+                "weighs the same whatever its scale); signs flipped within tasks")
+
+
+def standardised(scores: xr.DataArray) -> xr.DataArray:
+    """Every task's scores as z-scores: minus the task's mean, divided by its standard deviation (over all systems and
+    instances, missing scores skipped; a task whose scores are all equal is only centred).
+
+    A paired difference of z-scores is free of the task's scale: BLEU in points and ROUGE in [0, 1] weigh the same in
+    a mean over tasks.  Orientation is kept (a positive scale; :func:`engine.labelled.core.orient` still applies).
+
+    >>> import engine, numpy as np
+    >>> one = np.array([[1.0, 3.0], [10.0, 30.0]])  # (task, instance): the second task on a 10-fold scale
+    >>> y = engine.scores_from_array(np.stack([one, one]), systems=["a", "b"])
+    >>> standardised(y).sel(system="a").values.tolist()
+    [[-1.0, 1.0], [-1.0, 1.0]]
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a task without any score: NaN mean and spread
+        mu = scores.mean(("system", "instance"), skipna=True)
+        sd = scores.std(("system", "instance"), skipna=True)
+    sd = sd.where(sd > 0, 1.0)
+    return ((scores - mu) / sd).transpose(*scores.dims).assign_attrs(scores.attrs)
 
 
 def _num(v: float) -> float | None:
@@ -299,14 +325,16 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
     """The compact letter display of the ``top_k`` best systems by mean, with the pairwise decisions behind it.
 
     All pairs of many systems are many tests (97 systems: 4656), and a correction over so many leaves little
-    power, so only the best ``top_k`` by mean score are compared.  Scores are first put in units of their task
-    (:func:`standardised` over every system of ``scores``: minus the task's mean, over its standard deviation), so
-    that a task in BLEU points does not outweigh one in [0, 1]; the mean of a system is the mean over tasks of its
-    per-task mean in these units.
-    Instance-level input (more than one instance per task): the paired permutation test of the mean difference of
-    :func:`compare_scores` on the standardised scores, Holm's correction over the pairs.  One score per
-    task: the task-level comparison as autorank does it (:func:`engine.kernels.significance.compare`: Friedman, then
-    Nemenyi or pairwise Wilcoxon-Holm, ``test``) on the tasks where all of them have a score.
+    power, so only the best ``top_k`` by mean score (mean over tasks of the per-task mean over instances,
+    oriented) are compared.  Instance-level input (more than one instance per task): the paired permutation
+    test of the mean difference of :func:`compare_scores`, Holm's correction over the pairs, on the
+    :func:`standardised` scores (z-scores within each task, over all systems and instances): the statistic of a
+    pair is the mean over tasks of the per-task mean differences in units of the task's standard deviation, so a
+    task on a 0-100 scale does not decide it (signs are flipped within tasks, as before); ``mean`` and the order
+    are those z-scores.  One score per task: the task-level comparison as autorank does it
+    (:func:`engine.kernels.significance.compare`: Friedman, then Nemenyi or pairwise Wilcoxon-Holm, ``test``) on
+    the tasks where all of them have a score; ``mean`` is then the raw mean over those tasks and ``avg_rank`` the
+    average rank the test compares.
 
     Parameters
     ----------
@@ -326,7 +354,8 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
     -------
     dict
         JSON-ready: ``level`` (``"instance"`` or ``"task"``), ``systems`` (compared, best mean first), ``mean``
-        and ``letters`` (lists in that order), ``candidates`` (systems with a mean) and ``top_k``, ``test``
+        and ``letters`` (lists in that order), ``measure`` (what ``mean`` is, in words), ``avg_rank`` (task level:
+        the average ranks of the test; else None), ``candidates`` (systems with a mean) and ``top_k``, ``test``
         (``"permutation"``, ``"nemenyi"`` or ``"wilcoxon-holm"``), ``method``, ``correction`` (``"holm"``, or
         ``None`` for Nemenyi), ``alpha``, ``resamples``, ``seed``, ``n_tasks``, ``reason`` (why this task-level
         test), ``friedman``, ``cd``, ``pairs`` (``a``, ``b``, ``diff`` (instance level: mean difference ``a - b``;
@@ -348,16 +377,13 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
     if test not in TESTS:
         raise VotebenchError(f"unknown post-hoc test {test!r}; choose one of {', '.join(TESTS)}")
     _check_settings("permutation", "holm", alpha, resamples)
-    every = _oriented(scores, None)
-    x = _oriented(scores, systems) if systems is not None else every
-    # in the units of every system's scores of the task, whichever systems are compared (the same for any shortlist)
-    z, ratio = standardised(every)
-    z = z.sel(system=x["system"].values)
+    if scores.sizes["instance"] > 1:  # the tests and the order on z-scores: tasks of every scale weigh the same
+        scores = standardised(scores)
+    x = _oriented(scores, systems)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # missing scores: all-NaN means
-        M_all = np.asarray(every.mean("instance", skipna=True).transpose("system", "task").values, dtype=np.float64)
-        Z = np.asarray(z.mean("instance", skipna=True).transpose("system", "task").values, dtype=np.float64)
-        mean = np.nanmean(Z, axis=1) if Z.shape[1] else np.full(Z.shape[0], np.nan)
+        M = np.asarray(x.mean("instance", skipna=True).transpose("system", "task").values, dtype=np.float64)
+        mean = np.nanmean(M, axis=1) if M.shape[1] else np.full(M.shape[0], np.nan)
     names = [str(s) for s in x["system"].values]
     ok = [i for i in range(len(names)) if math.isfinite(float(mean[i]))]
     top = sorted(ok, key=lambda i: (-float(mean[i]), i))[: int(top_k)]
@@ -365,46 +391,11 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
         raise VotebenchError(f"the paired tests need at least two systems with a score ({len(top)} here)")
     chosen = [names[i] for i in top]
     if x.sizes["instance"] > 1:
-        out = _instance_groups(z.sel(system=chosen), chosen, float(alpha), int(resamples), int(seed))
+        out = _instance_groups(scores, chosen, float(alpha), int(resamples), int(seed))
     else:
-        out = _task_groups(M_all.T, [str(v) for v in every["system"].values], chosen, float(alpha), test)
-        out["mean"] = [_num(mean[names.index(n)]) for n in out["systems"]]
-    if ratio is not None and ratio > SCALE_RATIO:
-        out["notes"] = [*out["notes"], f"the spreads of the tasks' scores differ {ratio:.0f}-fold; in task SD units "
-                                      "every task weighs the same"]
-    out.update({"candidates": len(ok), "top_k": int(top_k), "alpha": float(alpha), "seed": int(seed),
-                "mean_label": MEAN_LABEL})
+        out = _task_groups(M[top].T, chosen, float(alpha), test)
+    out.update({"candidates": len(ok), "top_k": int(top_k), "alpha": float(alpha), "seed": int(seed)})
     return out
-
-
-#: what the ``mean`` of :func:`letter_groups` is
-MEAN_LABEL = "mean in task SD units"
-#: spreads of the tasks' scores that differ more than this many times are said in the notes of :func:`letter_groups`
-SCALE_RATIO = 10.0
-
-
-def standardised(x: xr.DataArray) -> tuple[xr.DataArray, float | None]:
-    """Oriented scores ``x`` in units of their task: ``(x - m_t) / s_t`` with ``m_t`` and ``s_t`` the mean and the standard
-    deviation of task ``t``'s scores over the systems and instances of ``x`` (``s_t = 1`` when they are all equal), and
-    the ratio of the largest to the smallest positive ``s_t`` (``None`` with fewer than two).
-
-    The paired tests of :func:`letter_groups` compare systems on these: a task in BLEU points (0-100) no longer outweighs
-    one in [0, 1].  ``m_t`` and ``s_t`` read every score of the task, so exchanging two systems' scores on an instance
-    (a sign flip of the permutation test) leaves them unchanged: the test stays exact.
-    """
-    v = np.asarray(x.transpose("system", "task", "instance").values, dtype=np.float64)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a task without scores
-        m = np.nanmean(v, axis=(0, 2))
-        sd = np.nanstd(v, axis=(0, 2))
-    ok = np.isfinite(sd) & (sd > 0)
-    scale = np.where(ok, sd, 1.0)
-    z = (v - np.where(np.isfinite(m), m, 0.0)[None, :, None]) / scale[None, :, None]
-    ratio = float(sd[ok].max() / sd[ok].min()) if ok.sum() >= 2 else None
-    out = x.transpose("system", "task", "instance").copy(data=z)
-    if "higher_is_better" in out.coords:  # oriented already
-        out = out.assign_coords(higher_is_better=("task", np.ones(out.sizes["task"], dtype=bool)))
-    return out, ratio
 
 
 def _instance_groups(scores: xr.DataArray, names: list[str], alpha: float, resamples: int, seed: int) -> dict[str, Any]:
@@ -415,58 +406,41 @@ def _instance_groups(scores: xr.DataArray, names: list[str], alpha: float, resam
     letters = res["letters"] or {}
     return {"level": "instance", "systems": shown, "mean": [res["mean"][n] for n in shown],
             "letters": [letters[n] for n in shown], "test": "permutation", "method": res["method"],
-            "overall": res["overall"], "correction": "holm", "resamples": resamples, "n_tasks": len(res["tasks"]),
+            "overall": STANDARDISED, "measure": "the mean over tasks of the system's z-scores (within each task: "
+                       "score minus the task's mean, over the task's standard deviation, both over all systems and instances)",
+            "avg_rank": None, "correction": "holm", "resamples": resamples, "n_tasks": len(res["tasks"]),
             "reason": None, "friedman": None, "cd": None,
             "pairs": [{k: p[k] for k in ("a", "b", "diff", "p", "p_adjusted", "different")} for p in res["pairs"]],
             "notes": [n for n in res["notes"] if "McNemar" not in n]}
 
 
-def _task_groups(X: np.ndarray, everyone: list[str], names: list[str], alpha: float, test: str) -> dict[str, Any]:
-    """:func:`letter_groups` on one score per task ``X`` (T, every system): Friedman, then Nemenyi or Wilcoxon-Holm.
-
-    The tests compare every system (``everyone``) on the tasks where all have a score, as the report's
-    critical-difference section does, so a pair gets one verdict on a page: the letters of ``names`` are read from
-    that comparison (Nemenyi's critical difference is that of all ``k`` systems).  With fewer than 2 such tasks, the
-    comparison is of ``names`` alone, on the tasks where they all have a score.
-    """
+def _task_groups(X: np.ndarray, names: list[str], alpha: float, test: str) -> dict[str, Any]:
+    """:func:`letter_groups` on one score per task ``X`` (T, k): Friedman, then Nemenyi or Wilcoxon-Holm."""
     from engine.kernels.significance import compare
 
-    notes: list[str] = []
     complete = np.isfinite(X).all(axis=1)
-    pos = [everyone.index(n) for n in names]
-    if int(complete.sum()) < 2 and len(names) < len(everyone):
-        X, everyone = X[:, pos], list(names)
-        pos = list(range(len(names)))
-        complete = np.isfinite(X).all(axis=1)
-        notes.append("fewer than 2 tasks have a score of every system: the systems compared are these alone")
     if int(complete.sum()) < 2:
-        raise VotebenchError(f"the task-level comparison needs at least 2 tasks where all of the {len(everyone)} systems "
+        raise VotebenchError(f"the task-level comparison needs at least 2 tasks where all of the {len(names)} systems "
                              f"compared have a score (here {int(complete.sum())})")
     Xc = X[complete]
     ph = compare(Xc, alpha=alpha, test=test)
-    sub = np.ix_(pos, pos)
-    different = ph.different[sub]
-    letters = PT.letter_display(different, np.arange(len(names)))
+    letters = PT.letter_display(ph.different, np.arange(len(names)))
     k = len(names)
     pairs = []
     for i in range(k):
         for j in range(i + 1, k):
-            a, b = pos[i], pos[j]
-            pairs.append({"a": names[i], "b": names[j], "diff": float(ph.avg_ranks[b] - ph.avg_ranks[a]),
-                          "p": None if ph.pvalues is None else _num(ph.pvalues[a, b]),
-                          "p_adjusted": None if ph.adjusted is None else _num(ph.adjusted[a, b]),
-                          "different": bool(ph.different[a, b])})
-    if len(everyone) > k:
-        notes.append(f"the tests compare all {len(everyone)} systems (as the critical-difference section); the "
-                     f"letters are those of the {k} shown")
-    if ph.note:
-        notes.insert(0, ph.note)
+            pairs.append({"a": names[i], "b": names[j], "diff": float(ph.avg_ranks[j] - ph.avg_ranks[i]),
+                          "p": None if ph.pvalues is None else _num(ph.pvalues[i, j]),
+                          "p_adjusted": None if ph.adjusted is None else _num(ph.adjusted[i, j]),
+                          "different": bool(ph.different[i, j])})
     method = ("Friedman, then Nemenyi's test: two systems differ when their average ranks differ by at least the critical "
               f"difference CD = {ph.cd:.3g}" if ph.test == "nemenyi" else
               "pairwise Wilcoxon signed-rank tests on the task scores, Holm-adjusted over the pairs")
-    return {"level": "task", "systems": names, "mean": [_num(m) for m in Xc[:, pos].mean(axis=0)], "letters": letters,
+    return {"level": "task", "systems": names, "mean": [_num(m) for m in Xc.mean(axis=0)], "letters": letters,
+            "measure": f"mean score over these {int(Xc.shape[0])} tasks (raw)",
+            "avg_rank": [float(v) for v in ph.avg_ranks],
             "test": ph.test, "method": method, "overall": None, "correction": None if ph.test == "nemenyi" else "holm",
-            "resamples": None, "n_tasks": int(Xc.shape[0]), "reason": ph.reason, "compared": len(everyone),
+            "resamples": None, "n_tasks": int(Xc.shape[0]), "reason": ph.reason,
             "friedman": None if ph.friedman is None else {"statistic": _num(ph.friedman.statistic),
                                                           "pvalue": _num(ph.friedman.pvalue)},
-            "cd": _num(ph.cd) if ph.cd is not None else None, "pairs": pairs, "notes": notes}
+            "cd": _num(ph.cd) if ph.cd is not None else None, "pairs": pairs, "notes": [ph.note] if ph.note else []}

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import stats
-from test_report_paired import assert_letters_match, holm, task_units
+from test_report_paired import assert_letters_match, holm
 
 from engine.app import dashboard
 from engine.app.dashboard import LiveStore, start_in_background
@@ -44,8 +44,14 @@ def store(tmp_path_factory) -> Path:
     return Path(cfg.store)
 
 
+def zscores() -> np.ndarray:
+    """The scores standardised within each task (over all systems and instances): what the letters compare."""
+    Y = scores()
+    return (Y - Y.mean(axis=(0, 2), keepdims=True)) / Y.std(axis=(0, 2), keepdims=True)
+
+
 def independent_decisions(alpha: float) -> dict:
-    Y = task_units(scores())
+    Y = zscores()
     pairs = list(itertools.combinations(range(6), 2))
     p = [stats.permutation_test((Y[i].ravel(), Y[j].ravel()), lambda u, v: np.mean(u - v), permutation_type="samples",
                                 n_resamples=np.inf).pvalue for i, j in pairs]
@@ -58,7 +64,7 @@ def test_letter_groups_follow_independent_permutation_tests(store):
     got = live.letter_groups("inst")
     assert got["level"] == "instance" and got["test"] == "permutation" and got["correction"] == "holm"
     assert got["alpha"] == pytest.approx(0.05) and got["candidates"] == 6 and got["input"] == "inst"
-    mean = task_units(scores()).mean(axis=(1, 2))  # in task SD units
+    mean = zscores().mean(axis=(1, 2))
     assert got["systems"] == [SYSTEMS[i] for i in np.argsort(-mean, kind="stable")]
     assert got["mean"] == pytest.approx(sorted(mean, reverse=True))
     different = independent_decisions(0.05)

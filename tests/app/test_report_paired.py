@@ -21,6 +21,7 @@ import engine
 from engine.app.cli import main
 from engine.app.report import build_report
 from engine.labelled.canonical import scores_from_array
+from engine.labelled.paired_tests import standardised
 
 
 def holm(p):
@@ -43,22 +44,9 @@ def read_csv(path):
 
 def letters_of(report):
     rows = read_csv(report / "tables" / "paired_letters.csv")
-    return ([r["system"] for r in rows], {r["system"]: r["letters"] for r in rows},
-            {r["system"]: float(r["mean_task_sd_units"]) for r in rows})
-
-
-def task_units(Y):
-    """Oriented scores Y (system, task, instance) minus their task's mean, over its standard deviation (over the systems
-    and instances of the task, NaN left out), by loops."""
-    out = np.full(Y.shape, np.nan)
-    for t in range(Y.shape[1]):
-        vals = [float(v) for v in Y[:, t, :].ravel() if not math.isnan(v)]
-        m = sum(vals) / len(vals)
-        sd = math.sqrt(sum((v - m) ** 2 for v in vals) / len(vals)) or 1.0
-        for s in range(Y.shape[0]):
-            for k in range(Y.shape[2]):
-                out[s, t, k] = (Y[s, t, k] - m) / sd
-    return out
+    # the column beside the letters is the quantity the test compares: mean z-score, the CD's average rank, or raw mean
+    col = next(c for c in ("mean_z", "average_rank", "mean_raw") if c in rows[0])
+    return [r["system"] for r in rows], {r["system"]: r["letters"] for r in rows}, {r["system"]: float(r[col]) for r in rows}
 
 
 def assert_letters_match(names, letters, different):
@@ -89,10 +77,12 @@ def test_instance_level_letters_follow_independent_permutation_tests(tmp_path):
     sec = page[page.index("<h2>Paired tests</h2>"):]
     assert "paired permutation (sign-flip) test" in sec and "Holm" in sec and "alpha = 0.05" in sec
     assert "the 5 best of 6 systems by mean score" in sec
-    # independent: oriented differences, the exact sign-flip test of their mean, Holm over the 10 pairs
+    # independent: oriented scores as z-scores within each task (over all 6 systems and the instances), the exact
+    # sign-flip test of the mean difference, Holm over the 10 pairs
     Z = Y.copy()
     Z[:, 1] = -Z[:, 1]
-    Z = task_units(Z)  # the letters compare systems in task SD units
+    for t in range(Z.shape[1]):
+        Z[:, t] = (Z[:, t] - Z[:, t].mean()) / Z[:, t].std()
     mean = Z.mean(axis=(1, 2))
     top = [f"s{i}" for i in sorted(range(6), key=lambda i: -mean[i])[:5]]
     assert "s5" not in top
@@ -110,8 +100,7 @@ def test_instance_level_letters_follow_independent_permutation_tests(tmp_path):
     different = {frozenset(pr): bool(q <= alpha) for pr, q in zip(pairs, adj)}
     assert 0 < sum(different.values()) < len(pairs)  # a case with both kinds of pairs
     assert_letters_match(names, letters, different)
-    units = scores_from_array(Z, systems=[f"s{i}" for i in range(6)], tasks=["t0", "t1"])
-    assert letters == engine.compact_letters(units, systems=top, resamples=5000)
+    assert letters == engine.compact_letters(standardised(scores), systems=top, resamples=5000)
     # the pairs table holds the same p-values, adjusted
     rows = {frozenset((r["system"], r["opponent"])): r for r in read_csv(tmp_path / "r" / "tables" / "paired_tests.csv")}
     assert set(rows) == set(different)

@@ -178,7 +178,7 @@ def test_letters_are_listed_by_the_primary_rule_and_name_their_test(tmp_path):
     listed = [r["system"] for r in rows_of(index, "paired_letters")]
     assert [rank[s] for s in listed] == sorted(rank[s] for s in listed)
     page = html.unescape(index.read_text(encoding="utf-8"))
-    assert "Letter groups, listed by the borda ranking (letters from paired permutation tests, Holm-adjusted; mean: " in page
+    assert "Letter groups, listed by the borda ranking (letters from paired permutation tests on z-scores, Holm-adjusted)" in page
 
 
 def test_a_mean_over_tasks_of_different_scales_is_warned_about(tmp_path):

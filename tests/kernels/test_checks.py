@@ -64,7 +64,6 @@ def test_every_entry_point_gives_the_same_message(level):
 
 def test_the_cli_and_the_pairwise_bounds_name_their_option_and_its_range(capsys):
     """The same check behind the CLI's --interval / --coverage and the pairwise rank bounds (level above 0.5)."""
-    from conftest import run_cli
 
     for level in (0.5, 0.2, 1.0):
         with pytest.raises(VotebenchError, match=rf"^interval level must be in \(0.5, 1\), got {level}$"):

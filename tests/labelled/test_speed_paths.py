@@ -215,7 +215,8 @@ def _run_in_pty(argv: list[str], env: dict[str, str], cwd: str) -> tuple[int, st
     return proc.returncode, out, b"".join(chunks).decode("utf-8", "replace")
 
 
-REPORT = ["report", str(DATA / "esann_statlog.csv"), "--rule", "borda", "--rule", "copeland", "--replicates", "30", "--repeats", "3", "--format", "svg",
+REPORT = ["report", str(DATA / "esann_statlog.csv"), "--rule", "borda", "--rule", "copeland",
+          "--replicates", "30", "--repeats", "3", "--format", "svg",
           "--paired-top-k", "0"]
 
 

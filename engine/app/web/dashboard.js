@@ -542,9 +542,9 @@
   function lettersText(d) {
     const n = d.systems.length, pairs = d.pairs.length, diff = d.pairs.filter(p => p.different).length;
     const who = d.by_rule ? `the ${n} best systems by ${d.by_rule} (the rule the leaderboard is sorted by), listed by its rank` :
-      n < d.candidates ? `the ${n} best of ${d.candidates} systems by mean score` : `all ${n} systems`;
+      n < d.candidates ? `the ${n} best of ${d.candidates} systems by mean ${d.level === "instance" ? "z-score" : "score"}` : `all ${n} systems`;
     const how = d.level === "instance"
-      ? `paired permutation test of the mean difference (${d.resamples} sign patterns per pair, seed ${d.seed}), ` +
+      ? `paired permutation test of the mean difference of per-task z-scores (${d.resamples} sign patterns per pair, seed ${d.seed}), ` +
         `p-values Holm-adjusted over the ${pairs} pairs`
       : `one score per task: ${d.method} over ${d.n_tasks} tasks (${d.reason})`;
     return `${who}; ${how}; alpha = ${d.alpha}. ${diff} of ${pairs} pairs differ significantly. ` +
@@ -567,7 +567,7 @@
     const order = [...got.systems.keys()];
     if (got.rule_rank) order.sort((a, b) => got.rule_rank[a] - got.rule_rank[b]);
     const t = el("table", {class: "tasks"}, el("tr", {}, el("th", {scope: "col"}, "system"),
-      got.by_rule ? el("th", {scope: "col"}, `${got.by_rule} rank`) : null, el("th", {scope: "col"}, got.mean_label || "mean"), el("th", {scope: "col"}, "letters")));
+      got.by_rule ? el("th", {scope: "col"}, `${got.by_rule} rank`) : null, el("th", {scope: "col"}, got.level === "instance" ? "mean z-score" : "mean"), el("th", {scope: "col"}, "letters")));
     const rankOf = name => { const r = g.rules.find(x => x.rule === got.by_rule); const i = g.systems.indexOf(name); return r && i >= 0 ? r.rank[i] : null; };
     const md = scoreDigits(got.mean, null);  // one number of decimals for the column (no trimmed zeros)
     order.forEach(i => t.append(el("tr", {}, el("td", {}, got.systems[i]), got.by_rule ? el("td", {}, String(rankOf(got.systems[i]) ?? "–")) : null,
