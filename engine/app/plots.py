@@ -228,6 +228,7 @@ def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label:
     method, metric : str  (linkage method and distance of :func:`scipy.cluster.hierarchy.linkage`)
     narrow : bool
         The layout of a phone (:data:`NARROW_IN` wide; the ranks in the cells with at most 6 columns).
+        A rank shared by two or more systems in a column is written with '=' (as in the rankings table).
 
     Returns
     -------
@@ -275,10 +276,12 @@ def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label:
     ax.set_xlim(0, m)
     if n * m <= 1500 and (not narrow or m <= 6):
         font = MIN_FONT if n > 30 or m > 14 or narrow else 7.5
+        shared = np.isfinite(M) & ((M[:, None, :] == M[None, :, :]).sum(axis=1) > 1)  # another system, same rank
         for i in range(n):
             for j in range(m):
                 if np.isfinite(M[i, j]):
-                    ax.text(j + 0.5, 10 * i + 5, f"{M[i, j]:g}", ha="center", va="center", fontsize=font,
+                    txt = f"{M[i, j]:g}" + ("=" if shared[i, j] else "")
+                    ax.text(j + 0.5, 10 * i + 5, txt, ha="center", va="center", fontsize=font,
                             color=_text_color(im.cmap(im.norm(M[i, j]))), in_layout=False)
     ax.yaxis.tick_right()
     font = MIN_FONT if narrow else _FONT

@@ -937,7 +937,8 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
                        sub.assign_coords({RULE: [st.display_short.get(lb, lb) for lb in rk.labels]}),
                        title=f"Ranks across rules{suffix}")
         sections.append(("Ranks across rules", out.drawn(
-            "rank_heatmap", draw, "Ranks under every rule; the dendrogram clusters the systems on their rank vectors "
+            "rank_heatmap", draw, "Ranks under every rule ('=' shared rank, where the cells are numbered); "
+            "the dendrogram clusters the systems on their rank vectors "
             f"(Euclidean distance, average linkage){html.escape(suffix)}.")))
     return sections
 
