@@ -228,7 +228,6 @@ def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label:
     method, metric : str  (linkage method and distance of :func:`scipy.cluster.hierarchy.linkage`)
     narrow : bool
         The layout of a phone (:data:`NARROW_IN` wide; the ranks in the cells with at most 6 columns).
-        A rank shared by two or more systems in a column is written with '=' (as in the rankings table).
 
     Returns
     -------
@@ -280,8 +279,7 @@ def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label:
         for i in range(n):
             for j in range(m):
                 if np.isfinite(M[i, j]):
-                    txt = f"{M[i, j]:g}" + ("=" if shared[i, j] else "")
-                    ax.text(j + 0.5, 10 * i + 5, txt, ha="center", va="center", fontsize=font,
+                    ax.text(j + 0.5, 10 * i + 5, f"{M[i, j]:g}{'=' if shared[i, j] else ''}", ha="center", va="center", fontsize=font,
                             color=_text_color(im.cmap(im.norm(M[i, j]))), in_layout=False)
     ax.yaxis.tick_right()
     font = MIN_FONT if narrow else _FONT
@@ -289,8 +287,7 @@ def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label:
     ax.set_xticks(np.arange(m) + 0.5, cols, rotation=90 if narrow else 40, ha="center" if narrow else "right",
                   rotation_mode="default" if narrow else "anchor", fontsize=font)
     ax.tick_params(length=0)
-    for side in ax.spines.values():
-        side.set_visible(False)
+    ax.spines[:].set_visible(False)
     cb = fig.colorbar(im, ax=ax, location="bottom", shrink=0.9 if narrow else 0.6, pad=0.01, aspect=25 if narrow else 35)
     cb.set_label(colorbar_label, fontsize=font)
     cb.ax.tick_params(labelsize=font)
