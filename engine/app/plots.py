@@ -647,7 +647,7 @@ def _interval_figure(n_r: int, n: int, names: Sequence[str], title: str, font: f
 
 def subset_curve_figure(sizes: np.ndarray, mean: np.ndarray, std: np.ndarray, rules: Sequence[object], *,
                         title: str = "", ylabel: str = "Kendall $\\tau$ with the all-task ranking",
-                        narrow: bool = False) -> Figure:
+                        narrow: bool = False, strong: Sequence[int] | None = None) -> Figure:
     """Task-subset robustness (Colombo et al. 2022, Fig. 5): mean +- std of tau against the subset size.
 
     Parameters
@@ -660,11 +660,14 @@ def subset_curve_figure(sizes: np.ndarray, mean: np.ndarray, std: np.ndarray, ru
     title, ylabel : str
     narrow : bool
         The layout of a phone (:data:`NARROW_IN` wide, the legend below the plot).
+    strong : sequence of int, optional
+        Rows drawn in colour with their +-1 std band (e.g. the primary rule and the mean baseline); the others are
+        thin grey lines without band, one legend entry for all. None: every row strong.
 
     Returns
     -------
     matplotlib.figure.Figure
-        One line per rule with a shaded +-1 std band.
+        One line per rule, the strong ones with a shaded +-1 std band.
     """
     x = np.asarray(sizes, dtype=np.float64)
     M = np.atleast_2d(np.asarray(mean, dtype=np.float64))
@@ -678,14 +681,23 @@ def subset_curve_figure(sizes: np.ndarray, mean: np.ndarray, std: np.ndarray, ru
     cmap = colormaps["tab10"]
     styles = ["-", "--", ":", "-."]
     markers = ["o", "s", "^", "D"]
-    for i in range(n_rules):
-        color = cmap(i % 10)
+    bold = list(range(n_rules)) if strong is None else [i for i in strong if 0 <= i < n_rules]
+    faint = [i for i in range(n_rules) if i not in bold]
+    for k, i in enumerate(faint):  # under the strong ones, one legend entry for all
         ok = np.isfinite(M[i])
-        ax.plot(x[ok], M[i, ok], styles[(i // 10) % 4], marker=markers[(i // 10) % 4], markersize=3, color=color,
-                linewidth=1.4, label=short_label(rules[i], 24))
+        ax.plot(x[ok], M[i, ok], "-", color="0.6", linewidth=0.8, zorder=1,
+                label=f"{len(faint)} other rules" if k == 0 else "_nolegend_")
+    for k, i in enumerate(bold):
+        color = cmap(k % 10)
+        ok = np.isfinite(M[i])
+        ax.plot(x[ok], M[i, ok], styles[(k // 10) % 4], marker=markers[(k // 10) % 4], markersize=3, color=color,
+                linewidth=2.0 if faint else 1.4, label=short_label(rules[i], 24), zorder=3)
         band = ok & np.isfinite(S[i])  # tau lies in [-1, 1]: so does its band
         ax.fill_between(x[band], np.clip(M[i] - S[i], -1.0, 1.0)[band], np.clip(M[i] + S[i], -1.0, 1.0)[band],
-                        color=color, alpha=0.10, linewidth=0)
+                        color=color, alpha=0.15 if faint else 0.10, linewidth=0, zorder=2)
+    shown = bold + faint
+    M, S = M[shown], np.where(np.isin(np.arange(n_rules), bold)[:, None], S, 0.0)[shown]
+    n_rules = len(bold) + min(1, len(faint))  # legend entries
     low = np.nanmin(np.clip(M - np.nan_to_num(S), -1.0, 1.0)) if np.isfinite(M).any() else -1.0
     ax.set_ylim(max(-1.02, min(0.0, np.floor(low * 10) / 10) - 0.02), 1.02)
     ax.set_xlabel("number of tasks in the subset", fontsize=font)

@@ -1378,8 +1378,9 @@ def _interval_table(out: _Out, name: str, rows: list[list[Any]], st: _Settings) 
 
 
 def _subset_body(out: _Out, name: str, ds: xr.Dataset, title: str, caption: str,
-                 display: Mapping[str, str] | None = None) -> str:
-    """The subset-curve figure (rules named by ``display`` when given, :func:`display_names`) and its table."""
+                 display: Mapping[str, str] | None = None, strong: Sequence[str | None] = ()) -> str:
+    """The subset-curve figure (rules named by ``display`` when given, :func:`display_names`; the rules ``strong``, by
+    default the primary rule and the mean baseline, in colour with their bands, the others thin grey) and its table."""
     from engine.app import plots
 
     tau = np.asarray(ds["tau"].values, dtype=np.float64)  # (rule, size, replicate)
@@ -1390,7 +1391,13 @@ def _subset_body(out: _Out, name: str, ds: xr.Dataset, title: str, caption: str,
         std = np.where(n > 1, np.sqrt((dev**2).sum(axis=-1) / np.maximum(n - 1, 1)), np.nan)
     rules = [str(r) for r in ds[RULE].values]
     sizes = np.asarray(ds["subset_size"].values)
-    draw = partial(plots.subset_curve_figure, sizes, mean, std, [(display or {}).get(r, r) for r in rules], title=title)
+    asked = [r for r in strong if r is not None] or [DEFAULT_PRIMARY_RULE, _BASELINE]
+    bold = [r for r in dict.fromkeys(asked) if r in rules] if len(rules) > 2 else rules
+    if len(rules) > len(bold):
+        caption += (f" In colour with their bands: {', '.join((display or {}).get(r, r) for r in bold)}; thin grey: the "
+                    f"{len(rules) - len(bold)} other rules (their numbers are in the table).")
+    draw = partial(plots.subset_curve_figure, sizes, mean, std, [(display or {}).get(r, r) for r in rules], title=title,
+                   strong=[rules.index(r) for r in bold])
     rows: list[list[Any]] = [[rules[i], int(sizes[j]), float(mean[i, j]), float(std[i, j]), int(n[i, j])]
             for i in range(len(rules)) for j in range(sizes.size)]
     tab = out.table(name, _Table(["rule", "subset_size", "tau_mean", "tau_std", "n"], rows,
@@ -1543,7 +1550,8 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
                                 f"Task-subset robustness ({st.repeats} random subsets per size)",
                                 f"Kendall tau-b between the ranking on a random subset of tasks and the ranking on all "
                                 f"{T} tasks, mean and +-1 std (clipped to tau's range [-1, 1]) over {st.repeats} subsets "
-                                "per size (Colombo et al. 2022, Fig. 5).", st.display_short)
+                                "per size (Colombo et al. 2022, Fig. 5).", st.display_short,
+                                strong=[st.primary_used[-1] if st.primary_used else st.primary, rk.baseline])
             sections.append(("Task-subset robustness", body))
     return sections
 
