@@ -881,9 +881,11 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
     delta = rank_changes(ranks, baseline=rk.baseline).values  # (S, R)
     shared = [np.isin(row, [v for v, c in zip(*np.unique(row[np.isfinite(row)], return_counts=True)) if c > 1])
               for row in R]
-    header = ["system"] + [(st.display.get(lb) or lb + (" \u26a0" if lb in degen else ""))
+    fallback = f" (Borda fallback: > {KEMENY_EXACT_MAX} systems)"  # too wide for a header: a dagger, said in the legend
+    header = ["system"] + [(st.display.get(lb) or lb + (" \u26a0" if lb in degen else "")).replace(fallback, "\u2020")
                            + (" (baseline)" if lb == rk.baseline else "") + (" (primary)" if j == p and j else "")
                            for j, lb in enumerate(rk.labels)]
+    dagger = any("\u2020" in h for h in header)
     csv_header = ["system"] + [c for lb in rk.labels for c in ((lb,) if lb == rk.baseline else (lb, f"{lb}_change"))]
     csv_rows, text_rows, tex_rows, classes = [], [], [], []
     for i in order:
@@ -908,7 +910,9 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
             f"listed by the {html.escape(rk.labels[p])} ranking (the primary rule); sort by any column header.</p>",
             f'<p class="legend"><span>\'=\' shared rank</span> <span>{_UP}n / {_DOWN}n: n places higher / lower than '
             f'the {html.escape(rk.baseline)} baseline, \u00b10 the same place</span> <span>\u26a0 degenerate ranking '
-            "(its ties are not rank changes: the rank alone, no arrow, not coloured)</span></p>"]
+            "(its ties are not rank changes: the rank alone, no arrow, not coloured)</span>"
+            + (f" <span>\u2020 Borda fallback: above {KEMENY_EXACT_MAX} systems the Kemeny rule ranks by Borda's count"
+               "</span>" if dagger else "") + "</p>"]
     if st.scale_warning:
         body.append(f'<p class="warn">\u26a0 {html.escape(st.scale_warning[0].upper() + st.scale_warning[1:])}'
                     + (f" (the {html.escape(rk.baseline)} baseline colours every rank change)"
