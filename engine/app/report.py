@@ -1538,7 +1538,10 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     with stage("scores: critical differences, flows, wins"):
         sections += _score_sections(out, rk, tt, st, notes, instance_level=scores.sizes["instance"] > 1)
     with stage("paired tests"):
-        paired = _paired_section(out, scores, rk, st, notes, tt)
+        # the systems the missing-score policy kept, as in the CD section (listwise drops systems)
+        kept = scores if not rk.dropped else scores.sel(system=[s for s in scores["system"].values.tolist()
+                                                                if str(s) not in set(rk.dropped)])
+        paired = _paired_section(out, kept, rk, st, notes, tt)
     if paired:
         sections.append(paired)
     if boots:
@@ -1897,7 +1900,10 @@ def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, sc
     if scores is not None and X is not None and tasks is not None:
         tt = _TaskTest(X, tasks)
         body += _score_sections(out, rk, tt, st, notes, instance_level=scores.sizes["instance"] > 1)
-        paired = _paired_section(out, scores, rk, st, notes, tt)
+        # the systems the missing-score policy kept, as in the CD section (listwise drops systems)
+        kept = scores if not rk.dropped else scores.sel(system=[s for s in scores["system"].values.tolist()
+                                                                if str(s) not in set(rk.dropped)])
+        paired = _paired_section(out, kept, rk, st, notes, tt)
         if paired:
             body.append(paired)
     return rk, gone, body

@@ -383,3 +383,25 @@ def test_watch_page_says_new_for_a_new_entrant(browser, tmp_path):
     finally:
         pg.close()
         stop()
+
+
+@pytestmark_browser
+def test_a_dropped_system_stays_last_when_a_sort_is_reversed(browser, served):
+    """sys-25 has no rank (listwise drops it): last by rank ascending, and still last descending."""
+    pg = open_page(browser, served)
+    try:
+        pg.wait_for_selector("table.lb tbody tr.sys")
+        pg.click("#show-all")
+        rows = pg.locator("table.lb tbody tr.sys")
+        pg.wait_for_function(f"() => document.querySelectorAll('table.lb tbody tr.sys').length === {N_SYS}")
+        assert rows.evaluate_all("rs => rs.map(r => r.dataset.system)")[-1] == DROPPED
+        head = pg.locator("table.lb thead th.sortable", has_text="rank").first
+        for _ in range(2):  # the first click may only select the column: press until it is descending
+            head.locator("button").click()
+            if head.get_attribute("aria-sort") == "descending":
+                break
+        assert head.get_attribute("aria-sort") == "descending"
+        order = rows.evaluate_all("rs => rs.map(r => r.dataset.system)")
+        assert order[-1] == DROPPED and order[0] != DROPPED
+    finally:
+        pg.close()

@@ -102,3 +102,22 @@ def test_report_letters_and_critical_difference_give_one_verdict(tmp_path):
     for r in rows:
         a, b = r.get("system"), r.get("opponent")
         assert (r["different"] == "True") == (abs(avg[a] - avg[b]) >= cd - 5e-4), (a, b)
+
+
+def test_listwise_letters_compare_the_systems_the_cd_section_compares(tmp_path):
+    """vnr_glue with --missing listwise drops 3 systems: the letters' Friedman test is the CD section's (97 systems over
+    14 tasks), not one over 100 systems and the 12 tasks they all have."""
+    import csv
+    import re
+
+    from engine.app.report import build_report
+
+    index = build_report(DATA / "vnr_glue.csv", tmp_path / "r", rules=["borda"], missing="listwise", replicates=0,
+                         repeats=0, formats=("svg",), paired_top_k=15)
+    with (tmp_path / "r" / "tables" / "friedman.csv").open(encoding="utf-8") as fh:
+        stats = {r["statistic"]: r["value"] for r in csv.DictReader(fh)}
+    page = index.read_text(encoding="utf-8")
+    paired = page[page.index("<h2>Paired tests</h2>"):]
+    chi = re.search(r"Friedman test on [^:]*: chi-square = ([0-9.]+)", paired)
+    assert chi and chi.group(1) == stats["Friedman chi-square (tie-corrected)"]
+    assert stats["systems k / tasks N"] == "97 / 14"

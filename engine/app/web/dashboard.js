@@ -330,6 +330,8 @@
     }
     rows.sort((a, b) => {
       const va = val(a), vb = val(b);
+      // systems without a value (dropped by the missing-score policy) stay last in either direction
+      if ((va === big) !== (vb === big)) return va === big ? 1 : -1;
       let c = va < vb ? -1 : va > vb ? 1 : 0;
       if (ui.desc) c = -c;
       return c || g.systems[a].localeCompare(g.systems[b]);
@@ -747,7 +749,7 @@
     const narrow = window.innerWidth < 600;
     // a phone: names on the left only (the right end shows the rank), columns shared out over the screen's width
     const avail = Math.max(300, (host.clientWidth || window.innerWidth) - 24);
-    const nameW = narrow ? 112 : 200, endW = narrow ? 34 : nameW, rowH = 21;
+    const nameW = narrow ? 140 : 200, endW = narrow ? 34 : nameW, rowH = 21;  // 14 characters and the rank fit at 12 px
     const colW = narrow ? Math.max(56, Math.min(130, (avail - nameW - endW - 20) / Math.max(1, R - 1)))
       : Math.max(130, Math.min(230, 660 / Math.max(1, R - 1)));
     const stagger = colW < 100, top = stagger ? 44 : 30;  // narrow columns: the rule names on two alternating lines
