@@ -86,7 +86,7 @@ def test_the_paired_section_says_z_scores_and_warns_of_mixed_scales(tmp_path):
     Y = rng.normal(size=(5, 2, 8)) * 0.1 + np.linspace(1.0, 0.0, 5)[:, None, None]
     Y[:, 0] = 50 + 30 * Y[:, 0]  # points
     scores = engine.scores_from_array(Y, systems=[f"s{i}" for i in range(5)], tasks=["pts", "unit"])
-    build_report(scores, tmp_path / "r", rules=["mean", "borda"], replicates=0, repeats=0, formats=("png",),
+    build_report(scores, tmp_path / "r", rules=["mean", "borda"], replicates=0, repeats=0, formats=("svg",),
                  paired_resamples=500)
     page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
     sec = page[page.index("<h2>Paired tests</h2>"):]
@@ -110,7 +110,7 @@ def automl() -> tuple[list[str], np.ndarray]:
 @pytest.fixture(scope="module")
 def automl_report(tmp_path_factory):
     out = tmp_path_factory.mktemp("automl") / "r"
-    build_report(DATA / "esann_automl.csv", out, replicates=0, repeats=0, formats=("png",))
+    build_report(DATA / "esann_automl.csv", out, replicates=0, repeats=0, formats=("svg",))
     return out
 
 
@@ -139,7 +139,7 @@ def test_automl_letters_use_the_full_k_critical_difference_of_the_diagram(automl
 
 
 def test_the_cd_test_is_chosen_from_all_systems_not_the_shown_subset(tmp_path, automl_report):
-    build_report(DATA / "esann_automl.csv", tmp_path / "r5", replicates=0, repeats=0, formats=("png",), top_k=5,
+    build_report(DATA / "esann_automl.csv", tmp_path / "r5", replicates=0, repeats=0, formats=("svg",), top_k=5,
                  paired_top_k=0)
     why = [{r["statistic"]: r["value"] for r in read_csv(p / "tables" / "friedman.csv")}["why"]
            for p in (automl_report, tmp_path / "r5")]
