@@ -2024,6 +2024,8 @@ table.board td.tied::after{content:" \\2248" / "tied with the leader";color:#8a5
 .count{font-size:.9em;color:#444}.warn{background:#fff4e5;border-left:4px solid #b35900;padding:.3em .6em}
 nav ul{display:flex;flex-wrap:wrap;gap:.2em 1.2em;list-style:none;padding:0;margin:.6em 0}
 details.notes,details.fold{margin:.4em 0}details summary{cursor:pointer;font-weight:600}
+.table{background:linear-gradient(to left,#fff 30%,rgba(255,255,255,0)) right center/3em 100% no-repeat local,
+radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.3),rgba(0,0,0,0)) right center/1.1em 100% no-repeat scroll #fff}
 @media (max-width:700px){body{margin:1em auto;padding:0 .6em}
 th .long{display:none}th abbr.short{display:inline}table.board thead th{white-space:nowrap}
 td,th{padding:.15em .35em}h1{font-size:1.3em}.table td:first-child{max-width:10em;min-width:8em}
