@@ -75,3 +75,8 @@ def test_the_cli_and_the_pairwise_bounds_name_their_option_and_its_range(capsys)
         check_alpha(2, name="--alpha")
     with pytest.raises(VotebenchError, match="^alpha must be between 0 and 1"):
         engine.compare_scores(engine.scores_from_array(np.ones((2, 1, 3))), alpha=1.5)
+
+
+def test_a_boolean_is_not_a_level_even_where_one_is_taken():
+    with pytest.raises(VotebenchError, match=r"^interval level must be in \(0, 1\]"):
+        check_level(True, include_one=True)  # True == 1.0 as a number, but no level
