@@ -70,6 +70,7 @@ from engine.dims import RULE, SYSTEM, TASK
 from engine.errors import VotebenchError
 from engine.kernels.checks import check_alpha
 from engine.kernels.costs import Sizes
+from engine.kernels.ranking import label_positions
 from engine.kernels.significance import friedman_test, nemenyi_q
 from engine.labelled.comparison import RuleFlag, degenerate_ranking, promethee_flows, rank_changes, rule_flags
 from engine.progress import stage
@@ -177,20 +178,6 @@ def select_systems(ranks: np.ndarray, k: int, *, reference: int = 0, labels: Seq
     for i in rest[: k - int(chosen.sum())]:
         chosen[i] = True
     return np.asarray([i for i in order if chosen[i]], dtype=np.intp)
-
-
-def label_positions(labels: Sequence[str]) -> np.ndarray:
-    """Each label's position in the canonical label order (:func:`engine.kernels.ranking.label_order`): the display
-    order of tied systems in every table and figure of the report, and of ``votebench bootstrap``'s print.
-
-    >>> label_positions(["M13", "M2", "b"]).tolist()
-    [1, 0, 2]
-    """
-    from engine.kernels.ranking import label_order
-
-    pos = np.empty(len(labels), dtype=np.intp)
-    pos[label_order(list(labels))] = np.arange(len(labels))
-    return pos
 
 
 # ---------------------------------------------------------------------------------------------
@@ -874,9 +861,8 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
     R = rk.rank  # (rules, systems)
     n_r, n_s = R.shape
     degen = _degenerate(rk)
-    worst = np.where(np.isfinite(R), R, n_s + 1.0)
     p = _primary(rk, degen, st.primary)
-    order = np.lexsort((label_positions(rk.systems), worst[p]))  # ties in the label order, as the leaderboard
+    order = _board_order(rk, st)[1]  # the leaderboard's order: its rule's ranks, ties in the label order
     ranks = rk.ranks()
     delta = rank_changes(ranks, baseline=rk.baseline).values  # (S, R)
     shared = [np.isin(row, [v for v, c in zip(*np.unique(row[np.isfinite(row)], return_counts=True)) if c > 1])
@@ -1144,6 +1130,9 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
         return None
     label, order = _board_order(rk, st)
     ph = tt.ph if tt is not None else None
+    if rk.dropped:  # the systems the missing-score policy kept, as in the CD section (listwise drops systems)
+        dropped = set(rk.dropped)
+        scores = scores.sel(system=[s for s in scores["system"].values.tolist() if str(s) not in dropped])
     try:
         g = letter_groups(scores, systems=[rk.systems[i] for i in order[: st.paired_top_k]], top_k=st.paired_top_k,
                           alpha=st.alpha, resamples=st.paired_resamples, seed=st.seed,
@@ -1538,10 +1527,7 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     with stage("scores: critical differences, flows, wins"):
         sections += _score_sections(out, rk, tt, st, notes, instance_level=scores.sizes["instance"] > 1)
     with stage("paired tests"):
-        # the systems the missing-score policy kept, as in the CD section (listwise drops systems)
-        kept = scores if not rk.dropped else scores.sel(system=[s for s in scores["system"].values.tolist()
-                                                                if str(s) not in set(rk.dropped)])
-        paired = _paired_section(out, kept, rk, st, notes, tt)
+        paired = _paired_section(out, scores, rk, st, notes, tt)
     if paired:
         sections.append(paired)
     if boots:
@@ -1900,10 +1886,7 @@ def _store_ranking_sections(out: _Out, inp: Mapping[str, Any], rk: _Rankings, sc
     if scores is not None and X is not None and tasks is not None:
         tt = _TaskTest(X, tasks)
         body += _score_sections(out, rk, tt, st, notes, instance_level=scores.sizes["instance"] > 1)
-        # the systems the missing-score policy kept, as in the CD section (listwise drops systems)
-        kept = scores if not rk.dropped else scores.sel(system=[s for s in scores["system"].values.tolist()
-                                                                if str(s) not in set(rk.dropped)])
-        paired = _paired_section(out, kept, rk, st, notes, tt)
+        paired = _paired_section(out, scores, rk, st, notes, tt)
         if paired:
             body.append(paired)
     return rk, gone, body

@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["tie_groups", "borda_points", "min_rank", "count_present", "tied_count", "label_order", "natural_key"]
+__all__ = ["tie_groups", "borda_points", "min_rank", "count_present", "tied_count", "label_order", "label_positions",
+           "natural_key"]
 
 
 def tie_groups(sorted_x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -219,6 +220,19 @@ def label_order(labels: Sequence[Any] | np.ndarray) -> np.ndarray:
     if arr.dtype.kind in "iuf" and arr.ndim == 1:
         return np.argsort(arr, kind="stable")
     return np.asarray(_text_order(tuple(arr.tolist())), dtype=np.intp)
+
+
+def label_positions(labels: Sequence[Any] | np.ndarray) -> np.ndarray:
+    """Each label's position in the canonical order (:func:`label_order`, inverted): the key that lists tied systems
+    the same way in every table, figure and print.
+
+    >>> label_positions(["M13", "M2", "b"]).tolist()
+    [1, 0, 2]
+    """
+    order = label_order(labels)
+    pos = np.empty(order.size, dtype=np.intp)
+    pos[order] = np.arange(order.size)
+    return pos
 
 
 @functools.lru_cache(maxsize=64)

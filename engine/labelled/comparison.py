@@ -223,11 +223,9 @@ class Intervals:
     def ranked(self) -> list[int]:
         """Indices of the ranked systems (a full-data score, which may be infinite), best first, ties in the canonical
         label order (:func:`engine.kernels.ranking.label_order`: ``M2`` before ``M13``), as the report lists them."""
-        from engine.kernels.ranking import label_order
+        from engine.kernels.ranking import label_positions
 
-        pos = [0] * len(self.systems)
-        for k, i in enumerate(label_order(list(self.systems)).tolist()):
-            pos[i] = k
+        pos = label_positions(list(self.systems)).tolist()
         idx = [i for i in range(len(self.systems)) if not math.isnan(self.score[i])]
         return sorted(idx, key=lambda i: (self.rank[i], pos[i]))
 
