@@ -587,6 +587,9 @@ def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, sy
     labels = [str(x) for x in rules] if rules is not None else [""] * n_r
     names = _labels(systems, NARROW_CHARS if narrow else LABEL_CHARS)
     font = MIN_FONT if narrow else _FONT
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
+
     fig, ncols, title = _interval_figure(n_r, n, names, title or "Bootstrap rank intervals", font, max_cols, narrow)
     axes = fig.subplots(-(-n_r // ncols), ncols, squeeze=False)
     y = np.arange(n)
@@ -614,13 +617,9 @@ def rank_interval_figure(rank: np.ndarray, low: np.ndarray, high: np.ndarray, sy
         ax.set_axisbelow(True)
         if labels[k]:
             ax.set_title(short_label(labels[k], 18 if narrow else 24), fontsize=7.5 if narrow else 9)
-        from matplotlib.ticker import MaxNLocator
-
         ax.xaxis.set_major_locator(MaxNLocator(nbins=5 if narrow else 6, integer=True, min_n_ticks=2))
         if k + ncols >= n_r:  # no panel below: name the rank axis
             ax.set_xlabel("rank (1 = best)", fontsize=font)
-    from matplotlib.lines import Line2D
-
     handles = [Line2D([], [], color=colors[False], linewidth=2.2, marker="o", markeredgecolor="black",
                       label=f"full-data rank and {100 * level:g}% rank interval"),
                Line2D([], [], color=colors[True], linewidth=2.2, marker="o", markeredgecolor="black",

@@ -902,7 +902,6 @@
     return el("div", {class: "row"}, el("h2", {}, g.name), el("span", {class: "sub"}, what),
       el("div", {class: "bar small"}, width(el("div"), pct(g.blocks_done, g.blocks_total))), el("span", {class: "sub"}, done));
   }
-  // a table of coloured cells: corner and column headers, then one row per [label, [[value, shade, title], ...]]
   // a table in its own sideways-scrolling box: a wide matrix scrolls there, never the page (a phone); the box takes
   // keyboard focus only when it does scroll
   function scrollBox(t, label, cls = "mwrap") {
@@ -911,6 +910,7 @@
     new ResizeObserver(mark).observe(box);  // on being shown, and whenever the page's width changes
     return box;
   }
+  // a table of coloured cells: corner and column headers, then one row per [label, [[value, shade, title], ...]]
   function heatTable(corner, columns, rows) {
     const t = el("table", {class: "m"});
     const h = el("tr", {}, el("th", {}, corner));
