@@ -192,34 +192,21 @@ def _root_identity(path: Path) -> tuple[int, int, int] | None:
 
 
 def annotate_bootstrap(g: dict[str, Any], score_iv: Mapping[str, Any], level: float) -> None:
-    """Add to a bootstrap group's JSON, per rule: ``unit``, ``degenerate``, ``rank_ub`` and ``score_low``/``score_high``
-    (or ``score_interval_note`` saying why not).
+    """Add to a bootstrap group's JSON, per rule: ``unit``, ``degenerate`` and ``score_low``/``score_high`` (or
+    ``score_interval_note`` saying why not).
 
-    ``rank_ub`` is Rank(UB) as LMArena and the report define it: 1 + the systems whose score interval lies entirely
-    above this system's; where there are no comparable score intervals (a bootstrap over systems), 1 + the systems
-    whose rank interval lies entirely above (``rank_ub_from`` says which)."""
-    from engine.kernels.battles import rank_upper_bound
+    The group's ``rank_ub`` (Rank(UB)) comes with it from the bootstrap kind: the paired
+    :func:`engine.kernels.metrics.rank_upper_bound`, the same while running and once finished."""
     from engine.sweep.live import json_numbers
 
-    def arr(v: Sequence[float | None]) -> np.ndarray:
-        return np.array([np.nan if x is None else x for x in v], dtype=np.float64)
-
-    low_key, high_key = ("pair_low", "pair_high") if g.get("interval") == "pairwise" else ("rank_low", "rank_high")
     for ri, r in enumerate(g["rules"]):
         r["unit"] = rule_unit(str(r["rule"]))
         r["degenerate"] = degenerate_ranking(r["rank"])
-        lo, hi = arr(r[low_key]), arr(r[high_key])
         if "low" in score_iv:
-            s_lo, s_hi = np.asarray(score_iv["low"][ri], dtype=np.float64), np.asarray(score_iv["high"][ri], dtype=np.float64)
-            r["score_low"], r["score_high"] = json_numbers(s_lo), json_numbers(s_hi)
-            ub, r["rank_ub_from"] = rank_upper_bound(s_lo, s_hi), "score"
+            r["score_low"] = json_numbers(np.asarray(score_iv["low"][ri], dtype=np.float64))
+            r["score_high"] = json_numbers(np.asarray(score_iv["high"][ri], dtype=np.float64))
         else:
             r["score_interval_note"] = str(score_iv.get("why", "no score intervals"))
-            # ranks: lower is better, so "entirely above" is high_j < low_i; on the negated ranks it is Arena's low_j > high_i
-            ub, r["rank_ub_from"] = rank_upper_bound(-hi, -lo), "rank"
-        if not r.get("replicates_done"):
-            ub = np.full(lo.shape, np.nan)
-        r["rank_ub"] = json_numbers(np.where(np.isnan(lo), np.nan, ub))
     g["level"] = level
 
 

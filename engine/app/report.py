@@ -692,21 +692,20 @@ class _Board:
 def _board_intervals(rk: _Rankings, p: int, boot: _Boot | None) -> tuple[np.ndarray, ...]:
     """Rank interval, score interval and Rank(UB) of every ranked system (NaN without a bootstrap).
 
-    Rank(UB) is Arena's: 1 + the systems whose score interval lies entirely above this system's
-    (:func:`engine.kernels.battles.rank_upper_bound`); for a bootstrap over systems, whose replicates score different
-    sets of systems, from the rank ranges instead, as the dashboard does."""
-    from engine.kernels.battles import rank_upper_bound
-
+    Rank(UB) is :func:`engine.kernels.metrics.rank_upper_bound` (paired: 1 + the systems scoring above this one in at
+    least ``1 - alpha`` of the replicates), as the dashboard and ``votebench bootstrap`` give it; the score interval is
+    NaN for a bootstrap over systems, whose replicates score different sets of systems."""
     nan = np.full(len(rk.systems), np.nan)
     if boot is None:
         return nan, nan, nan, nan, nan
     r_lo = np.array([boot.by[s][1] if s in boot.by else np.nan for s in rk.systems])
     r_hi = np.array([boot.by[s][2] if s in boot.by else np.nan for s in rk.systems])
+    ub = np.array([boot.rank_ub.get(s, np.nan) if s in boot.by else np.nan for s in rk.systems])
     if boot.score_low is None or boot.score_high is None:
-        return r_lo, r_hi, nan, nan, np.where(np.isnan(r_lo), np.nan, rank_upper_bound(-r_hi, -r_lo))
+        return r_lo, r_hi, nan, nan, ub
     s_lo = np.array([boot.score_low.get(s, np.nan) for s in rk.systems])
     s_hi = np.array([boot.score_high.get(s, np.nan) for s in rk.systems])
-    return r_lo, r_hi, s_lo, s_hi, rank_upper_bound(s_lo, s_hi)
+    return r_lo, r_hi, s_lo, s_hi, ub
 
 
 #: the leaderboard's mark of a system the leader does not beat in the bootstrap (the dashboard's "tied with the leader")
@@ -819,21 +818,15 @@ def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board)
     if label in degen:
         body.append(f'<p class="warn">\u26a0 The {html.escape(label)} ranking is degenerate ({html.escape(degen[label])}): '
                     "its ties do not separate these systems.</p>")
-    if boot is None:
-        iv = "no bootstrap"
-    elif boot.score_low is not None:
-        iv = ("1 + the systems whose score interval lies entirely above this system's (LMArena's rank upper bound: "
-              "the systems confidently better than it; the live dashboard computes it the same way)")
-    else:
-        iv = ("1 + the systems whose rank range lies entirely above this system's (a bootstrap over systems scores "
-              "different sets of systems in its replicates, so it has no score interval; as the dashboard)")
+    iv = (f"the best rank the bootstrap lets this system claim: 1 + the systems that score above it in at least {pct} "
+          "of the replicates (LMArena's rank upper bound, made paired: score intervals of one system at a time all "
+          "overlap when the bootstrap moves every score together; the dashboard and votebench bootstrap give the "
+          "same)") if boot else "no bootstrap"
     lead = f"{LEADER_MARK}: the leader (rank 1)"
     if boot:
         lead += (f"; {TIED_MARK}: tied with the leader (the leader does not score above it in at least "
-                 f"{100 * (1 - st.alpha):g}% of the bootstrap replicates; the dashboard's \u2248). The two "
-                 "measures differ: \u2248 compares each system with the leader replicate by replicate (paired), "
-                 "Rank(UB) compares whole intervals, so a system can have Rank(UB) 1 without \u2248, or \u2248 "
-                 "with Rank(UB) above 1")
+                 f"{pct} of the bootstrap replicates; the dashboard's \u2248). A system without {TIED_MARK} "
+                 "has Rank(UB) of 2 or more")
     cols = [("system", f"the system (search: type part of a name; Esc clears); {lead}"),
             ("rank", f"rank by {label}; rank 1 = best; competition ranks: tied systems share the better rank, "
                      "marked '='"),
@@ -1288,8 +1281,9 @@ def _nan(v: float | None) -> float:
 
 
 def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict[str, tuple[float, float, float, bool]],
-                                                                            list[list[Any]], list[Any]]:
-    """One rule's bootstrap: per system (rank, low, high, tied with the leader), table rows and the stability row.
+                                                                            list[list[Any]], list[Any], dict[str, float]]:
+    """One rule's bootstrap: per system (rank, low, high, tied with the leader), table rows, the stability row and
+    Rank(UB) per system.
 
     The intervals are :func:`engine.labelled.comparison.bootstrap_intervals` (a candidate (system) bootstrap:
     the ranks its sure pairwise orders allow; the others: percentiles of the replicate ranks).
@@ -1303,7 +1297,7 @@ def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict
     pos = dict(zip(by, label_positions(list(by)).tolist()))
     rows.sort(key=lambda row: (row[2], pos[str(row[1])]))  # by rank, ties in the label order
     stab = [label] + [iv.stability[k] for k in ("kendall_w", "mean_spearman", "mean_kendall", "order_stability")]
-    return by, rows, stab
+    return by, rows, stab, {s: float(u) for s, u in zip(iv.systems, iv.rank_ub) if s in by}
 
 
 #: rules besides the primary one that the second bootstrap-interval figure draws, at most (the table has them all)
@@ -1553,7 +1547,7 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
 class _Boot:
     """One rule's bootstrap as the report shows it: per system (rank, low, high, tied with the leader), the interval
     table's rows, the stability row, the percentile interval of the replicate scores (None: not comparable across
-    replicates, a bootstrap over systems) and the replicates behind it."""
+    replicates, a bootstrap over systems), the replicates behind it and Rank(UB) per system."""
 
     by: dict[str, tuple[float, float, float, bool]]
     rows: list[list[Any]]
@@ -1562,6 +1556,7 @@ class _Boot:
     score_high: dict[str, float] | None
     replicates: int
     over: str
+    rank_ub: dict[str, float]
 
 
 def _boot_summary(boot: xr.Dataset, label: str, st: _Settings) -> _Boot:
@@ -1569,7 +1564,7 @@ def _boot_summary(boot: xr.Dataset, label: str, st: _Settings) -> _Boot:
     bootstrap over systems, whose replicates score different sets of systems)."""
     import warnings
 
-    by, rows, stab = _interval_summary(boot, label, st)
+    by, rows, stab, ub = _interval_summary(boot, label, st)
     rep = np.asarray(boot["replicate_score"].values, dtype=np.float64)
     lo = hi = None
     if st.over != "systems":
@@ -1579,7 +1574,7 @@ def _boot_summary(boot: xr.Dataset, label: str, st: _Settings) -> _Boot:
             a, b = np.nanpercentile(rep, q, axis=0)
         names = [str(s) for s in boot[SYSTEM].values]
         lo, hi = dict(zip(names, a.tolist())), dict(zip(names, b.tolist()))
-    return _Boot(by, rows, stab, lo, hi, int(rep.shape[0]), st.over)
+    return _Boot(by, rows, stab, lo, hi, int(rep.shape[0]), st.over, ub)
 
 
 def _bootstraps(scores: xr.DataArray, rk: _Rankings, st: _Settings, level: str | None, missing: str) -> dict[str, _Boot]:

@@ -84,7 +84,6 @@ __all__ = [
     "win_rate",
     "resample_battle_counts",
     "bootstrap_battles",
-    "rank_upper_bound",
     "bradley_terry_across",
     "elo_across",
     "win_rate_across",
@@ -843,7 +842,8 @@ class BattleBootstrap:
     rank_low, rank_high : ndarray (S,)
         Percentile interval of the replicate ranks (bounds are replicate ranks, not interpolated).
     rank_ub : ndarray (S,)
-        Arena's rank upper bound: 1 + the number of models whose ``score_low`` exceeds this model's ``score_high``.
+        Rank(UB), paired (:func:`engine.kernels.metrics.rank_upper_bound`): 1 + the number of models that score
+        above this one in at least ``level`` of the replicates.
     prob_above : ndarray (S, S)
         Share of replicates in which ``i`` scores strictly above ``j``.
     win_prob : ndarray (S, S) or None
@@ -906,22 +906,6 @@ def resample_battle_counts(counts: BattleCounts, *, seed: int, replicates) -> tu
     return W, T
 
 
-def rank_upper_bound(low, high) -> np.ndarray:
-    """Arena's rank upper bound: ``1 + #{j : low_j > high_i}`` (``NaN`` where ``high`` is ``NaN``).
-
-    Examples
-    --------
-    >>> rank_upper_bound(np.array([10.0, 4.0, 1.0]), np.array([12.0, 11.0, 3.0])).tolist()
-    [1.0, 1.0, 3.0]
-    """
-    lo = np.asarray(low, dtype=np.float64)
-    hi = np.asarray(high, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        above = lo[..., None, :] > hi[..., :, None]
-    out = 1.0 + above.sum(axis=-1)
-    return np.where(np.isnan(hi), np.nan, out)
-
-
 def _scores_of(rule: str, W: np.ndarray, T: np.ndarray, tie_model: str, scale: str,
                start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Scores (after the tie rule), Davidson's nu, ridges and log-odds strengths of stacked counts (R, S, S)."""
@@ -962,7 +946,7 @@ def bootstrap_battles(counts: BattleCounts, *, rule: str = "bradley_terry", repl
     -------
     BattleBootstrap
     """
-    from engine.kernels.metrics import prob_above, rank_intervals
+    from engine.kernels.metrics import prob_above, rank_intervals, rank_upper_bound
 
     _check_choice(rule, ("bradley_terry", "win_rate"), "battle bootstrap rule")
     _check_choice(tie_model, _TIE_MODELS, "tie model")
@@ -987,6 +971,7 @@ def bootstrap_battles(counts: BattleCounts, *, rule: str = "bradley_terry", repl
         warnings.simplefilter("ignore", RuntimeWarning)  # a model without a battle: all-NaN column
         s_lo, s_hi = np.nanpercentile(rep, q, axis=0, method="linear")
     r_lo, r_hi = rank_intervals(rep_rank, level=level)
+    prob = prob_above(rep)
     win_prob = None
     if rule == "bradley_terry":
         logit = score if scale == "logit" else (score - ELO_INITIAL) * math.log(ELO_BASE) / ELO_SCALE
@@ -994,7 +979,7 @@ def bootstrap_battles(counts: BattleCounts, *, rule: str = "bradley_terry", repl
     return BattleBootstrap(rule=rule, tie_model=tie_model, scale=scale, replicates=B, seed=int(seed), level=float(level),
                            score=score, rank=min_rank(score), replicate_score=rep, replicate_rank=rep_rank,
                            score_low=s_lo, score_high=s_hi, rank_low=r_lo, rank_high=r_hi,
-                           rank_ub=rank_upper_bound(s_lo, s_hi), prob_above=prob_above(rep), win_prob=win_prob,
+                           rank_ub=rank_upper_bound(score, prob, level=level), prob_above=prob, win_prob=win_prob,
                            ridge=np.concatenate([ridge0, ridges]))
 
 

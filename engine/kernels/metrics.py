@@ -54,6 +54,7 @@ __all__ = [
     "generalization",
     "topk_agreement",
     "pairwise_rank_bounds",
+    "rank_upper_bound",
     "order_stability",
     "interval_description",
 ]
@@ -854,6 +855,47 @@ def pairwise_rank_bounds(point_score: np.ndarray, prob: np.ndarray, *, level: fl
     low = np.where(ranked, 1.0 + sure.sum(axis=0), np.nan)
     high = np.where(ranked, n - sure.sum(axis=1), np.nan)
     return low, high
+
+
+def rank_upper_bound(point_score: np.ndarray, prob: np.ndarray, *, level: float = 0.95) -> np.ndarray:
+    """Rank(UB): the best rank a system can claim, ``1 + #{j : P(j above i) >= level}``.
+
+    LMArena's rank upper bound counts the systems whose score interval lies entirely above a system's.
+    Marginal score intervals suit a bootstrap over battles, whose relative scores move independently,
+    but not a bootstrap over tasks, instances, judges or systems: resampling tasks moves every system's
+    score together, so the marginal intervals all overlap and every top system would get Rank(UB) 1
+    beside a rank interval of 14-16.  This is the paired version, the same for every bootstrap axis
+    and for a finished or running bootstrap (from :func:`prob_above`, which mergeable sums give
+    exactly): ``j`` counts when it scores above ``i`` in at least ``level`` of the replicates holding
+    both, the same "sure order" as :func:`pairwise_rank_bounds` (whose ``low`` it is) and
+    :func:`tied_with_leader` (a system the leader is surely above has Rank(UB) of at least 2).
+
+    Parameters
+    ----------
+    point_score : array_like, shape (S,)
+        Full-data scores; ``NaN`` = not ranked (its bound is ``NaN``, and it is above no one).
+    prob : array_like, shape (S, S)
+        :func:`prob_above` of the replicates.
+    level : float
+        In (0, 1).  At most one half cannot make an order sure (both ``i > j`` and ``j > i`` could
+        be), so the bound is then ``NaN`` for every system.
+
+    Returns
+    -------
+    ndarray of float64, shape (S,)
+        Whole numbers from 1; ``NaN`` for an unranked system.
+
+    Examples
+    --------
+    >>> P = np.array([[0.0, 0.99, 1.0], [0.01, 0.0, 0.6], [0.0, 0.4, 0.0]])
+    >>> rank_upper_bound(np.array([3.0, 2.0, 1.0]), P)
+    array([1., 2., 2.])
+    """
+    level = check_level(level)
+    point = _as_float(point_score, "point_score", 1)
+    if level <= 0.5:
+        return np.full(point.shape, np.nan)
+    return pairwise_rank_bounds(point, prob, level=level)[0]
 
 
 def order_stability(point_score: np.ndarray, prob: np.ndarray) -> float:

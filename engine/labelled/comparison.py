@@ -201,6 +201,9 @@ class Intervals:
     level : float
     stability : dict
         ``kendall_w``, ``mean_spearman``, ``mean_kendall`` and ``order_stability`` (``NaN``: undefined).
+    rank_ub : ndarray, shape (S,)
+        Rank(UB) (:func:`engine.kernels.metrics.rank_upper_bound`): 1 + the systems scoring above this one in at
+        least ``level`` of the replicates holding both.
     """
 
     systems: list[str]
@@ -212,6 +215,7 @@ class Intervals:
     kind: str
     level: float
     stability: dict[str, float]
+    rank_ub: np.ndarray
 
     @property
     def description(self) -> str:
@@ -253,7 +257,8 @@ def bootstrap_intervals(boot: xr.Dataset, *, level: float = 0.95, over: str | No
     stability["order_stability"] = float(metrics.order_stability(point, prob))
     return Intervals([str(s) for s in summ[SYSTEM].values], point, np.asarray(summ["rank"].values, dtype=np.float64),
                      np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64),
-                     np.asarray(summ["tied_with_leader"].values, dtype=bool), kind, float(level), stability)
+                     np.asarray(summ["tied_with_leader"].values, dtype=bool), kind, float(level), stability,
+                     metrics.rank_upper_bound(point, prob, level=level))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -207,12 +207,12 @@ def test_bootstrap_over_battles_prints_rank_ub_and_p_beats(capsys):
     assert code == 0, err
     obj = json.loads(out)
     assert obj["over"] == "battles" and obj["replicates"] == 30 and obj["n_battles"] == 181536
-    assert obj["options"] == {"tie_model": "half", "scale": "logit"} and "entirely above" in obj["rank_ub_definition"]
+    assert obj["options"] == {"tie_model": "half", "scale": "logit"} and "at least 95% of the replicates" in obj["rank_ub_definition"]
     rows = obj["ranking"]
     assert len(rows) == 62
-    for r in rows:  # Arena's bound, recounted from the printed score intervals
+    for r in rows:  # never below Arena's marginal bound, recounted from the printed score intervals
         above = sum(1 for o in rows if o["score_low"] > r["score_high"])
-        assert r["rank_ub"] == 1 + above
+        assert r["rank_ub"] >= 1 + above
         assert r["score_low"] <= r["score"] <= r["score_high"] or r["score_low"] == pytest.approx(r["score"])
         assert r["rank_low"] <= r["rank"] + 1e-9 or r["rank_low"] <= r["rank_high"]
     score = {r["system"]: r["score"] for r in rows}
@@ -224,7 +224,7 @@ def test_bootstrap_over_battles_prints_rank_ub_and_p_beats(capsys):
 
 def test_bootstrap_table_shows_the_rank_upper_bound(capsys):
     code, out, _ = run_cli(capsys, "bootstrap", SHIPPED, "--rule", "win_rate", "--over", "battles", "--replicates", "20")
-    assert code == 0 and "# rank UB = 1 + the number of models whose score interval" in out
+    assert code == 0 and "# rank UB = 1 + the number of systems that score above this one in at least 95%" in out
     header = next(ln for ln in out.splitlines() if ln.lstrip().startswith("rank "))
     assert header.rstrip().endswith("rank UB")
 

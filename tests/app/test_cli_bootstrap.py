@@ -40,8 +40,8 @@ AUTOML = DATA / "esann_automl.csv"  # 17 systems x 30 tasks, complete
 SUPERGLUE = DATA / "vnr_superglue.csv"  # 24 systems x 14 tasks, 12 missing scores
 TAC08 = DATA / "colombo_tac08.csv.gz"  # 62 systems x 15 tasks x 48 instances
 
-TOP_KEYS = {"rule", "over", "replicates", "seed", "interval", "ranking", "stability"}
-ROW_KEYS = {"system", "score", "rank", "rank_low", "rank_high"}
+TOP_KEYS = {"rule", "over", "replicates", "seed", "interval", "ranking", "stability", "rank_ub_definition"}
+ROW_KEYS = {"system", "score", "rank", "rank_low", "rank_high", "rank_ub"}
 
 
 cli = run_cli
@@ -108,13 +108,16 @@ def test_json_matches_engine(capsys, case):
     assert set(by_name) == {s for s, v in zip(systems, ds["score"].values) if not np.isnan(v)}
     point = ds["score"].values
     ranked = [j for j, v in enumerate(point) if not np.isnan(v)]
+    def sure(a, b):  # a scores above b in at least 95% of the replicates holding both, by plain loops
+        both = [row for row in R if not np.isnan(row[a]) and not np.isnan(row[b])]
+        return bool(both) and sum(row[a] > row[b] for row in both) / len(both) >= 0.95
+
     for j, name in enumerate(systems):
         if name not in by_name:
             continue
+        # Rank(UB), paired, on every bootstrap axis: 1 + the systems surely above
+        assert by_name[name]["rank_ub"] == 1 + sum(sure(i, j) for i in ranked if i != j), name
         if over == "systems":  # a candidate bootstrap: the ranks its sure pairwise orders allow, by plain loops
-            def sure(a, b):
-                both = [row for row in R if not np.isnan(row[a]) and not np.isnan(row[b])]
-                return bool(both) and sum(row[a] > row[b] for row in both) / len(both) >= 0.95
             low = 1 + sum(sure(i, j) for i in ranked if i != j)
             high = len(ranked) - sum(sure(j, i) for i in ranked if i != j)
             assert (by_name[name]["rank_low"], by_name[name]["rank_high"]) == (low, high), name
@@ -332,17 +335,18 @@ def test_table_and_csv_render_the_json(capsys):
     assert lines[1] == f"# interval = {obj['interval']['description']}"
     assert "not interpolated" in lines[1]  # the bounds are replicate ranks
     assert all(float(r[k]).is_integer() for r in rows for k in ("rank_low", "rank_high"))
-    assert lines[2].startswith("# * = statistically tied with the leader") and "'=' marks a shared rank" in lines[2]
-    assert lines[3].split() == ["rank", "system", "score", "interval"]
-    assert set(lines[4]) <= {"-", " "}
-    body = lines[5:-1]
+    assert lines[2] == f"# rank UB = {obj['rank_ub_definition']}" and "at least 95% of the replicates" in lines[2]
+    assert lines[3].startswith("# * = statistically tied with the leader") and "'=' marks a shared rank" in lines[3]
+    assert lines[4].split() == ["rank", "system", "score", "interval", "rank", "UB"]
+    assert set(lines[5]) <= {"-", " "}
+    body = lines[6:-1]
     assert len(body) == len(rows)
     shared = {r["rank"] for r in rows if sum(o["rank"] == r["rank"] for o in rows) > 1}
     for line, row in zip(body, rows):  # the same '=' tie marks as `votebench rank`
         mark = "=" if row["rank"] in shared else " "
         assert line.lstrip().startswith(f"{row['rank']}{mark} {'*' if row['tied_with_leader'] else ' '}"), line
         iv = f"{row['rank_low']:g}" if row["rank_low"] == row["rank_high"] else f"{row['rank_low']:g}-{row['rank_high']:g}"
-        assert row["system"] in line and line.endswith(iv)
+        assert row["system"] in line and line.endswith(f"{iv}  {row['rank_ub']:>7g}")
     s = obj["stability"]
     assert lines[-1] == (f"# stability: Kendall W {s['kendall_w']:.3f}, mean Spearman {s['mean_spearman']:.3f}, "
                          f"mean Kendall tau-b {s['mean_kendall']:.3f}, pair orders kept {100 * s['order_stability']:.1f}%")
@@ -352,9 +356,10 @@ def test_table_and_csv_render_the_json(capsys):
     code, text, _ = cli(capsys, *args, "--format", "csv")
     assert code == 0
     parsed = list(csv.reader(io.StringIO(text)))
-    assert parsed[0] == ["rank", "system", "score", "rank_low", "rank_high", "tied_with_leader"]
-    assert [[int(r[0]), r[1], float(r[2]), float(r[3]), float(r[4]), r[5] == "True"] for r in parsed[1:]] == [
-        [r["rank"], r["system"], r["score"], r["rank_low"], r["rank_high"], r["tied_with_leader"]] for r in rows
+    assert parsed[0] == ["rank", "system", "score", "rank_low", "rank_high", "tied_with_leader", "rank_ub"]
+    assert [[int(r[0]), r[1], float(r[2]), float(r[3]), float(r[4]), r[5] == "True", float(r[6])] for r in parsed[1:]] == [
+        [r["rank"], r["system"], r["score"], r["rank_low"], r["rank_high"], r["tied_with_leader"], r["rank_ub"]]
+        for r in rows
     ]
 
 

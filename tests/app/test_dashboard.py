@@ -147,6 +147,13 @@ def bf_tied_with_leader(point, R, level: float) -> list[bool]:
     return out
 
 
+def bf_rank_ub(R: list, level: float) -> list[float]:
+    """Rank(UB), paired, by plain loops: 1 + the systems above system i in at least ``level`` of the replicates."""
+    n = len(R[0])
+    return [1.0 + sum(1 for j in range(n) if j != i and sum(row[j] > row[i] for row in R) / len(R) >= level)
+            for i in range(n)]
+
+
 def done_replicates(store: Path, rule_index: int) -> list[int]:
     """Replicates of the blocks flagged done, read with zarr directly."""
     done = zarr.open_group(str(store), mode="r")[GROUP]["done"][...]
@@ -212,6 +219,8 @@ def test_snapshot_matches_brute_force_on_a_partial_store(sweep):
         assert entry["mean_spearman"] == pytest.approx(ref["rho"])
         kept = [row[a] > row[b] for row in ref["R"] for a in range(6) for b in range(6) if ref["score"][a] > ref["score"][b]]
         assert entry["order_stability"] == pytest.approx(sum(kept) / len(kept))
+        # Rank(UB) while running: the same paired definition as once finished, over the replicates done
+        assert entry["rank_ub"] == bf_rank_ub(ref["R"], 0.95)
     agr = group["agreement"]
     assert agr["rules"] == list(RULES)
     assert agr["full_data"][0][1] == agr["full_data"][1][0] == pytest.approx(bf_tau_b(refs[0]["score"], refs[1]["score"]))
@@ -228,6 +237,7 @@ def test_snapshot_before_any_block(sweep):
     (group,) = [g for g in snap["groups"] if g["kind"] == "bootstrap"]
     for entry in group["rules"]:
         assert entry["replicates_done"] == 0 and entry["tied"] == [] and entry["kendall_w"] is None
+        assert entry["rank_ub"] == [None] * len(SYSTEMS)
         assert entry["mean_spearman"] is None and len(entry["leader"]) >= 1
         assert all(v is None for v in entry["rank_low"] + entry["rank_high"]) and None not in entry["rank"]
     assert group["agreement"]["replicates"][0][1] is None and group["agreement"]["common_replicates"][0][1] == 0

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from conftest import axe_path
 
-from engine.app.dashboard import LiveStore, annotate_bootstrap, start_in_background
+from engine.app.dashboard import LiveStore, start_in_background
 from engine.labelled.comparison import degenerate_ranking
 from engine.sweep import parse_config, run_sweep
 
@@ -40,23 +40,12 @@ def brute_ties(rank):
     return best, len(vals)
 
 
-def brute_rank_ub(low, high):
-    """1 + the systems whose rank interval lies entirely above (better than) system i's, by plain loops."""
-    out = []
-    for i in range(len(low)):
-        if low[i] is None:
-            out.append(None)
-            continue
-        out.append(1.0 + sum(1 for j in range(len(low)) if high[j] is not None and high[j] < low[i]))
-    return out
-
-
-def brute_score_ub(low, high):
-    """1 + the systems whose score interval lies entirely above system i's (low_j > high_i), by plain loops: LMArena's
-    Rank(UB), as the report computes it."""
-    return [None if low[i] is None else
-            1.0 + sum(1 for j in range(len(low)) if j != i and low[j] is not None and low[j] > high[i])
-            for i in range(len(low))]
+def brute_rank_ub(reps, level=0.95):
+    """Rank(UB), paired, by plain loops over the replicate scores (R, S): 1 + the systems scoring above system i in at
+    least ``level`` of the replicates."""
+    S = len(reps[0])
+    return [1.0 + sum(1 for j in range(S) if j != i and sum(row[j] > row[i] for row in reps) / len(reps) >= level)
+            for i in range(S)]
 
 
 def percentile(values, q):
@@ -82,30 +71,6 @@ def test_degenerate_flag_matches_a_brute_force_tie_count():
         if got is not None:
             assert got["tied"] == big and got["of"] == n
             assert str(big) in got["why"]
-
-
-def test_rank_ub_matches_plain_loops():
-    rng = np.random.default_rng(5)
-    for interval in ("percentile", "pairwise"):
-        for _ in range(50):
-            S = int(rng.integers(2, 15))
-            a, b = rng.uniform(1, S, size=S), rng.uniform(1, S, size=S)
-            low, high = list(np.minimum(a, b)), list(np.maximum(a, b))
-            if S > 3:
-                low[1] = high[1] = None
-            keys = ("pair_low", "pair_high") if interval == "pairwise" else ("rank_low", "rank_high")
-            rule = {"rule": "borda", "rank": list(range(1, S + 1)), "replicates_done": 10, keys[0]: low, keys[1]: high,
-                    **{k: [None] * S for k in ("rank_low", "rank_high", "pair_low", "pair_high") if k not in keys}}
-            g = {"interval": interval, "rules": [rule]}
-            annotate_bootstrap(g, {"why": "none"}, 0.95)
-            assert g["rules"][0]["rank_ub"] == brute_rank_ub(low, high)
-            assert g["rules"][0]["score_interval_note"] == "none" and g["rules"][0]["rank_ub_from"] == "rank"
-            # with score intervals: Arena's bound over them, as in the report
-            c, d = rng.normal(size=S), rng.normal(size=S)
-            s_lo, s_hi = np.minimum(c, d), np.maximum(c, d)
-            annotate_bootstrap(g, {"low": [s_lo], "high": [s_hi]}, 0.95)
-            expect = brute_score_ub(list(s_lo), list(s_hi))
-            assert g["rules"][0]["rank_ub"] == [None if lo is None else e for lo, e in zip(low, expect)]
 
 
 # ------------------------------------------------------------------------------------ a store with a degenerate rule
@@ -152,7 +117,7 @@ def test_snapshot_flags_the_degenerate_rule_and_gives_score_intervals(store):
         for i in range(N_SYS):
             assert r["score_low"][i] == pytest.approx(percentile(reps[ri, :, i], 2.5))
             assert r["score_high"][i] == pytest.approx(percentile(reps[ri, :, i], 97.5))
-        assert r["rank_ub"] == brute_score_ub(r["score_low"], r["score_high"]) and r["rank_ub_from"] == "score"
+        assert r["rank_ub"] == brute_rank_ub(reps[ri])
     assert any(v > 1 for r in g["rules"] for v in r["rank_ub"] if v is not None)  # the bound separates someone
     assert [r["degenerate"] is not None for r in g["rules"]] == [False, True, False]  # plurality: 10 systems win 0 tasks
     assert g["rules"][0]["unit"].startswith("Borda points")
@@ -314,8 +279,7 @@ def test_statistics_per_row(browser, served, store):
             cells = tr.locator("td").all_inner_texts()
             assert cells[1] == f"{N_TASKS} · {N_TASKS}"  # every task scored, one instance each
             assert cells[2] == f"{borda['score'][i]:.1f}" or float(cells[2]) == borda["score"][i]
-            ub = brute_score_ub(borda["score_low"], borda["score_high"])[i]
-            assert cells[6] == f"{ub:g}"
+            assert cells[6] == f"{borda['rank_ub'][i]:g}"
             if tr.locator("td").nth(4).inner_text().endswith("="):
                 mates = [s for j, s in enumerate(g["systems"]) if j != i and borda["rank"][j] == borda["rank"][i]]
                 assert all(m in tr.locator("td").nth(4).get_attribute("title") for m in mates)

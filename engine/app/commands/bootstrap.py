@@ -117,27 +117,32 @@ def _result(args: argparse.Namespace, ds: Any, scores: Any | None, opts: dict[st
     policy_note(opts["missing"], [s for s, v in zip(iv.systems, iv.score) if math.isnan(v)], scores, prefix=prefix)
     rows = [{"system": iv.systems[i], "score": float(iv.score[i]), "rank": int(iv.rank[i]),
              "rank_low": json_float(float(iv.low[i])), "rank_high": json_float(float(iv.high[i])),
-             "tied_with_leader": bool(iv.tied[i]), **_battle_row(ds, i)} for i in iv.ranked()]
+             "tied_with_leader": bool(iv.tied[i]), "rank_ub": json_float(float(iv.rank_ub[i])), **_battle_row(ds, i)}
+            for i in iv.ranked()]
     stab = {k: json_float(iv.stability[k]) for k in ("kendall_w", "mean_spearman", "mean_kendall", "order_stability")}
     return {"rule": ds.attrs["rule"], "over": args.over, "replicates": args.replicates, "seed": args.seed,
             "interval": {"kind": iv.kind, "level": args.interval, "description": iv.description},
-            "ranking": rows, "stability": stab, **_battle_extras(ds, iv.systems)}
+            "ranking": rows, "stability": stab, "rank_ub_definition": RANK_UB_DEFINITION.format(pct=f"{100 * args.interval:g}%"),
+            **_battle_extras(ds, iv.systems)}
+
+
+#: what ``rank_ub`` is, in the JSON object and the table's legend (:func:`engine.kernels.metrics.rank_upper_bound`)
+RANK_UB_DEFINITION = ("1 + the number of systems that score above this one in at least {pct} of the replicates holding "
+                      "both (LMArena's rank upper bound, paired)")
 
 
 def _battle_row(ds: Any, i: int) -> dict[str, Any]:
-    """A bootstrap over battles: Arena's rank upper bound and the score interval of system ``i``."""
+    """A bootstrap over battles: the score interval of system ``i``."""
     if "rank_ub" not in ds:
         return {}
-    return {k: json_float(float(ds[k].values[i])) for k in ("rank_ub", "score_low", "score_high")}
+    return {k: json_float(float(ds[k].values[i])) for k in ("score_low", "score_high")}
 
 
 def _battle_extras(ds: Any, systems: list[str]) -> dict[str, Any]:
     """A bootstrap over battles: what the rule assumed and P(i beats j) of the full-data model, for the JSON object."""
     if "rank_ub" not in ds:
         return {}
-    out: dict[str, Any] = {"options": ds.attrs.get("header", {}), "n_battles": ds.attrs.get("n_battles"),
-                           "rank_ub_definition": "1 + the number of models whose score interval lies entirely above this "
-                           "model's"}
+    out: dict[str, Any] = {"options": ds.attrs.get("header", {}), "n_battles": ds.attrs.get("n_battles")}
     if "win_prob" in ds:
         P = np.asarray(ds["win_prob"].values, dtype=float)
         out["p_beats"] = {a: {b: json_float(float(P[i, j])) for j, b in enumerate(systems) if i != j}
@@ -153,9 +158,10 @@ def render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
     if fmt == "csv":
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["rank", "system", "score", "rank_low", "rank_high", "tied_with_leader"])
+        w.writerow(["rank", "system", "score", "rank_low", "rank_high", "tied_with_leader", "rank_ub"])
         for d in rows:
-            w.writerow([d["rank"], d["system"], repr(d["score"]), d["rank_low"], d["rank_high"], d["tied_with_leader"]])
+            w.writerow([d["rank"], d["system"], repr(d["score"]), d["rank_low"], d["rank_high"], d["tied_with_leader"],
+                        "" if d["rank_ub"] is None else f"{d['rank_ub']:g}"])
         return buf.getvalue()
     ranks = shared_rank_marks(rows)
     scores = [fmt_score(d["score"]) for d in rows]
@@ -170,7 +176,7 @@ def render_bootstrap(result: dict[str, Any], *, fmt: str, level: float) -> str:
     lines = [
         f"# rule {result['rule']}, bootstrap over {result['over']}: {result['replicates']} replicates, seed {result['seed']}",
         f"# {name} = {result['interval']['description']}",
-        *([f"# rank UB = {result['rank_ub_definition']} (Arena's rank upper bound)"] if ub is not None else []),
+        *([f"# rank UB = {result['rank_ub_definition']}"] if ub is not None else []),
         f"# * = statistically tied with the leader (the leader scores above it in fewer than {100 * level:g}% of the "
         "replicates); '=' marks a shared rank",
         f"{'rank':>{wr}}    {'system':<{ws}}  {'score':>{wsc}}  {name:>{wi}}" + ("  rank UB" if ub is not None else ""),

@@ -423,7 +423,7 @@
       }
       h2.append(th("rank", `${ri}:rank`, "", "full-data rank ('=' marks ties: hover or open the row for whom)", "#", r.rule),
         th(ivLabel, `${ri}:iv`, "", explainInterval(g, ui.snap.level), "CI", r.rule),
-        th("Rank(UB)", `${ri}:ub`, "", "1 + the systems whose score interval lies entirely above this one's (LMArena's upper bound on the rank; from the rank intervals when there are no score intervals); sorted ties by rank", "UB", r.rule));
+        th("Rank(UB)", `${ri}:ub`, "", `the best rank this system can claim: 1 + the systems that score above it in at least ${pct} of the bootstrap replicates (LMArena's upper bound on the rank, paired); sorted ties by rank`, "UB", r.rule));
     });
     t.append(el("thead", {}, h1, h2));
     const body = el("tbody");
@@ -699,9 +699,10 @@
     // how to read the table: open on a wide screen, folded on a phone (the table on the first screen); kept as the user left it
     if (ui.howOpen === undefined) ui.howOpen = !window.matchMedia("(max-width: 600px)").matches;
     const how = el("details", {class: "how"}, el("summary", {}, "How to read this table"), legend,
-                   el("div", {class: "explain"}, explainInterval(g, s.level) + " Rank(UB): 1 + the number of systems whose score " +
-                     "interval lies entirely above this system's (LMArena's rank upper bound, as in the report)" +
-                     (g.rules.some(r => r.rank_ub_from === "rank") ? "; from the rank intervals where there are no score intervals." : ".") +
+                   el("div", {class: "explain"}, explainInterval(g, s.level) + ` Rank(UB): the best rank the bootstrap lets a system claim, 1 + the number of ` +
+                     `systems that score above it in at least ${Math.round(100 * s.level)}% of the replicates (LMArena's rank upper bound, made ` +
+                     "paired, as in the report: score intervals of one system at a time all overlap when the bootstrap moves every " +
+                     "score together, as a bootstrap over tasks does). A system without \u2248 has Rank(UB) of 2 or more." +
                      (scoreNotes.length ? ` Score intervals: ${scoreNotes.join("; ")}.` : "") +
                      (g.n_systems > BAR_MAX ? ` The rank intervals are given as numbers only (no bars): a bar ${"of"} ${g.n_systems.toLocaleString()} ranks would be too small to read.` : "")));
     how.open = ui.howOpen;

@@ -311,9 +311,12 @@ class BootstrapState(GroupState):
             "kendall_w": json_number(st["kendall_w"]),
             "mean_spearman": json_number(rho), "spearman_replicates": int(rho_n), "spearman_over": rho_note,
             "order_stability": None, "pair_low": [None] * self.S, "pair_high": [None] * self.S,
+            "rank_ub": [None] * self.S,
         }
         if B:
             out["order_stability"] = json_number(metrics.order_stability(score, st["prob_above"]))
+            # Rank(UB), paired: the same definition while running and once finished (prob_above is exact from sums)
+            out["rank_ub"] = json_numbers(metrics.rank_upper_bound(score, st["prob_above"], level=self.level))
             if self.level > 0.5:
                 lo, hi = metrics.pairwise_rank_bounds(score, st["prob_above"], level=self.level)
                 out["pair_low"], out["pair_high"] = json_ints(lo), json_ints(hi)
