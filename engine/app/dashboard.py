@@ -532,7 +532,8 @@ class LiveStore:
                          "rank": None if not math.isfinite(entry["rank"][s, t]) else int(entry["rank"][s, t]),
                          "ranked": int(entry["ranked"][t])})
         return {"input": input_name, "system": system, "source": entry["source"], "tasks": rows,
-                "note": "mean over the task's instances, as in the input; rank among the systems with a score on the task"
+                "note": ("mean over the task's instances, as in the input; " if entry["n_instances"] > 1 else "")
+                        + "rank among the systems with a score on the task"
                         + ("; 'assumed': no sidecar or lower_is_better gave the task's direction" if entry["assumed"] else "")}
 
     def counts(self, input_name: str) -> dict[str, Any]:
@@ -599,6 +600,7 @@ class LiveStore:
 
     def _compute_letters(self, input_name: str, candidates: list[str] | None = None) -> dict[str, Any]:
         from engine.distributed import open_source
+        from engine.labelled.core import apply_missing_policy
         from engine.labelled.paired_tests import letter_groups
 
         entry = self._input_entry(input_name)
@@ -606,6 +608,12 @@ class LiveStore:
             return {k: entry[k] for k in ("missing", "error") if k in entry}
         try:
             scores = open_source(entry["src"])
+            if entry.get("policy") == "listwise":  # the systems the leaderboard ranks: listwise drops systems
+                kept = apply_missing_policy(scores, "listwise").notnull().any(("task", "instance")).compute()
+                scores = scores.sel(system=np.asarray(kept.values, dtype=bool))
+                if candidates is not None:
+                    names = {str(x) for x in scores["system"].values}
+                    candidates = [c for c in candidates if c in names]
             S, T, K = (int(scores.sizes[d]) for d in ("system", "task", "instance"))
             k = min(S, LETTER_TOP_K)
             work = k * (k - 1) / 2 * LETTER_RESAMPLES * T * K if K > 1 else 0.0
@@ -661,6 +669,7 @@ class LiveStore:
         return {"systems": [str(s) for s in mean["system"].values], "tasks": [str(t) for t in mean["task"].values],
                 "mean": M, "hib": hib, "rank": rank, "ranked": np.isfinite(M).sum(axis=0), "source": shown_path(found),
                 "assumed": assumed, "src": src, "cells": np.asarray(cells.values, dtype=np.int64),
+                "policy": spec.get("missing"),
                 "n_instances": int(scores.sizes["instance"])}
 
 

@@ -283,17 +283,19 @@ def test_statistics_per_row(browser, served, store):
             if tr.locator("td").nth(4).inner_text().endswith("="):
                 mates = [s for j, s in enumerate(g["systems"]) if j != i and borda["rank"][j] == borda["rank"][i]]
                 assert all(m in tr.locator("td").nth(4).get_attribute("title") for m in mates)
-        # session 7: a score column prints the decimals its narrowest score interval justifies (two significant
-        # digits of the width, at least one: half Borda points stay), the same count in the whole column
+        # a score column prints the fewest decimals (0 for whole scores, else at least 1: half points) at which
+        # systems of different ranks print different texts, the same count in the whole column, running or finished
         for r in g["rules"]:
             col = 2 + 5 * g["rules"].index(r)
-            widths = [h - lo for lo, h in zip(r["score_low"], r["score_high"]) if lo is not None and h - lo > 0]
-            want = max(1, 1 - math.floor(math.log10(min(widths)))) if widths else 6  # no width: the exact digits
+            vals = [(v, k) for v, k in zip(r["score"], r["rank"]) if v is not None]
+            want = 0 if all(float(v).is_integer() for v, _ in vals) else 1
+            while want < 6 and any(f"{a:.{want}f}" == f"{b:.{want}f}" and ra != rb for a, ra in vals for b, rb in vals):
+                want += 1
             for tr in pg.locator("table.lb tbody tr.sys").all():
                 i = g["systems"].index(tr.get_attribute("data-system"))
                 txt = tr.locator("td").nth(col).inner_text()
                 d = len(txt.split(".")[1]) if "." in txt else 0
-                assert d <= want, (r["rule"], txt)
+                assert d == want, (r["rule"], txt)
                 assert float(txt) == pytest.approx(r["score"][i], abs=0.5 * 10 ** -d + 1e-12)
         assert "3 rules" in pg.inner_text("#progress-text") and "40 replicates × 3 rules" in pg.inner_text("#progress-text")
         assert "missing scores" in pg.inner_text("#board .settings")

@@ -35,37 +35,19 @@
   }
   const $ = id => document.getElementById(id);
   function fmt(x, d) { return x === null || x === undefined ? "–" : Number(x).toFixed(d === undefined ? 2 : d); }
-  // the fewest decimals (0..6) that keep every scored value exact to 3 decimals (half Borda points stay) and give
-  // systems of different ranks different texts
-  function scoreDigits(score, rank) {
-    const vals = score.map((v, i) => [v, rank ? rank[i] : i]).filter(([v]) => v !== null && v !== undefined);
-    if (!vals.length) return 2;
-    const big = Math.max(...vals.map(([v]) => Math.abs(v)));
-    if (big >= 1e7) return null;
-    for (let d = 0; d <= 6; d++) {
+  // the decimals a rule's score column is printed with, one number for the whole column and the same while running and
+  // once finished: 0 for whole scores, 1 for half points, else 1; then more until systems of different ranks print
+  // different texts (87.80 and 87.78, not 87.8 twice), at most 6
+  function columnDigits(r) {
+    const vals = r.score.map((v, i) => [v, r.rank[i]]).filter(([v]) => v !== null && v !== undefined);
+    if (!vals.length) return 1;
+    if (Math.max(...vals.map(([v]) => Math.abs(v))) >= 1e7) return null;
+    const start = vals.every(([v]) => Number.isInteger(v)) ? 0 : 1;
+    for (let d = start; d <= 6; d++) {
       const seen = new Map();
-      let ok = true;
-      for (const [v, r] of vals) {
-        const t = v.toFixed(d);
-        if (d < 3 && Math.abs(Number(v.toFixed(3)) - Number(t)) > 1e-9) { ok = false; break; }
-        if (seen.has(t) && seen.get(t) !== r) { ok = false; break; }
-        seen.set(t, r);
-      }
-      if (ok) return d;
+      if (vals.every(([v, rk]) => { const t = fmtScore(v, d); const ok = !seen.has(t) || seen.get(t) === rk; seen.set(t, rk); return ok; })) return d;
     }
     return 6;
-  }
-  // the decimals a rule's score column is printed with: two significant digits of the narrowest score interval (the
-  // digits the bootstrap justifies), at least one (half Borda points), never more than the exact digits of scoreDigits; one number for the whole column
-  function intervalDigits(lo, hi) {
-    const w = (lo || []).map((v, i) => (v === null || hi[i] === null ? null : hi[i] - v)).filter(v => v !== null && v > 0);
-    if (!w.length) return null;
-    return Math.max(0, 1 - Math.floor(Math.log10(Math.min(...w))));
-  }
-  function columnDigits(r) {
-    const exact = scoreDigits(r.score, r.rank);
-    const iv = Array.isArray(r.score_low) ? intervalDigits(r.score_low, r.score_high) : null;
-    return exact === null || iv === null ? exact : Math.min(exact, Math.max(iv, 1));  // one decimal kept: half points
   }
   function fmtScore(x, d) {
     if (x === null || x === undefined) return "–";
@@ -193,6 +175,7 @@
     const status = $("status");
     status.className = "pill " + s.status;
     status.textContent = s.status === "partial" ? "in progress" : s.status;
+    announce("status", `run ${status.textContent}`);
     width($("bar-fill"), 100 * p.fraction);
     $("bar").setAttribute("aria-valuenow", String(Math.floor(100 * p.fraction)));
     // one progress measure, labelled: the blocks of every group (what the bar shows); the bootstrap's replicates apart
@@ -387,7 +370,7 @@
     const t = el("table", {class: "lb"});
     const digits = g.rules.map(columnDigits);
     const hasScoreIv = g.rules.map(r => Array.isArray(r.score_low));
-    const h1 = el("tr", {}, el("td", {class: "name corner"}, ""), el("td", {class: "corner"}, ""));
+    const h1 = el("tr", {}, el("td", {class: "name corner"}, ""), el("td", {class: "n corner"}, ""));
     const h2 = el("tr", {});
     const th = (label, key, cls, title, short, rule) => {  // short: the label on a phone (an <abbr> of the full one)
       const on = (ui.sort || "0:rank") === key;
@@ -486,7 +469,9 @@
     if (got.error) return el("span", {class: "note"}, got.error);
     const t = el("table", {class: "tasks"}, el("tr", {}, el("th", {scope: "col"}, "task"), el("th", {scope: "col"}, "score"),
       el("th", {scope: "col"}, "better"), el("th", {scope: "col"}, "rank on the task")));
-    got.tasks.forEach(d => t.append(el("tr", {}, el("td", {}, d.task), el("td", {}, fmtScore(d.score)),
+    // four significant digits per task (tasks have their own scales), not the input's raw digits
+    got.tasks.forEach(d => t.append(el("tr", {}, el("td", {}, d.task), el("td", {class: "num", "data-x": d.score === null ? "" : String(d.score)},
+      d.score === null ? "–" : Math.abs(d.score) >= 1e7 ? d.score.toExponential(3) : String(Number(d.score.toPrecision(4)))),
       el("td", {title: d.direction_assumed ? "no sidecar or lower_is_better gave this direction: higher is better was assumed" : null},
          (d.higher_is_better ? "↑ higher" : "↓ lower") + (d.direction_assumed ? " (assumed)" : "")),
       el("td", {}, d.rank === null ? "–" : `${d.rank} / ${d.ranked}`))));
@@ -541,6 +526,14 @@
     const cols = [...new Set(list.join(""))].sort();
     return list.map(s => cols.map(c => (s.includes(c) ? c : " ")).join("").trimEnd());
   }
+  // why the test was chosen, without repeating its name and CD (the method says them): "(autorank's choice for more
+  // than two populations; the CD is below the spread of the average ranks (9.54))"
+  function lettersWhy(reason) {
+    const m = /^[^(]*\(([^)]*)\)(?:: (.*))?$/.exec(reason || "");
+    if (!m) return reason ? ` (${reason})` : "";
+    const tail = (m[2] || "").replace(/^its critical difference CD = \S+ /, "the CD ");
+    return ` (${m[1]}${tail ? `; ${tail}` : ""})`;
+  }
   function lettersText(d) {
     const n = d.systems.length, pairs = d.pairs.length, diff = d.pairs.filter(p => p.different).length;
     const who = d.by_rule ? `the ${n} best systems by ${d.by_rule} (the rule the leaderboard is sorted by), listed by its rank` :
@@ -548,7 +541,7 @@
     const how = d.level === "instance"
       ? `paired permutation test of the mean difference of per-task z-scores (${d.resamples} sign patterns per pair, seed ${d.seed}), ` +
         `p-values Holm-adjusted over the ${pairs} pairs`
-      : `one score per task: ${d.method} over ${d.n_tasks} tasks (${d.reason})`;
+      : `one score per task, over ${d.n_tasks} tasks: ${d.method}${lettersWhy(d.reason)}`;
     return `${who}; ${how}; alpha = ${d.alpha}. ${diff} of ${pairs} pairs differ significantly. ` +
       "Systems sharing a letter are not significantly different; two systems with no letter in common are.";
   }
@@ -571,7 +564,7 @@
     const t = el("table", {class: "tasks"}, el("tr", {}, el("th", {scope: "col"}, "system"),
       got.by_rule ? el("th", {scope: "col"}, `${got.by_rule} rank`) : null, el("th", {scope: "col"}, got.level === "instance" ? "mean z-score" : "mean"), el("th", {scope: "col"}, "letters")));
     const rankOf = name => { const r = g.rules.find(x => x.rule === got.by_rule); const i = g.systems.indexOf(name); return r && i >= 0 ? r.rank[i] : null; };
-    const md = scoreDigits(got.mean, null);  // one number of decimals for the column (no trimmed zeros)
+    const md = columnDigits({score: got.mean, rank: got.mean.map((_, k) => k)});  // one number of decimals: distinct means differ
     order.forEach(i => t.append(el("tr", {}, el("td", {}, got.systems[i]), got.by_rule ? el("td", {}, String(rankOf(got.systems[i]) ?? "–")) : null,
       el("td", {class: "num"}, fmtScore(got.mean[i], Math.max(md === null ? 4 : md, 2))), el("td", {class: "cld", "data-x": letters[i].replace(/ /g, "")}, letters[i]))));
     box.append(el("h3", {}, `Letter groups · ${got.input}`), el("div", {class: "explain"}, lettersText(got)),
@@ -649,6 +642,16 @@
     b.addEventListener("click", () => { ui.limit += PAGE; renderBoard(); });
     return [b];
   }
+  // the page's one live region (#announce, role=status): said only when what it says changes (the run's status, the
+  // leader of the rule the table is sorted by, the number of systems a search matches), never on every poll
+  const said = {};
+  function announce(what, text) {
+    const first = !(what in said);
+    if (said[what] === text) return;
+    said[what] = text;
+    const box = $("announce");
+    if (box && !(first && what !== "search")) box.textContent = text;  // the first status and leader are on the page
+  }
   function renderBoard() {
     const s = ui.snap;
     const host = $("board");
@@ -684,6 +687,9 @@
     more.textContent = ui.showAll ? `show the top ${TOP_K}` :
       g.systems.length <= PAGE ? `show all ${g.systems.length.toLocaleString()}` : `show the top ${PAGE.toLocaleString()}`;
     more.hidden = g.systems.length <= TOP_K || Boolean(ui.query.trim());
+    if (ui.query.trim()) announce("search", `${total.toLocaleString()} ${total === 1 ? "system matches" : "systems match"} "${ui.query.trim()}"`);
+    const lr = g.rules[sortRule()];
+    if (lr && lr.leader.length) announce(`leader ${g.name} ${lr.rule}`, `new leader by ${lr.rule}: ${names(g, lr.leader).join(", ")}`);
     controls.querySelector("#shown").textContent = ui.query.trim() ? `${total} matching` :
       `showing ${shown.toLocaleString()} of ${g.systems.length.toLocaleString()} · sort by a column header; open a system for its ties and per-task scores`;
     controls.querySelector("#board-export").replaceChildren(exportButtons(() => boardTable(g, true).table, `leaderboard_${slug(g.name)}`, "the leaderboard (every rule, the rows shown)"));

@@ -1,0 +1,123 @@
+"""The dashboard page, session 9: letter groups under the input's missing-score policy, a phone's name column, the
+live region, and the drill-down's per-task digits (checked in headless Chromium against the input and plain loops)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.app.dashboard import LiveStore, start_in_background
+from engine.sweep import parse_config, run_sweep
+
+NAMES = ["Alpha Large Model", "Beta-Base Ensemble", "Gamma Transformer XL", "Delta", "Epsilon Small v2",
+         "Zeta Hyper Network", "Eta", "Theta Mixture Of Experts", "Iota Distilled", "Kappa Tiny"]
+TASKS = 6
+DROPPED = "Eta"  # one missing score: the listwise policy drops it
+
+
+def write_input(folder: Path) -> tuple[Path, np.ndarray]:
+    rng = np.random.default_rng(21)
+    X = rng.uniform(0, 1, size=(len(NAMES), TASKS)) * np.array([1, 100, 1, 10, 1, 1000])[None, :] + 0.123456
+    lines = ["system," + ",".join(f"task{j}" for j in range(TASKS))]
+    for i, row in enumerate(X):
+        cells = ["" if (NAMES[i] == DROPPED and j == 2) else f"{v:.6f}" for j, v in enumerate(row)]
+        lines.append(f"{NAMES[i]}," + ",".join(cells))
+    path = folder / "named.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, X
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("s9")
+    path, X = write_input(folder)
+    cfg = parse_config({
+        "seed": 1, "store": str(folder / "s.zarr"), "input": {"path": str(path), "name": "named", "missing": "listwise"},
+        "rules": [{"name": "mean"}, {"name": "borda"}],
+        "perturbations": [{"kind": "bootstrap", "over": "tasks", "replicates": 20, "block": 10}]})
+    run_sweep(cfg, progress=False)
+    return cfg, X
+
+
+@pytest.fixture(scope="module")
+def served(store):
+    url, stop = start_in_background(store[0].store, port=0, poll=0.1, heartbeat=2.0)
+    yield url
+    stop()
+
+
+def open_page(browser, url, width, height):
+    pg = browser.new_page(viewport={"width": width, "height": height})
+    pg.goto(url)
+    pg.wait_for_selector("table.lb tbody tr.sys")
+    return pg
+
+
+def test_letters_compare_the_systems_the_listwise_leaderboard_ranks(store):
+    cfg, _ = store
+    live = LiveStore(cfg.store, agree_budget=None)
+    live.update(strict=True)
+    g = live.snapshot()["groups"][0]
+    got = live.letter_groups("named", g["name"], "borda")
+    assert DROPPED not in got["systems"]
+    assert sorted(got["systems"]) == sorted(n for n in NAMES if n != DROPPED)
+    assert got["n_tasks"] == TASKS  # no task is lost to the dropped system's hole
+
+
+def test_phone_names_break_between_words_and_leave_the_judges_to_the_drill_down(browser, served):
+    pg = open_page(browser, served, 390, 844)
+    try:
+        # every word of every name lies on one line (no "StructBER / T"): a Range over the word has one line box
+        split = pg.evaluate("""() => [...document.querySelectorAll('table.lb button.rowbtn')].flatMap(b => {
+            const t = b.firstChild, out = [];
+            for (const m of t.textContent.matchAll(/\\S+/g)) {
+              const r = document.createRange(); r.setStart(t, m.index); r.setEnd(t, m.index + m[0].length);
+              const tops = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
+              if (tops.size > 1) out.push(m[0]);
+            }
+            return out; })""")
+        assert split == []
+        assert pg.locator("table.lb td.n").first.is_hidden()
+        assert pg.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        pg.close()
+    pg = open_page(browser, served, 1440, 900)
+    try:
+        assert pg.locator("table.lb td.n").first.is_visible()
+    finally:
+        pg.close()
+
+
+def test_live_region_says_the_search_count_once_and_not_the_first_state(browser, served):
+    pg = open_page(browser, served, 1440, 900)
+    try:
+        box = pg.locator("#announce")
+        assert box.get_attribute("role") == "status" and box.inner_text() == ""  # the first state is on the page
+        for q in ("a", "ta", "zzz"):
+            pg.fill("#search", q)
+            n = sum(q in name.lower() for name in NAMES)
+            pg.wait_for_function("q => document.getElementById('announce').textContent.endsWith(`\"${q}\"`)", arg=q)
+            assert re.match(rf"{n} systems? match(es)? \"{q}\"$", box.text_content()), box.text_content()
+    finally:
+        pg.close()
+
+
+def test_drill_down_prints_four_significant_digits_per_task(browser, served, store):
+    _, X = store
+    pg = open_page(browser, served, 1440, 900)
+    try:
+        name = NAMES[0]
+        pg.locator(f"tr.sys[data-system='{name}'] button.rowbtn").click()
+        pg.wait_for_selector("table.tasks td.num")
+        cells = pg.locator("table.tasks").first.locator("tr").all()[1:]
+        assert len(cells) == TASKS
+        for j, tr in enumerate(cells):
+            txt = tr.locator("td").nth(1).inner_text()
+            v = float(f"{X[0, j]:.6f}")
+            assert float(txt) == float(f"{v:.4g}"), (txt, v)
+            assert len(re.sub(r"[^0-9]", "", txt).lstrip("0")) <= 4
+    finally:
+        pg.close()
