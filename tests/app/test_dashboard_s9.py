@@ -36,7 +36,7 @@ def store(tmp_path_factory):
     path, X = write_input(folder)
     cfg = parse_config({
         "seed": 1, "store": str(folder / "s.zarr"), "input": {"path": str(path), "name": "named", "missing": "listwise"},
-        "rules": [{"name": "mean"}, {"name": "borda"}],
+        "rules": [{"name": "mean"}, {"name": "borda"}, {"name": "copeland"}, {"name": "minimax"}],
         "perturbations": [{"kind": "bootstrap", "over": "tasks", "replicates": 20, "block": 10}]})
     run_sweep(cfg, progress=False)
     return cfg, X
@@ -119,5 +119,18 @@ def test_drill_down_prints_four_significant_digits_per_task(browser, served, sto
             v = float(f"{X[0, j]:.6f}")
             assert float(txt) == float(f"{v:.4g}"), (txt, v)
             assert len(re.sub(r"[^0-9]", "", txt).lstrip("0")) <= 4
+    finally:
+        pg.close()
+
+
+def test_four_rules_fit_a_desktop_without_sideways_scrolling(browser, served):
+    pg = open_page(browser, served, 1440, 900)
+    try:
+        heads = pg.locator("table.lb thead tr").first.locator("th").all_inner_texts()
+        assert len(heads) == 4
+        width, box = pg.evaluate("() => { const t = document.querySelector('table.lb'); "
+                                 "return [t.scrollWidth, t.parentElement.clientWidth]; }")
+        assert width <= box
+        assert pg.locator("table.lb .ivbar").count() == 0 or not pg.locator("table.lb .ivbar").first.is_visible()
     finally:
         pg.close()

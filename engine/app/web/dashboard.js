@@ -367,7 +367,8 @@
   function boardTable(g, allRules) {
     const one = !allRules && narrowScreen() && g.rules.length > 1 ? sortRule() : null;
     const showRule = ri => one === null || ri === one;
-    const t = el("table", {class: "lb"});
+    // four or more rules side by side: no in-cell bars and a narrower name column, so that the main columns fit 1440 px
+    const t = el("table", {class: g.rules.filter((_, ri) => showRule(ri)).length >= 4 ? "lb many" : "lb"});
     const digits = g.rules.map(columnDigits);
     const hasScoreIv = g.rules.map(r => Array.isArray(r.score_low));
     const h1 = el("tr", {}, el("td", {class: "name corner"}, ""), el("td", {class: "n corner"}, ""));
@@ -827,7 +828,9 @@
     });
     const tieNotes = [];
     g.rules.forEach((r, ri) => {
-      const big = [...counts[ri].entries()].filter(([v, n]) => v !== null && n >= Math.max(3, Math.ceil(K / 4)));
+      // only ties at a rank some drawn system holds: a tie of undrawn systems is no rank move on this chart
+      const drawn = new Set(shown.map(i => r.rank[i]));
+      const big = [...counts[ri].entries()].filter(([v, n]) => v !== null && drawn.has(v) && n >= Math.max(3, Math.ceil(K / 4)));
       big.sort((a, b) => a[0] - b[0]).forEach(([v, n]) => tieNotes.push(`${r.rule}: ${n} systems tied at rank ${v}`));
     });
     host.replaceChildren(
