@@ -82,11 +82,19 @@ def test_phone_names_break_between_words_and_leave_the_judges_to_the_drill_down(
         assert split == []
         assert pg.locator("table.lb td.n").first.is_hidden()
         assert pg.evaluate("document.documentElement.scrollWidth") <= 390
+        # one rule's columns fit the phone whole: the score interval sits under the score, no number is cut
+        width, box = pg.evaluate("() => { const t = document.querySelector('table.lb'); "
+                                 "return [t.scrollWidth, t.parentElement.clientWidth]; }")
+        assert width <= box
+        for tr in pg.locator("table.lb tbody tr.sys").all()[:5]:
+            siv = tr.locator("td.siv").first
+            assert siv.is_hidden() and tr.locator(".ci2").first.inner_text() == siv.get_attribute("data-x")
     finally:
         pg.close()
     pg = open_page(browser, served, 1440, 900)
     try:
         assert pg.locator("table.lb td.n").first.is_visible()
+        assert pg.locator("table.lb td.siv").first.is_visible() and pg.locator("table.lb .ci2").first.is_hidden()
     finally:
         pg.close()
 

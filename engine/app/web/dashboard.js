@@ -402,7 +402,7 @@
         "data-x": r.rule, title: r.unit}, r.rule, r.degenerate ? " ⚠" : "", scaleFlagged(g.input, r) ? " " : "", scaleMark(g.input, r)));
       h2.append(th("score", `${ri}:score`, "first", `${r.unit}, on the full data (higher is better)`, "sc.", r.rule));
       if (hasScoreIv[ri]) {
-        h2.append(el("th", {scope: "col", title: `${pct} percentile interval of the rule's score over the replicates`, "data-x": `${r.rule} score ${pct} CI`,
+        h2.append(el("th", {class: "siv", scope: "col", title: `${pct} percentile interval of the rule's score over the replicates`, "data-x": `${r.rule} score ${pct} CI`,
           "data-split": "1"}, el("span", {class: "wide-label"}, `score ${pct} CI`), el("abbr", {class: "short-label", title: `score ${pct} CI`}, "sc. CI")));
       }
       h2.append(th("rank", `${ri}:rank`, "", "full-data rank ('=' marks ties: hover or open the row for whom)", "#", r.rule),
@@ -430,12 +430,15 @@
                 countsCell(g, i));
       g.rules.forEach((r, ri) => {
         if (!showRule(ri)) return;
-        tr.append(el("td", {class: "first", "data-x": r.score[i] === null ? "" : String(r.score[i])}, fmtScore(r.score[i], digits[ri])));
+        const scoreCell = el("td", {class: "first", "data-x": r.score[i] === null ? "" : String(r.score[i])}, fmtScore(r.score[i], digits[ri]));
+        tr.append(scoreCell);
         if (hasScoreIv[ri]) {
           const lo = r.score_low[i], hi = r.score_high[i];
           const neg = lo !== null && (fmtScore(lo, digits[ri]).startsWith("-") || fmtScore(hi, digits[ri]).startsWith("-"));
           const txt = lo === null ? "–" : neg ? `${fmtScore(lo, digits[ri])} to ${fmtScore(hi, digits[ri])}` :
             `${fmtScore(lo, digits[ri])}–${fmtScore(hi, digits[ri])}`;
+          // a phone shows the interval under the score (its own column is hidden there), so that no number is cut
+          if (lo !== null) scoreCell.append(el("span", {class: "ci2", "aria-hidden": "true"}, txt));
           tr.append(el("td", {class: "siv", "data-x": txt, "data-lo": lo === null ? "" : String(lo),
             "data-hi": hi === null ? "" : String(hi)}, txt));
         }
