@@ -295,6 +295,7 @@ class LiveStore:
         self.run = run  # served by the run that writes the store (its elapsed time is the run's)
         self.started = time.time()
         self._seen: tuple[float, int, float] | None = None  # (time, blocks done, their cost) when the store was first seen
+        self._seen_done: dict[str, int] = {}  # blocks done per group when the group was first seen
         self._last: tuple[float, int] | None = None  # (time, blocks done) when the count last changed
         self._extras: dict[tuple[str, int], dict[str, Any]] = {}
         self._lock = threading.Lock()
@@ -314,6 +315,7 @@ class LiveStore:
         self._scores = {}
         self._letters = {}
         self._seen = None
+        self._seen_done = {}
         self._last = None
         self._extras = {}
 
@@ -436,13 +438,25 @@ class LiveStore:
                 status = "waiting"
             else:
                 status = "complete" if prog["blocks_done"] == prog["blocks_total"] else "partial"
+            untimed = self._untimed(groups)  # every snapshot: each group's blocks done when first seen
             timing = self._timing(prog, status, work_done(groups))
+            timing["eta_untimed"] = untimed if timing["eta_seconds"] is not None else []
         out = {"status": status, "store": shown_path(self.path), "engine_version": self.attrs.get("engine_version"),
                "seed": self.attrs.get("seed"), "dask_dashboard": self.dask_dashboard, "level": self.level,
                "progress": prog, "groups": groups, "input": self._input_settings(), "timing": timing}
         if self.message:
             out["message"] = self.message
         return out
+
+    def _untimed(self, groups: Sequence[Mapping[str, Any]]) -> list[str]:
+        """The kinds of the groups with blocks left none of which has finished since first seen: the estimate prices
+        their blocks by :func:`block_cost` alone, not by a measured rate, so the page calls it rough."""
+        out: set[str] = set()
+        for g in groups:
+            first = self._seen_done.setdefault(str(g["name"]), int(g["blocks_done"]))
+            if g["blocks_done"] < g["blocks_total"] and g["blocks_done"] == first:
+                out.add(str(g.get("kind", "other")))
+        return sorted(out)
 
     def _timing(self, prog: Mapping[str, Any], status: str, work: tuple[float, float]) -> dict[str, Any]:
         """Elapsed time and, while blocks are being added, an estimate of the time left: the cost of the blocks left

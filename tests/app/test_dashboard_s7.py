@@ -68,9 +68,15 @@ def ties(rank: list) -> list[int]:
 
 
 def decimals_for(r: dict) -> int | None:
-    """The decimals the issue asks for: two significant digits of the narrowest score interval, at least one."""
-    widths = [h - lo for lo, h in zip(r["score_low"], r["score_high"]) if lo is not None and h is not None and h > lo]
-    return max(1, 1 - math.floor(math.log10(min(widths)))) if widths else None
+    """The decimals the issue asks for: enough to tell systems of different ranks apart (0 for whole scores, else at
+    least 1 for half points), the same running or finished, by plain loops."""
+    vals = [(v, k) for v, k in zip(r["score"], r["rank"]) if v is not None]
+    if not vals:
+        return None
+    d = 0 if all(float(v).is_integer() for v, _ in vals) else 1
+    while d < 6 and any(f"{a:.{d}f}" == f"{b:.{d}f}" and ra != rb for a, ra in vals for b, rb in vals):
+        d += 1
+    return d
 
 
 def config(folder: Path, store: Path, *, mixed: bool = True, extra: list | None = None):
@@ -115,6 +121,11 @@ def test_eta_weighs_finished_blocks_by_their_cost(tmp_path):
     rate = [(done - done0) / (t["now"] - s) for s in (seen_a, seen_b)]  # cost per second, either side of first sight
     assert (total - done) / rate[1] - 1e-6 <= t["eta_seconds"] <= (total - done) / rate[0] + 1e-6
     assert t["blocks_since"] == snap["progress"]["blocks_done"] - sum(g["blocks_done"] for g in groups)
+    # rough while a kind with blocks left has had none finish since first seen (its blocks priced by cost alone)
+    first = {g["name"]: g["blocks_done"] for g in groups}
+    want = sorted({g["kind"] for g in snap["groups"] if g["blocks_done"] < g["blocks_total"]
+                   and g["blocks_done"] == first[g["name"]]})
+    assert t["eta_untimed"] == want
 
 
 def test_counts_carry_the_reports_mixed_scales_warning(store, tmp_path):

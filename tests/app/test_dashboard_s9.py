@@ -142,3 +142,18 @@ def test_four_rules_fit_a_desktop_without_sideways_scrolling(browser, served):
         assert pg.locator("table.lb .ivbar").count() == 0 or not pg.locator("table.lb .ivbar").first.is_visible()
     finally:
         pg.close()
+
+
+def test_skip_links_reach_each_section_from_the_first_tab(browser, served):
+    pg = open_page(browser, served, 1440, 900)
+    try:
+        pg.keyboard.press("Tab")
+        first = pg.evaluate("() => [document.activeElement.textContent, document.activeElement.getBoundingClientRect().left]")
+        assert first[0] == "skip to the leaderboard" and first[1] >= 0  # shown while focused
+        pg.keyboard.press("Enter")
+        pg.keyboard.press("Tab")  # the next stop is inside the leaderboard, not the header or the overview
+        assert pg.evaluate("() => Boolean(document.activeElement.closest('#board'))")
+        for target in ("bump", "agreement"):
+            assert pg.locator(f"nav.skip a[href='#{target}']").count() == 1 and pg.locator(f"#{target}").count() == 1
+    finally:
+        pg.close()

@@ -163,7 +163,8 @@
       if (t.eta_seconds !== null && t.eta_seconds !== undefined) {
         const left = t.eta_seconds - (now - t.now);
         const basis = `the measured rate of the ${plural(t.blocks_since, "block")} finished ${t.run ? "in this run" : "while watched"}, weighted by their cost`;
-        parts.push(left > 0 ? `estimated ${fmtTime(left)} left (${basis})` : `past the estimate (${basis}); waiting for the next block`);
+        const rough = (t.eta_untimed || []).length ? `; rough until a ${t.eta_untimed.join(" and a ")} block has finished` : "";
+        parts.push(left > 0 ? `estimated ${fmtTime(left)} left (${basis}${rough})` : `past the estimate (${basis}); waiting for the next block`);
       } else if (s.status === "partial") parts.push("time left: after the next block");
     } else if (s.status === "complete" && t.run && ui.sawRunning && ui.finishedAt) {
       parts.push(`finished; the run took about ${fmtTime(ui.finishedAt - t.started)}`);
