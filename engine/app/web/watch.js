@@ -67,7 +67,10 @@
     const g = (s.groups || [])[0];
     const parts = [];
     if (s.rule) parts.push(`${plural(sz.system || 0, "system")} × ${plural(sz.task || 0, "task")} × ${plural(sz.instance || 0, "instance")} in the store`);
-    if (g && g.replicates_done) parts.push(`${Math.round(100 * s.level)}% intervals from a bootstrap over ${s.over}: ${s.replicates} replicates, seed ${s.seed}, recomputed at each ingestion`);
+    if (g && g.replicates_done) {
+      parts.push(`${Math.round(100 * s.level)}% intervals from a bootstrap over ${s.over}: ${s.replicates} replicates, seed ${s.seed}, recomputed at each ingestion`);
+      parts.push(`Rank(UB) here: 1 + the systems that score above it in at least ${(50 * (1 + s.level)).toFixed(1)}% of the replicates`);
+    }
     else if (s.rule) parts.push("no bootstrap (start the watch with --over tasks, instances or systems for intervals, ties with the leader and Rank(UB))");
     $("meta").textContent = parts.join(" · ");
     document.body.classList.toggle("no-boot", !(g && g.replicates_done));
