@@ -131,8 +131,8 @@ def watched(tmp_path_factory):
     root, store = tmp / "runs", tmp / "lb.zarr"
     root.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "engine", "watch", str(root), "--store", str(store), "--over", "tasks",
-                             "--replicates", "100", "--rule", "mean", "--dashboard", "--port", "0", "--interval", "0.3", "--settle", "0.3",
-                             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             "--replicates", "100", "--rule", "mean", "--dashboard", "--port", "0", "--interval", "0.3",
+                             "--settle", "0.3", "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp)
     try:
         line = proc.stdout.readline()
@@ -144,7 +144,7 @@ def watched(tmp_path_factory):
         for k, (name, skill) in enumerate([("new/x", 0.85), ("new/y", 0.75), ("new/z", 0.65)]):
             write_model(root, name, skill, 10 + k)
         snap = wait_for(lambda: (s := get_json(url + "api/snapshot")).get("n_systems") == 7 and s)
-        yield url, store, snap
+        yield url, store, snap, root
     finally:
         proc.send_signal(2)
         proc.communicate(timeout=30)
@@ -153,7 +153,7 @@ def watched(tmp_path_factory):
 def test_snapshot_group_numbers_equal_a_recomputed_bootstrap(watched):
     import engine
 
-    _, store, snap = watched
+    _, store, snap, _ = watched
     g = snap["groups"][0]
     r = g["rules"][0]
     assert g["kind"] == "bootstrap" and snap["level"] == 0.95 and r["unit"] == "mean score over tasks"
@@ -170,7 +170,7 @@ def test_snapshot_group_numbers_equal_a_recomputed_bootstrap(watched):
 
 
 def test_the_page_draws_the_dashboard_leaderboard_and_what_changed(watched, browser, tmp_path):
-    url, _, snap = watched
+    url, _, snap, root = watched
     g, r = snap["groups"][0], snap["groups"][0]["rules"][0]
     ctx = browser.new_context(viewport={"width": 1440, "height": 900}, accept_downloads=True, bypass_csp=True)
     pg = ctx.new_page()
@@ -224,8 +224,29 @@ def test_the_page_draws_the_dashboard_leaderboard_and_what_changed(watched, brow
     ctx.close()
 
 
+def test_a_row_opens_its_per_task_scores_and_the_letter_groups_are_computed(watched, browser):
+    url, _, snap, root = watched
+    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
+    pg = ctx.new_page()
+    pg.goto(url)
+    pg.wait_for_function("document.querySelectorAll('table.lb tbody tr.sys').length === 7")
+    pg.click("tr.sys[data-system='new/x'] button.rowbtn")
+    pg.wait_for_selector("tr.detail table.tasks td")
+    shown = pg.eval_on_selector_all("tr.detail table.tasks tr",
+                                    "rs => rs.slice(1).map(r => [r.cells[0].textContent, r.cells[1].textContent])")
+    want = {}
+    for f in sorted((root / "new__x").glob("samples_*.jsonl")):  # the mean accuracy of each task, from the files
+        want[f.name.split("_")[1]] = np.mean([json.loads(x)["acc"] for x in f.read_text().splitlines()])
+    assert {t: float(v) for t, v in shown} == pytest.approx(want, abs=1e-4)
+    pg.click("#letters-button")
+    pg.wait_for_selector("#letters table", timeout=60_000)
+    names = pg.eval_on_selector_all("#letters table tr", "rs => rs.slice(1).map(r => r.cells[0].textContent)")
+    assert sorted(names) == sorted(snap["groups"][0]["systems"])
+    ctx.close()
+
+
 def test_provenance_is_no_column_of_the_leaderboard(watched, browser):
-    url, _, snap = watched
+    url, _, snap, root = watched
     ctx = browser.new_context(viewport={"width": 390, "height": 844})
     pg = ctx.new_page()
     pg.goto(url)

@@ -21,6 +21,15 @@
   const plural = (n, one, many) => `${n} ${n === 1 ? one : (many || one + "s")}`;
   let shown = -1, saidKey = null, fetching = false, again = false;
 
+  // a long message (a reader's list of every format it knows): its first clause, the rest behind a disclosure
+  function longText(t, cls) {
+    const cut = t.length > 140 ? t.slice(0, 120).search(/[;:] [^;:]*$/) : -1;
+    if (cut < 20) return el("li", t, cls);
+    const li = el("li", undefined, cls), d = el("details");
+    d.append(el("summary", t.slice(0, cut + 1) + " …"), t.slice(cut + 2));
+    li.appendChild(d);
+    return li;
+  }
   function list(id, items, render, empty) {
     const ul = $(id); ul.replaceChildren();
     if (!items.length) { ul.appendChild(el("li", empty, "sub")); return; }
@@ -105,7 +114,7 @@
     $("where").textContent = `watching ${s.dir || ""} into ${s.store || ""}`;
     renderMeta(s);
     renderChanges(s);
-    list("rejected", s.rejected || [], (r) => el("li", r.error), "none");
+    list("rejected", s.rejected || [], (r) => longText(r.error), "none");
     list("waiting", s.waiting || [], (w) => el("li", `${w.unit}: ${w.why}`), "none");
     renderProvenance(s);
     const log = $("log"); log.replaceChildren();
