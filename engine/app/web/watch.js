@@ -64,9 +64,11 @@
       el("span", ` passed ${c.passed.join(", ")}; fell behind ${c.fell_behind.join(", ")}`, "sub"))));
     const shifted = by("shifted");
     if (shifted.length) {  // moved only by systems entering or leaving above them: one line, their order is unchanged
-      const why = (c) => [c.new_above ? `${c.new_above} new above` : "", c.left_above ? `${c.left_above} left above` : ""].filter(Boolean).join(", ");
-      ul.appendChild(tagged("shifted", "shifted", `${plural(shifted.length, "system")} kept ${shifted.length === 1 ? "its" : "their"} order among the others; ` +
-        "only systems entering or leaving above moved them: ", shifted.map((c) => `${move(c)} (${why(c)})`).join(", ")));
+      const why = (c) => [c.new_above ? `${c.new_above} new` : "", c.left_above ? `${c.left_above} gone` : ""].filter(Boolean).join(", ") + " above";
+      const one = new Set(shifted.map(why)).size === 1;  // the same cause for all: said once
+      const who = shifted.map((c) => `${c.system} ${c.from}→${c.to}` + (one ? "" : ` (${why(c)})`)).join(", ");
+      ul.appendChild(tagged("shifted", "shifted", `${who}: ` + (one ? `${why(shifted[0])}, ` : "") +
+        `${shifted.length === 1 ? "its" : "their"} order among the others unchanged`));
     }
     by("gone").forEach((c) => ul.appendChild(tagged("gone", "left", `${c.system} is no longer ranked`)));
     by("other").forEach((c) => ul.appendChild(tagged("other", "changed", c.text)));
@@ -75,10 +77,10 @@
     const sz = s.sizes || {};
     const g = (s.groups || [])[0];
     const parts = [];
-    if (s.rule) parts.push(`${plural(sz.system || 0, "system")} × ${plural(sz.task || 0, "task")} × ${plural(sz.instance || 0, "instance")} in the store`);
+    if (s.rule) parts.push(`${plural(sz.system || 0, "system")} × ${plural(sz.task || 0, "task")} × ${plural(sz.instance || 0, "instance")}`);
     if (g && g.replicates_done) {
-      parts.push(`${Math.round(100 * s.level)}% intervals from a bootstrap over ${s.over}: ${s.replicates} replicates, seed ${s.seed}, recomputed at each ingestion`);
-      parts.push(`Rank(UB) here: 1 + the systems that score above it in at least ${(50 * (1 + s.level)).toFixed(1)}% of the replicates`);
+      parts.push(`${Math.round(100 * s.level)}% intervals: bootstrap over ${s.over}, ${s.replicates} replicates, seed ${s.seed}, redone at each ingestion`);
+      parts.push(`Rank(UB): 1 + the systems above it in ≥ ${(50 * (1 + s.level)).toFixed(1)}% of the replicates`);
     }
     else if (s.rule) parts.push("no bootstrap (start the watch with --over tasks, instances or systems for intervals, ties with the leader and Rank(UB))");
     $("meta").textContent = parts.join(" · ");
