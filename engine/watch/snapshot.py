@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -137,7 +138,8 @@ def _boot_fields(score: np.ndarray, boot: Any, replicates: np.ndarray, level: fl
     }
     # Rank(UB), paired: 1 + the systems that score above this one in at least (1 + level) / 2 of the replicates
     prob = metrics.prob_above(replicates)
-    out["rank_ub"] = _json(metrics.pairwise_rank_bounds(score, prob, level=(1 + level) / 2)[0])
+    ub = metrics.pairwise_rank_bounds(score, prob, level=(1 + level) / 2)[0]
+    out["rank_ub"] = _json(np.where(np.isnan(np.asarray(boot.low, dtype=np.float64)), np.nan, ub))  # no interval: no bound
     out["rank_ub_from"] = "prob_above"
     if pairwise:
         out["score_interval_note"] = "none: the replicates of a bootstrap over systems score different sets of systems"
@@ -178,11 +180,16 @@ def board_group(ds: xr.Dataset, boot: Any | None = None, replicate_score: Any | 
     }
     if boot is not None and replicate_score is not None:
         at = {s: i for i, s in enumerate(boot.systems)}
-        order = [at[s] for s in systems]  # the intervals in the ranking's system order
-        R = np.asarray(replicate_score.transpose(..., "system").sel(system=systems).values, dtype=np.float64)
+        idx = np.array([at.get(s, -1) for s in systems])  # the intervals in the ranking's system order (-1: none)
+
+        def take(a: Any, fill: Any) -> np.ndarray:
+            a = np.asarray(a)
+            return np.where(idx >= 0, a[np.maximum(idx, 0)], fill) if a.size else np.full(S, fill)
+
+        R = np.asarray(replicate_score.transpose(..., "system").reindex(system=systems).values, dtype=np.float64)
         R = R.reshape(-1, S)
-        ordered = type(boot)(systems, boot.score[order], boot.rank[order], boot.low[order], boot.high[order],
-                             boot.tied[order], boot.kind, boot.level, boot.stability)
+        ordered = replace(boot, systems=systems, score=take(boot.score, np.nan), rank=take(boot.rank, np.nan),
+                          low=take(boot.low, np.nan), high=take(boot.high, np.nan), tied=take(boot.tied, False))
         rule.pop("score_interval_note")
         rule.update(_boot_fields(score, ordered, R, level))
     B = int(rule["replicates_done"])

@@ -258,3 +258,25 @@ def test_provenance_is_no_column_of_the_leaderboard(watched, browser):
     ctx.close()
 
 
+
+
+def test_board_group_keeps_a_system_the_bootstrap_did_not_rank():
+    """A system of the ranking that the bootstrap has no interval for gets none (not another system's)."""
+    import xarray as xr
+
+    import engine
+    from engine.labelled.comparison import bootstrap_intervals
+    from engine.watch.snapshot import board_group
+
+    X = np.array([[0.9, 0.8, 0.7, 0.95], [0.5, 0.6, 0.4, 0.55], [0.2, 0.1, 0.3, 0.25]])
+    scores = engine.scores_from_array(X, systems=["a", "b", "c"])
+    boot_ds = engine.bootstrap(scores, rule="mean", over="tasks", replicates=50, seed=1)
+    boot = bootstrap_intervals(boot_ds, level=0.9)
+    ds = xr.Dataset({"score": ("system", [0.84, 0.51, 0.2, 0.1]), "rank": ("system", [1.0, 2.0, 3.0, 4.0])},
+                    coords={"system": ["a", "b", "c", "late"]}, attrs={"rule": "mean"})
+    r = board_group(ds, boot, boot_ds["replicate_score"], level=0.9, over="tasks")["rules"][0]
+    assert r["rank_low"][3] is None and r["rank_ub"][3] is None and r["score_low"][3] is None
+    R = np.asarray(boot_ds["replicate_score"].transpose("replicate", "system").values, dtype=float)
+    for i in range(3):  # 1 + the systems above it in at least 95% of the 50 replicates, counted in a loop
+        assert r["rank_ub"][i] == 1 + sum(1 for j in range(3) if j != i and np.mean(R[:, j] > R[:, i]) >= 0.95)
+    assert r["rank_low"][:3] == boot.low.tolist() and r["leader"] == [0]
