@@ -54,8 +54,9 @@ def _moves(previous: Mapping[str, Sequence[Any]], rows: Sequence[Mapping[str, An
     """Per system ranked before and now whose rank changed: what moved it.
 
     ``passed`` / ``fell_behind``: systems ranked before and now that were not strictly above it and now are (it fell
-    behind them), or the other way round (it passed them); ``new_above``: systems not ranked before now strictly above
-    it; ``left_above``: systems strictly above it before that are no longer ranked.
+    behind them), or the other way round (it passed them; ``drew_level``: those of them it now ties);
+    ``new_above``: systems not ranked before now strictly above it; ``left_above``: systems strictly above it before
+    that are no longer ranked.
     """
     now = {str(r["system"]): int(r["rank"]) for r in rows}
     before = {str(s): int(v[0]) for s, v in previous.items()}
@@ -66,6 +67,7 @@ def _moves(previous: Mapping[str, Sequence[Any]], rows: Sequence[Mapping[str, An
             continue
         others = [o for o in both if o != s]
         out[s] = {"passed": sorted(o for o in others if before[o] < before[s] and not now[o] < now[s]),
+                  "drew_level": sorted(o for o in others if before[o] < before[s] and now[o] == now[s]),
                   "fell_behind": sorted(o for o in others if now[o] < now[s] and not before[o] < before[s]),
                   "new_above": sum(1 for o in now if o not in before and now[o] < now[s]),
                   "left_above": sum(1 for o in before if o not in now and before[o] < before[s])}
@@ -96,7 +98,7 @@ def change_records(previous: Mapping[str, Sequence[Any]], rows: Sequence[Mapping
         up, down = bool(m["passed"]), bool(m["fell_behind"])
         kind = "moved" if up and down else "up" if up else "down" if down else "shifted"
         why = [f"{m['new_above']} new above"] if m["new_above"] else []
-        why += [f"{m['left_above']} left above"] if m["left_above"] else []
+        why += [f"{m['left_above']} gone from above"] if m["left_above"] else []
         said = {"up": "up", "down": "down", "moved": "passed " + ", ".join(m["passed"]) + "; fell behind " +
                 ", ".join(m["fell_behind"]), "shifted": ", ".join(why)}[kind]
         before = int(previous[system][0])

@@ -95,8 +95,8 @@ def test_change_kinds_equal_a_pairwise_loop(seed):
 
 
 # ------------------------------------------------------------------------------------ a real watch, with the page
-def write_model(root: Path, name: str, skill: float, seed: int) -> None:
-    """An lm-eval ``--log_samples`` folder (samples first, results last), moved into ``root`` whole."""
+def write_model(root: Path, name: str, skill: float, seed: int) -> Path:
+    """An lm-eval ``--log_samples`` folder (samples first, results last) in a staging folder beside ``root``."""
     rng = np.random.default_rng(seed)
     d = root.parent / "staging" / name.replace("/", "__")
     d.mkdir(parents=True)
@@ -106,7 +106,13 @@ def write_model(root: Path, name: str, skill: float, seed: int) -> None:
         (d / f"samples_{t}_{STAMP}.jsonl").write_text("\n".join(lines) + "\n")
     (d / f"results_{STAMP}.json").write_text(json.dumps({"model_name": name,
                                                          "higher_is_better": {t: {"acc": True} for t in TASKS}}))
-    shutil.move(str(d), str(root / d.name))
+    return d
+
+
+def drop(root: Path, models) -> None:
+    """Write every model, then move them into ``root`` together (one publication sees them all)."""
+    for d in [write_model(root, name, skill, seed) for name, skill, seed in models]:
+        shutil.move(str(d), str(root / d.name))
 
 
 def get_json(url: str):
@@ -138,11 +144,9 @@ def watched(tmp_path_factory):
         line = proc.stdout.readline()
         assert "dashboard at http://" in line, line + proc.stderr.read()
         url = line.split(" at ")[1].strip()
-        for k, (name, skill) in enumerate([("org/a", 0.5), ("org/b", 0.45), ("org/c", 0.4), ("org/d", 0.35)]):
-            write_model(root, name, skill, k)
+        drop(root, [("org/a", 0.5, 0), ("org/b", 0.45, 1), ("org/c", 0.4, 2), ("org/d", 0.35, 3)])
         wait_for(lambda: get_json(url + "api/snapshot").get("n_systems") == 4)
-        for k, (name, skill) in enumerate([("new/x", 0.85), ("new/y", 0.75), ("new/z", 0.65)]):
-            write_model(root, name, skill, 10 + k)
+        drop(root, [("new/x", 0.85, 10), ("new/y", 0.75, 11), ("new/z", 0.65, 12)])
         snap = wait_for(lambda: (s := get_json(url + "api/snapshot")).get("n_systems") == 7 and s)
         yield url, store, snap, root
     finally:
@@ -154,6 +158,7 @@ def test_snapshot_group_numbers_equal_a_recomputed_bootstrap(watched):
     import engine
 
     _, store, snap, _ = watched
+    assert sum(c["kind"] == "new" for c in snap["change_list"]) == 3, "the three entries published at once"
     g = snap["groups"][0]
     r = g["rules"][0]
     assert g["kind"] == "bootstrap" and snap["level"] == 0.95 and r["unit"] == "mean score over tasks"
@@ -280,3 +285,14 @@ def test_board_group_keeps_a_system_the_bootstrap_did_not_rank():
     for i in range(3):  # 1 + the systems above it in at least 95% of the 50 replicates, counted in a loop
         assert r["rank_ub"][i] == 1 + sum(1 for j in range(3) if j != i and np.mean(R[:, j] > R[:, i]) >= 0.95)
     assert r["rank_low"][:3] == boot.low.tolist() and r["leader"] == [0]
+
+
+def test_drawing_level_with_an_old_system_is_said_apart_from_passing_it():
+    before = {"A": [1, None, None], "B": [2, None, None], "C": [3, None, None]}
+    rows = [{"system": "N", "rank": 1}, {"system": "M", "rank": 1}, {"system": "A", "rank": 3}, {"system": "B", "rank": 3},
+            {"system": "C", "rank": 5}]
+    recs = {c["system"]: c for c in change_records(before, rows)}
+    # B's rank number grew (2 -> 3: two entries above) while it caught up with A: up among the old systems
+    assert recs["B"]["kind"] == "up" and recs["B"]["passed"] == ["A"] and recs["B"]["drew_level"] == ["A"]
+    assert recs["B"]["new_above"] == 2 and (recs["B"]["from"], recs["B"]["to"]) == (2, 3)
+    assert recs["A"]["kind"] == "shifted" and recs["C"]["kind"] == "shifted" and recs["C"]["new_above"] == 2

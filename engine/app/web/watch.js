@@ -19,7 +19,13 @@
   const rk = (x) => (typeof x === "number" ? String(Number(x.toPrecision(3))) : "");
   const iv = (lo, hi) => (typeof lo !== "number" || typeof hi !== "number" ? "" : rk(lo) === rk(hi) ? ` [${rk(lo)}]` : ` [${rk(lo)}–${rk(hi)}]`);
   const plural = (n, one, many) => `${n} ${n === 1 ? one : (many || one + "s")}`;
-  let shown = -1, saidKey = null, fetching = false, again = false;
+  let shown = -1, saidKey = null, fetching = false, again = false, published = null;
+  // "published at 10:18:41, 3 min ago" (the age kept current; not a live region: it is not news)
+  function ago(t) {
+    const s = Math.max(0, Math.round(Date.now() / 1000 - t));
+    return s < 10 ? "just now" : s < 60 ? `${s} s ago` : s < 3600 ? `${Math.floor(s / 60)} min ago` : `${Math.floor(s / 3600)} h ${Math.floor(s / 60) % 60} min ago`;
+  }
+  function tick() { $("changes-when").textContent = typeof published === "number" ? `published at ${when(published)}, ${ago(published)}` : ""; }
 
   // a long message (a reader's list of every format it knows): its first clause, the rest behind a disclosure
   function longText(t, cls) {
@@ -52,19 +58,24 @@
     const key = JSON.stringify(recs);
     if (key === saidKey) return;  // the same changes: not announced again (the list is a live region)
     saidKey = key;
-    $("changes-when").textContent = s.published && recs.length ? `published at ${when(s.published)}` : "";
+    published = recs.length ? s.published : null;
+    tick();
     const ul = $("changes"); ul.replaceChildren();
     if (!recs.length) { ul.appendChild(el("li", s.ranking && s.ranking.length ? "no system changed place" : "nothing yet", "sub")); return; }
     const by = (k) => recs.filter((c) => c.kind === k);
     const move = (c) => `${c.system} ${c.from}→${c.to}${iv(c.low, c.high)}`;
     by("new").forEach((c) => ul.appendChild(tagged("new", "new", `${c.system} enters at rank ${c.to}${iv(c.low, c.high)}`)));
-    by("up").forEach((c) => ul.appendChild(tagged("up", "▲ up", move(c), el("span", ` passed ${c.passed.join(", ")}`, "sub"))));
-    by("down").forEach((c) => ul.appendChild(tagged("down", "▼ down", move(c), el("span", ` fell behind ${c.fell_behind.join(", ")}`, "sub"))));
-    by("moved").forEach((c) => ul.appendChild(tagged("moved", "↕ moved", move(c),
-      el("span", ` passed ${c.passed.join(", ")}; fell behind ${c.fell_behind.join(", ")}`, "sub"))));
+    // why it moved, in words: the old systems it passed (or now ties), fell behind, and the entries above it
+    const why = (c) => {
+      const level = c.drew_level || [], past = (c.passed || []).filter((o) => !level.includes(o));
+      return [past.length ? `passed ${past.join(", ")}` : "", level.length ? `drew level with ${level.join(", ")}` : "",
+        (c.fell_behind || []).length ? `fell behind ${c.fell_behind.join(", ")}` : "",
+        c.new_above ? `${c.new_above} new above` : "", c.left_above ? `${c.left_above} gone from above` : ""].filter(Boolean).join("; ");
+    };
+    const TAGS = {up: "▲ up", down: "▼ down", moved: "↕ moved"};
+    for (const k of ["up", "down", "moved"]) by(k).forEach((c) => ul.appendChild(tagged(k, TAGS[k], move(c), el("span", ` (${why(c)})`, "sub"))));
     const shifted = by("shifted");
     if (shifted.length) {  // moved only by systems entering or leaving above them: one line, their order is unchanged
-      const why = (c) => [c.new_above ? `${c.new_above} new` : "", c.left_above ? `${c.left_above} gone` : ""].filter(Boolean).join(", ") + " above";
       const one = new Set(shifted.map(why)).size === 1;  // the same cause for all: said once
       const who = shifted.map((c) => `${c.system} ${c.from}→${c.to}` + (one ? "" : ` (${why(c)})`)).join(", ");
       ul.appendChild(tagged("shifted", "shifted", `${who}: ` + (one ? `${why(shifted[0])}, ` : "") +
@@ -82,7 +93,12 @@
       parts.push(`${Math.round(100 * s.level)}% intervals: bootstrap over ${s.over}, ${s.replicates} replicates, seed ${s.seed}, redone at each ingestion`);
       parts.push(`Rank(UB): 1 + the systems above it in ≥ ${(50 * (1 + s.level)).toFixed(1)}% of the replicates`);
     }
-    else if (s.rule) parts.push("no bootstrap (start the watch with --over tasks, instances or systems for intervals, ties with the leader and Rank(UB))");
+    if (!(g && g.replicates_done) && s.rule) parts.push("no bootstrap (start the watch with --over tasks, instances or systems for intervals, ties with the leader and Rank(UB))");
+    const t = s.timing || {};
+    if (typeof t.rank_s === "number") {
+      const took = (t.ingest_s || 0) + (t.write_s || 0) + t.rank_s + (t.bootstrap_s || 0);
+      parts.push(`last update took ${took.toFixed(1)} s` + (typeof t.bootstrap_s === "number" ? ` (bootstrap ${t.bootstrap_s.toFixed(1)} s)` : ""));
+    }
     $("meta").textContent = parts.join(" · ");
     document.body.classList.toggle("no-boot", !(g && g.replicates_done));
   }
@@ -142,4 +158,5 @@
   // the dashboard's script writes its "updated" line at each new version it draws
   new MutationObserver(refresh).observe($("updated"), {childList: true, characterData: true, subtree: true});
   refresh();
+  setInterval(tick, 15000);
 })();
