@@ -77,9 +77,14 @@
     const shifted = by("shifted");
     if (shifted.length) {  // moved only by systems entering or leaving above them: one line, their order is unchanged
       const one = new Set(shifted.map(why)).size === 1;  // the same cause for all: said once
-      const who = shifted.map((c) => `${c.system} ${c.from}→${c.to}` + (one ? "" : ` (${why(c)})`)).join(", ");
-      ul.appendChild(tagged("shifted", "shifted", `${who}: ` + (one ? `${why(shifted[0])}, ` : "") +
-        `${shifted.length === 1 ? "its" : "their"} order among the others unchanged`));
+      const who = shifted.map((c) => `${c.system} ${c.from}→${c.to}` + (one ? "" : ` (${why(c)})`));
+      const said = `${one ? `moved only by ${why(shifted[0])}; ` : ""}${shifted.length === 1 ? "its" : "their"} order among the others unchanged`;
+      if (who.length <= 8) ul.appendChild(tagged("shifted", "shifted", `${who.join(", ")}: ${said}`));
+      else {  // many: the first few, the rest behind a disclosure
+        const d = el("details", undefined, "rest");
+        d.append(el("summary", `and ${who.length - 6} more`), who.slice(6).join(", "));
+        ul.appendChild(tagged("shifted", "shifted", `${plural(who.length, "system")} ${said}: ${who.slice(0, 6).join(", ")}`, d));
+      }
     }
     by("gone").forEach((c) => ul.appendChild(tagged("gone", "left", `${c.system} is no longer ranked`)));
     by("other").forEach((c) => ul.appendChild(tagged("other", "changed", c.text)));
