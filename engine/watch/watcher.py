@@ -24,7 +24,7 @@ from engine.io.files import WriterLock
 from engine.watch import ledger as ledgers
 from engine.watch.ingest import check_fits, merge, read_unit, store_path_ok, without_systems
 from engine.watch.scan import FileStat, Unit, file_sha256, find_units
-from engine.watch.snapshot import changes, ranking_rows
+from engine.watch.snapshot import board_group, change_records, ranking_rows
 
 __all__ = ["WatchOptions", "Watcher"]
 
@@ -232,7 +232,7 @@ class Watcher:
             self._publish([], now)  # a restarted watch: show what the store holds
             return True
         if self.snapshot is not None and (todo or self.waiting != waiting_before):
-            self.snapshot = self._build(self.snapshot["ranking"], self.snapshot["changes"])
+            self.snapshot = self._build(self.snapshot["ranking"], self.snapshot["changes"], self.snapshot["change_list"])
             self.version += 1
             return True
         return False
@@ -254,18 +254,21 @@ class Watcher:
                                      block=opts.block, client=self.client, **opts.rank)
             boot = bootstrap_intervals(bds, level=opts.interval, over=opts.over)
             self.last_timing["bootstrap_s"] = time.perf_counter() - t0 - self.last_timing["rank_s"]
-        return ranking_rows(ds, boot), {"rule": ds.attrs.get("rule"), "level": ds.attrs.get("level")}
+        board = board_group(ds, boot, None if boot is None else bds["replicate_score"], level=opts.interval,
+                            over=opts.over, replicates=opts.replicates)
+        return ranking_rows(ds, boot), {"rule": ds.attrs.get("rule"), "level": ds.attrs.get("level"), "board": board}
 
     def _publish(self, ingested: Sequence[str], now: float) -> None:
         rows, header = self._rank()
-        said = changes(self.ledger.get("published", {}), rows)
+        records = change_records(self.ledger.get("published", {}), rows)
+        said = [c["text"] for c in records]
         for text in said:
             ledgers.log_entry(self.ledger, "change", text, now)
             self.say("change", text)
         self.ledger["published"] = {r["system"]: [r["rank"], r.get("rank_low"), r.get("rank_high")] for r in rows}
         ledgers.save_ledger(self.store, self.ledger)
         self.header = header
-        self.snapshot = self._build(rows, said)
+        self.snapshot = self._build(rows, said, records)
         self.version += 1
 
     def _provenance(self) -> dict[str, Any]:
@@ -277,7 +280,7 @@ class Watcher:
                                     for rel, f in sorted(rec["files"].items())]}
         return out
 
-    def _build(self, rows: list[dict[str, Any]], said: Sequence[str]) -> dict[str, Any]:
+    def _build(self, rows: list[dict[str, Any]], said: Sequence[str], records: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
         o = self.options
         sizes = {} if self.scores is None else {d: int(self.scores.sizes[d]) for d in (SYSTEM, TASK, INSTANCE)}
         header = self.header
@@ -287,6 +290,7 @@ class Watcher:
             **header, "missing": o.rank.get("missing"), "over": o.over, "replicates": o.replicates if o.over else None,
             "seed": o.seed if o.over else None, "interval": o.interval if o.over else None,
             "n_systems": len(rows), "sizes": sizes, "ranking": rows, "changes": list(said),
+            "change_list": [dict(c) for c in records],
             "provenance": self._provenance(), "waiting": list(self.waiting),
             "rejected": [{"unit": k, "error": v["error"], "time": v["time"]} for k, v in sorted(self.ledger["rejected"].items())],
             "log": self.ledger["log"][-100:], "timing": dict(self.last_timing),

@@ -349,47 +349,46 @@ def test_axe_core_finds_nothing_serious(browser, served, width, height):
 
 # ------------------------------------------------------------------------------------ the watch page
 class FakeWatcher:
-    """What the watch page's server reads of a watch: its published snapshot and version."""
+    """What the watch page's server reads of a watch: its published snapshot and version, its options."""
 
     def __init__(self, snapshot: dict) -> None:
+        from engine.watch import WatchOptions
+
         self.snapshot, self.version, self.root, self.store, self.waiting = snapshot, 1, "runs", "lb.zarr", []
+        self.options, self.scores = WatchOptions(), None
 
 
 @pytestmark_browser
 def test_watch_page_says_new_for_a_new_entrant(browser, tmp_path):
     pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install playwright)")
+    import xarray as xr
+
     from engine.app.watch_page import WatchLive, watch_web
-    from engine.watch.snapshot import changes
+    from engine.watch.snapshot import board_group, change_records
 
     before = {"a": [1, 1, 2], "b": [2, 1, 3], "c": [3, 2, 3]}
     rows = [{"system": "a", "rank": 1, "score": 9.0}, {"system": "new-model", "rank": 2, "score": 8.0},
             {"system": "c", "rank": 3, "score": 7.0}, {"system": "b", "rank": 4, "score": 6.0}]
-    said = changes(before, rows)
-    snap = {"kind": "watch", "status": "watching", "progress": {"units": 4}, "ranking": rows, "changes": said,
-            "rule": "borda", "level": "task",
-            "sizes": {"system": 4, "task": 2, "instance": 1}, "provenance": {}, "rejected": [], "waiting": [], "log": []}
+    recs = change_records(before, rows)
+    ds = xr.Dataset({"score": ("system", [r["score"] for r in rows]), "rank": ("system", [float(r["rank"]) for r in rows])},
+                    coords={"system": [r["system"] for r in rows]}, attrs={"rule": "borda", "level": "task"})
+    snap = {"kind": "watch", "status": "watching", "progress": {"units": 4}, "ranking": rows,
+            "changes": [c["text"] for c in recs], "change_list": recs, "rule": "borda", "level": "task",
+            "board": board_group(ds), "sizes": {"system": 4, "task": 2, "instance": 1}, "provenance": {}, "rejected": [],
+            "waiting": [], "log": []}
     url, stop = start_in_background(tmp_path / "none.zarr", port=0, poll=0.1, heartbeat=2.0,
                                     live=WatchLive(FakeWatcher(snap)), web=watch_web())
     pg = browser.new_page(viewport={"width": 390, "height": 844})
     try:
         pg.goto(url)
-        pg.wait_for_selector("#ranking tbody tr")
+        pg.wait_for_selector("table.lb tbody tr.sys")
+        pg.wait_for_selector("#changes li.change")
         got = pg.locator("#changes li").evaluate_all("ls => ls.map(l => [l.dataset.kind, l.querySelector('.tag').textContent])")
-        # by hand: not ranked before -> new; a rank number that grew -> down, shrank -> up
-        want = {}
-        for r in rows:
-            old = before.get(r["system"])
-            if old is None:
-                want[r["system"]] = "new"
-            elif old[0] != r["rank"]:
-                want[r["system"]] = "down" if r["rank"] > old[0] else "up"
-        assert sorted(k for k, _ in got) == sorted(want.values())
-        assert got[0] == ["new", "new"]  # new entrants first, said in words
-        moves = dict(pg.locator("#ranking tbody tr").evaluate_all("rs => rs.map(r => [r.dataset.system, r.cells[2].textContent])"))
-        assert moves["new-model"] == "new" and moves["a"] == "–"
-        for s, kind in want.items():
-            if kind != "new":
-                assert moves[s] == f"{'▲' if kind == 'up' else '▼'} from {before[s][0]}"
+        # by hand: not ranked before -> new; b fell behind c (ranked before and now) -> down; c, a kept their rank
+        assert got == [["new", "new"], ["down", "▼ down"]]
+        shown = dict(pg.locator("table.lb tbody tr.sys").evaluate_all(
+            "rs => rs.map(r => [r.dataset.system, Number(r.querySelector('td[data-n]').dataset.n)])"))
+        assert shown == {r["system"]: r["rank"] for r in rows}
         assert pg.evaluate("document.documentElement.scrollWidth") <= 390
     finally:
         pg.close()

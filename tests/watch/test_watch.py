@@ -363,10 +363,10 @@ class Chromium:
 
 
 ROWS_JS = ("JSON.stringify([document.body.dataset.version || null, Array.from(document.querySelectorAll("
-           "'#ranking tbody tr')).map(tr => [tr.dataset.system, Number(tr.cells[0].textContent)]), "
+           "'table.lb tbody tr.sys')).map(tr => [tr.dataset.system, Number(tr.querySelector('td[data-n]').dataset.n)]), "
            "Array.from(document.querySelectorAll('#changes li')).map(li => li.textContent), "
            "Array.from(document.querySelectorAll('#rejected li')).map(li => li.textContent), "
-           "Array.from(document.querySelectorAll('#ranking details')).length])")
+           "Array.from(document.querySelectorAll('#provenance details')).length])")
 
 
 def test_end_to_end_folders_dropped_while_watch_dashboard_runs(tmp_path, capsys):
