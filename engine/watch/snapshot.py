@@ -125,7 +125,6 @@ def _ints(a: Any) -> list[int | None]:
 def _boot_fields(score: np.ndarray, boot: Any, replicates: np.ndarray, level: float) -> dict[str, Any]:
     """A rule's bootstrap numbers in the dashboard's shape: rank and score intervals, ties with the leader, Rank(UB),
     stability."""
-    from engine.kernels import metrics
 
     S = score.size
     pairwise = boot.kind == "pairwise"
@@ -138,11 +137,8 @@ def _boot_fields(score: np.ndarray, boot: Any, replicates: np.ndarray, level: fl
         "spearman_replicates": int(replicates.shape[0]), "spearman_over": "all replicates",
         "order_stability": _json([boot.stability["order_stability"]])[0],
     }
-    # Rank(UB), paired: 1 + the systems that score above this one in at least (1 + level) / 2 of the replicates
-    prob = metrics.prob_above(replicates)
-    ub = metrics.pairwise_rank_bounds(score, prob, level=(1 + level) / 2)[0]
-    out["rank_ub"] = _json(np.where(np.isnan(np.asarray(boot.low, dtype=np.float64)), np.nan, ub))  # no interval: no bound
-    out["rank_ub_from"] = "prob_above"
+    # Rank(UB) as everywhere (engine.kernels.metrics.rank_upper_bound, in the intervals): no interval, no bound
+    out["rank_ub"] = _json(np.where(np.isnan(np.asarray(boot.low, dtype=np.float64)), np.nan, boot.rank_ub))
     if pairwise:
         out["score_interval_note"] = "none: the replicates of a bootstrap over systems score different sets of systems"
     else:
@@ -161,8 +157,8 @@ def board_group(ds: xr.Dataset, boot: Any | None = None, replicate_score: Any | 
     the bootstrap's ``replicate_score`` (replicate, system), when a bootstrap ran) as one group of the live dashboard's
     snapshot (the JSON of :class:`engine.sweep.kinds.bootstrap.BootstrapState`, one rule), so that the dashboard's
     leaderboard draws it: every system of the store (``None`` where a rule could not rank it), the leader, the systems
-    tied with it, rank and score intervals and Rank(UB) = 1 + the systems scoring above it in at least
-    ``(1 + level) / 2`` of the replicates (:func:`engine.kernels.metrics.pairwise_rank_bounds` of their ``prob_above``).
+    tied with it, rank and score intervals and Rank(UB) = 1 + the systems scoring above it in at least ``level`` of
+    the replicates (:func:`engine.kernels.metrics.rank_upper_bound`, as the dashboard and the report give it).
     """
     from engine.labelled.comparison import degenerate_ranking
 
@@ -191,7 +187,8 @@ def board_group(ds: xr.Dataset, boot: Any | None = None, replicate_score: Any | 
         R = np.asarray(replicate_score.transpose(..., "system").reindex(system=systems).values, dtype=np.float64)
         R = R.reshape(-1, S)
         ordered = replace(boot, systems=systems, score=take(boot.score, np.nan), rank=take(boot.rank, np.nan),
-                          low=take(boot.low, np.nan), high=take(boot.high, np.nan), tied=take(boot.tied, False))
+                          low=take(boot.low, np.nan), high=take(boot.high, np.nan), tied=take(boot.tied, False),
+                          rank_ub=take(boot.rank_ub, np.nan))
         rule.pop("score_interval_note")
         rule.update(_boot_fields(score, ordered, R, level))
     B = int(rule["replicates_done"])
