@@ -96,7 +96,7 @@
     if (s.rule) parts.push(`${plural(sz.system || 0, "system")} × ${plural(sz.task || 0, "task")} × ${plural(sz.instance || 0, "instance")}`);
     if (g && g.replicates_done) {
       parts.push(`${Math.round(100 * s.level)}% intervals: bootstrap over ${s.over}, ${s.replicates} replicates, seed ${s.seed}, redone at each ingestion`);
-      parts.push(`Rank(UB): 1 + the systems above it in ≥ ${(50 * (1 + s.level)).toFixed(1)}% of the replicates`);
+      parts.push(`Rank(UB): 1 + the systems above it in ≥ ${Math.round(100 * s.level)}% of the replicates`);
     }
     if (!(g && g.replicates_done) && s.rule) parts.push("no bootstrap (start the watch with --over tasks, instances or systems for intervals, ties with the leader and Rank(UB))");
     const t = s.timing || {};
