@@ -57,3 +57,14 @@ def test_common_shift_does_not_hide_a_sure_order():
     lo, hi = np.percentile(R, [2.5, 97.5], axis=0)
     assert (lo[:, None] <= hi[None, :]).all()  # every marginal interval overlaps every other: Arena's bound says 1
     assert rank_upper_bound(np.array([3.0, 2.0, 1.0]), prob_above(R)).tolist() == [1.0, 2.0, 3.0]
+
+
+def test_a_level_outside_0_1_is_refused_by_name():
+    import pytest
+
+    from engine.errors import VotebenchError
+
+    P = prob_above(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    for bad in (0.0, -0.5, 1.0, 1.5, float("nan")):
+        with pytest.raises(VotebenchError, match="level"):
+            rank_upper_bound(np.array([1.0, 0.0]), P, level=bad)
