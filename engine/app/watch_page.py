@@ -62,7 +62,7 @@ class WatchLive:
         if snap is None:
             return {"kind": "watch", "status": "waiting", "progress": {"fraction": 0.0, "blocks_done": 0, "blocks_total": 0},
                     "ranking": [], "changes": [], "change_list": [], "groups": [], "level": coverage,
-                    "dir": str(w.root), "store": str(w.store), "waiting": list(w.waiting), "rejected": [], "log": [],
+                    "dir": str(w.root), "store": str(w.store), "waiting": list(w.waiting), **w.outcomes(),
                     "provenance": {}, "message": "waiting for the outputs of two systems"}
         board = snap.get("board")
         groups = []

@@ -271,6 +271,13 @@ class Watcher:
         self.snapshot = self._build(rows, said, records)
         self.version += 1
 
+    def outcomes(self) -> dict[str, list[Any]]:
+        """The outputs rejected (unit, error, time) and the last 100 log lines: shown before any ranking too (a watch
+        whose every file is rejected must say so, not "waiting")."""
+        return {"rejected": [{"unit": k, "error": v["error"], "time": v["time"]}
+                             for k, v in sorted(self.ledger["rejected"].items())],
+                "log": self.ledger["log"][-100:]}
+
     def _provenance(self) -> dict[str, Any]:
         out = {}
         for key, rec in self.ledger["units"].items():
@@ -292,6 +299,5 @@ class Watcher:
             "n_systems": len(rows), "sizes": sizes, "ranking": rows, "changes": list(said),
             "change_list": [dict(c) for c in records],
             "provenance": self._provenance(), "waiting": list(self.waiting),
-            "rejected": [{"unit": k, "error": v["error"], "time": v["time"]} for k, v in sorted(self.ledger["rejected"].items())],
-            "log": self.ledger["log"][-100:], "timing": dict(self.last_timing),
+            **self.outcomes(), "timing": dict(self.last_timing),
         }

@@ -298,3 +298,58 @@ def test_drawing_level_with_an_old_system_is_said_apart_from_passing_it():
     assert recs["B"]["kind"] == "up" and recs["B"]["passed"] == ["A"] and recs["B"]["drew_level"] == ["A"]
     assert recs["B"]["new_above"] == 2 and (recs["B"]["from"], recs["B"]["to"]) == (2, 3)
     assert recs["A"]["kind"] == "shifted" and recs["C"]["kind"] == "shifted" and recs["C"]["new_above"] == 2
+
+
+def test_a_watch_whose_every_output_is_rejected_shows_them_before_any_ranking(tmp_path):
+    """Review W1: before two systems are in, the page said "Bad outputs: none" while stderr listed every rejection."""
+    from engine.app.watch_page import WatchLive
+    from engine.watch.watcher import Watcher, WatchOptions
+
+    root = tmp_path / "runs"
+    root.mkdir()
+    bad = ["broken_a.jsonl", "broken_b.json"]
+    (root / bad[0]).write_text('{"doc_id": 0, "acc": \n')  # truncated JSON
+    (root / bad[1]).write_text("not json at all")
+    said: list[tuple[str, str]] = []
+    w = Watcher(root, tmp_path / "lb.zarr", WatchOptions(settle=0.0), say=lambda lv, t: said.append((lv, t)))
+    try:
+        w.poll()
+        snap = WatchLive(w).snapshot()
+    finally:
+        w.close()
+    assert snap["status"] == "waiting" and snap["groups"] == []
+    errors = [t for lv, t in said if lv == "error"]
+    assert len(errors) == len(bad)  # what stderr says, one line per bad output
+    assert sorted(Path(r["unit"]).name for r in snap["rejected"]) == sorted(bad)
+    assert all(r["error"] for r in snap["rejected"]) and snap["log"]
+
+
+def test_judges_of_a_system_that_arrives_while_the_page_is_open(tmp_path, browser):
+    """Review W2: the counts were fetched once per input, so a late entry showed '–' and exported empty cells."""
+    root, store = tmp_path / "runs", tmp_path / "lb.zarr"
+    root.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "watch", str(root), "--store", str(store), "--rule", "mean",
+                             "--dashboard", "--port", "0", "--interval", "0.3", "--settle", "0.3", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path)
+    try:
+        line = proc.stdout.readline()
+        assert "dashboard at http://" in line, line + proc.stderr.read()
+        url = line.split(" at ")[1].strip()
+        drop(root, [("org/a", 0.5, 0), ("org/b", 0.45, 1)])
+        wait_for(lambda: get_json(url + "api/snapshot").get("n_systems") == 2)
+        ctx = browser.new_context(viewport={"width": 1440, "height": 900}, bypass_csp=True)
+        pg = ctx.new_page()
+        pg.goto(url)
+        pg.wait_for_function("[...document.querySelectorAll('table.lb tbody tr.sys td.n')].length === 2 && "
+                             "[...document.querySelectorAll('table.lb tbody tr.sys td.n')].every(td => td.dataset.lo)")
+        drop(root, [("late/c", 0.9, 2)])
+        pg.wait_for_function("[...document.querySelectorAll('table.lb tbody tr.sys td.n')].length === 3 && "
+                             "[...document.querySelectorAll('table.lb tbody tr.sys td.n')].every(td => td.dataset.lo)",
+                             timeout=60000)
+        late = pg.locator("tr.sys[data-system='late/c'] td.n")
+        assert (late.get_attribute("data-lo"), late.get_attribute("data-hi")) == (str(len(TASKS)), str(len(TASKS) * N_DOCS))
+        ctx.close()
+    finally:
+        proc.send_signal(2)
+        proc.communicate(timeout=30)

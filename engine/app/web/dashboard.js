@@ -484,15 +484,18 @@
               exportButtons(() => t, `tasks_${slug(system)}`, `the per-task scores of ${system}`), t);
   }
   async function loadCounts(g) {
-    if (ui.counts.has(g.input)) return;
-    ui.counts.set(g.input, {loading: true});
+    // once per input, and again when its systems change (a watch's new entries): the old counts stay shown meanwhile
+    const have = ui.counts.get(g.input);
+    if (have && (have.loading || have.forN === g.systems.length)) return;
+    if (have) have.loading = true; else ui.counts.set(g.input, {loading: true});
     try {
       const r = await fetch(`api/counts?input=${encodeURIComponent(g.input)}`, {cache: "no-store"});
       const d = await r.json();
       if (!d.error) d.byName = new Map(d.systems.map((s, k) => [s, [d.tasks[k], d.cells[k]]]));
+      d.forN = g.systems.length;
       ui.counts.set(g.input, d);
     } catch (e) {
-      ui.counts.set(g.input, {error: "cannot reach the server"});
+      ui.counts.set(g.input, {error: "cannot reach the server", forN: g.systems.length});
     }
     renderBoard();
     if (ui.snap && $("top")) { const ov = overview(ui.snap); $("top").replaceChildren(...(ov ? [ov] : [])); }
