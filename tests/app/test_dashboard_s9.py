@@ -157,3 +157,27 @@ def test_skip_links_reach_each_section_from_the_first_tab(browser, served):
             assert pg.locator(f"nav.skip a[href='#{target}']").count() == 1 and pg.locator(f"#{target}").count() == 1
     finally:
         pg.close()
+
+
+def test_the_sort_direction_said_is_the_order_of_the_values_shown(browser, served):
+    """Review D1: a score column sorted best first (largest first) said 'ascending' and drew ▲."""
+    import json
+
+    pg = open_page(browser, served, 1440, 900)
+    try:
+        g = json.loads(pg.evaluate("async () => JSON.stringify(await (await fetch('api/snapshot')).json())"))["groups"][0]
+        for key in ("0:score", "0:rank", "1:score"):
+            ri, what = key.split(":")
+            of = dict(zip(g["systems"], g["rules"][int(ri)][what]))
+            for _ in range(2):
+                pg.locator(f"th[data-key='{key}'] button").click()
+                # one look at the page (it redraws on every update): the header's words, its arrow, the rows' order
+                said, arrow, shown = pg.evaluate("""k => { const th = document.querySelector(`th[data-key='${k}']`);
+                    return [th.getAttribute('aria-sort'), getComputedStyle(th, '::after').content,
+                            [...document.querySelectorAll('table.lb tbody tr.sys')].map(r => r.dataset.system)]; }""", key)
+                vals = [of[n] for n in shown if of[n] is not None]
+                want = "descending" if vals == sorted(vals, reverse=True) and vals != sorted(vals) else "ascending"
+                assert said == want, (key, said, vals)
+                assert ("▼" in arrow) == (said == "descending"), (key, arrow)
+    finally:
+        pg.close()

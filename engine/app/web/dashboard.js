@@ -376,8 +376,10 @@
     const h2 = el("tr", {});
     const th = (label, key, cls, title, short, rule) => {  // short: the label on a phone (an <abbr> of the full one)
       const on = (ui.sort || "0:rank") === key;
-      const e = el("th", {class: ["sortable", cls, on ? "sorted" : "", on && ui.desc ? "desc" : ""].filter(Boolean).join(" "),
-        title, scope: "col", "aria-sort": on ? (ui.desc ? "descending" : "ascending") : null, "data-x": rule ? `${rule} ${label}` : label});
+      // the direction of the values shown: a score column (and judges · cells) sorts best first = largest first
+      const down = on && (ui.desc !== (/:score$/.test(key) || key === "n"));
+      const e = el("th", {class: ["sortable", cls, on ? "sorted" : "", down ? "desc" : ""].filter(Boolean).join(" "),
+        title, scope: "col", "aria-sort": on ? (down ? "descending" : "ascending") : null, "data-x": rule ? `${rule} ${label}` : label});
       // "Rank(UB)" may break before "(" (a <wbr>: no character added), so that four rules fit 1440 px
       const words = label.includes("(") ? [label.slice(0, label.indexOf("(")), el("wbr"), label.slice(label.indexOf("("))] : [label];
       const text = short ? [el("span", {class: "wide-label"}, ...words), el("abbr", {class: "short-label", title: label}, short)] : [label];
@@ -572,8 +574,11 @@
     const t = el("table", {class: "tasks"}, el("tr", {}, el("th", {scope: "col"}, "system"),
       got.by_rule ? el("th", {scope: "col"}, `${got.by_rule} rank`) : null, el("th", {scope: "col"}, got.level === "instance" ? "mean z-score" : "mean"), el("th", {scope: "col"}, "letters")));
     const rankOf = name => { const r = g.rules.find(x => x.rule === got.by_rule); const i = g.systems.indexOf(name); return r && i >= 0 ? r.rank[i] : null; };
+    // '=' on a rank another system shares under the rule, as in the leaderboard
+    const byRule = g.rules.find(x => x.rule === got.by_rule);
+    const rankText = v => v === null || v === undefined ? "–" : `${v}${byRule && byRule.rank.filter(w => w === v).length > 1 ? "=" : ""}`;
     const md = columnDigits({score: got.mean, rank: got.mean.map((_, k) => k)});  // one number of decimals: distinct means differ
-    order.forEach(i => t.append(el("tr", {}, el("td", {}, got.systems[i]), got.by_rule ? el("td", {}, String(rankOf(got.systems[i]) ?? "–")) : null,
+    order.forEach(i => t.append(el("tr", {}, el("td", {}, got.systems[i]), got.by_rule ? el("td", {}, rankText(rankOf(got.systems[i]))) : null,
       el("td", {class: "num"}, fmtScore(got.mean[i], Math.max(md === null ? 4 : md, 2))), el("td", {class: "cld", "data-x": letters[i].replace(/ /g, "")}, letters[i]))));
     box.append(el("h3", {}, `Letter groups · ${got.input}`), el("div", {class: "explain"}, lettersText(got)),
                ...got.notes.map(n => el("div", {class: "note"}, n)), exportButtons(() => t, `letters_${slug(got.input)}`, "the letter groups"), t);
@@ -1019,6 +1024,11 @@
     const rest = [agreementCard(s)];
     s.groups.forEach(g => rest.push(g.kind === "bootstrap" ? null : (CARDS[g.kind] || otherCard)(g)));
     $("rest").replaceChildren(...rest.filter(Boolean));
+    // a skip link only to a section the page shows (one rule: no rank changes, no agreement between rules)
+    document.querySelectorAll("nav.skip a").forEach(a => {
+      const to = document.getElementById(a.getAttribute("href").slice(1));
+      a.hidden = !to || to.hidden || !to.childElementCount;
+    });
   }
 
   // ------------------------------------------------------------------ data flow
