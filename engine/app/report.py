@@ -95,6 +95,8 @@ _MARKER = ".votebench-report"
 NARROW_PX = 700
 #: a figure at most this wide (px) needs no phone layout: in a 370 px column its 6.5 pt (9.9 px) text stays >= 9 px
 PHONE_FITS_PX = 405
+#: up to this screen width a table prints an interval under its value (:attr:`_Table.under`), its own column hidden
+PHONE_MERGE_PX = 420
 _BASELINE = "mean"
 _UP, _DOWN = "\u2191", "\u2193"
 
@@ -234,6 +236,9 @@ class _Table:
     short: list[str] | None = None  # header labels on a phone (an <abbr> with the full label as its title)
     titles: list[str] | None = None  # the header cells' tooltips ("": none)
     best: list[str] | None = None  # per column, the end the first click on its header puts first (best_directions)
+    # per column, the column whose text a narrow phone (PHONE_MERGE_PX) prints under this one's in small type, that
+    # column then hidden (-1: none; the score and its interval in one cell, so that no number is cut at the box's edge)
+    under: list[int] | None = None
 
 
 @dataclass
@@ -324,16 +329,32 @@ class _Out:
             return (f'<span class="long">{html.escape(h)}</span>'
                     f'<abbr class="short" title="{html.escape(h)}">{html.escape(short)}</abbr>')
 
-        shorts: list[str | None] = list(t.short) if t.short else [None] * len(t.header)
-        tips = [f' title="{html.escape(x)}"' if x else "" for x in (t.titles or [""] * len(t.header))]
+        n = len(t.header)
+        shorts: list[str | None] = list(t.short) if t.short else [None] * n
+        tips = [f' title="{html.escape(x)}"' if x else "" for x in (t.titles or [""] * n)]
         best = t.best or best_directions(t.header)
-        head = "".join(f'<th scope="col" aria-sort="none" data-best="{b}"{tip}><button type="button" class="sort">'
-                       f'{label(h, s)}</button></th>' for h, s, tip, b in zip(t.header, shorts, tips, best))
+        under = t.under or [-1] * n
+        hidden = {u for u in under if u >= 0}  # the columns a narrow phone prints under another one
+        col = ["merged" if c in hidden else "" for c in range(n)]
+        # a merged header: the hidden column's name under this one's, less their common first word ("95% CI")
+        head_ci = ["" if u < 0 else ' data-ci="{}"'.format(html.escape(
+            t.header[u].split(" ", 1)[1] if t.header[u].split(" ")[0] == t.header[c].split(" ")[0] and " " in t.header[u]
+            else t.header[u])) for c, u in enumerate(under)]
+        th_cls = [f' class="{k}"' if k else "" for k in col]
+        head = "".join(f'<th scope="col"{k} aria-sort="none" data-best="{b}"{tip}{ci}><button type="button" class="sort">'
+                       f'{label(h, s)}</button></th>' for k, h, s, tip, b, ci in zip(th_cls, t.header, shorts, tips, best,
+                                                                                    head_ci))
         body = []
         for i, row in enumerate(t.text_rows):
-            cls = t.classes[i] if t.classes else [""] * len(row)
-            body.append("<tr>" + "".join(f'<td class="{c}">{html.escape(v)}</td>' if c else f"<td>{html.escape(v)}</td>"
-                                         for v, c in zip(row, cls)) + "</tr>")
+            cls = t.classes[i] if t.classes else [""] * n
+            cells = []
+            for c, (v, k) in enumerate(zip(row, cls)):
+                k = f"{k} {col[c]}".strip()
+                attr = (f' class="{k}"' if k else "") + (f' data-ci="{html.escape(row[under[c]])}"' if under[c] >= 0 else "")
+                # a name cut short on a phone (an ellipsis) keeps its whole text: in the cell and in its title
+                attr += f' title="{html.escape(v)}"' if c == 0 and search else ""
+                cells.append(f"<td{attr}>{html.escape(v)}</td>")
+            body.append("<tr>" + "".join(cells) + "</tr>")
         cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
         # the scroll region is named by the table's caption (aria-labelledby), not a second copy of the name
         wrap = f'<div class="table" id="t-{stem}" tabindex="0" role="region" aria-labelledby="c-{stem}">'
@@ -346,7 +367,8 @@ class _Out:
             box = (f'<div class="search"><label for="q-{stem}">Search systems</label> <input type="search" id="q-{stem}" '
                    f'data-table="t-{stem}" autocomplete="off" placeholder="name contains…"> '
                    '<span class="count" role="status" aria-live="polite"></span></div>')
-        return (f'{box}<p class="export">{links}</p>{wrap}<table class="sortable{" " + css if css else ""}">{cap}'
+        css = " ".join(x for x in ("sortable", "names" if search else "", css) if x)
+        return (f'{box}<p class="export">{links}</p>{wrap}<table class="{css}">{cap}'
                 f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
 
@@ -783,7 +805,9 @@ def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _S
                           rank_range(float(r_lo[i]), float(r_hi[i])),
                           num(ub[i], "g"), num(float(score[i]), f".{k}f"), rng(s_lo[i], s_hi[i], f".{k}f"),
                           *[("–" if isinstance(v, float) else str(v)) for v in c[: 1 + board.instances]]])
-    return _Table(header, csv_rows, text_rows, csv_header=csv_header, classes=classes, short=short, titles=titles)
+    under = [-1, 2, -1, -1, 5] + [-1] * (len(header) - 5)  # a narrow phone: each interval under its value
+    return _Table(header, csv_rows, text_rows, csv_header=csv_header, classes=classes, short=short, titles=titles,
+                  under=under)
 
 
 def _board_order(rk: _Rankings, st: _Settings) -> tuple[str, np.ndarray]:
@@ -2013,7 +2037,12 @@ radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.3),rgba(0,0,0,0)) right ce
 th .long{display:none}th abbr.short{display:inline}table.board thead th{white-space:nowrap}
 td,th{padding:.15em .35em}h1{font-size:1.3em}.table td:first-child{max-width:10em;min-width:8em}
 table.board td:first-child,table.board th:first-child{min-width:6em;
-max-width:9em}dl{font-size:.8em;gap:.1em .6em}}
+max-width:9em}dl{font-size:.8em;gap:.1em .6em}
+table.names td:first-child{min-width:0;max-width:8.5em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+table.board td.lead,table.board td.tied{padding-right:1.5em}
+table.board td.lead::after,table.board td.tied::after{position:absolute;right:.3em}}
+""" + f"""@media (max-width:{PHONE_MERGE_PX}px){{table .merged{{display:none}}
+table [data-ci]::after{{content:attr(data-ci);display:block;font-size:.8em;font-weight:400;color:#444}}}}
 """
 
 #: sorts a table by the header clicked (numbers by their leading number, else text): the first click puts the column's
@@ -2029,14 +2058,17 @@ document.querySelectorAll("table.sortable").forEach(function (t) {
       Array.prototype.forEach.call(ths, function (h) { h.setAttribute("aria-sort", "none"); });
       th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
       var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      rows.forEach(function (r, i) { if (!r.hasAttribute("data-i")) r.setAttribute("data-i", i); });
       function key(r) { var s = r.cells[c].textContent.trim(), v = parseFloat(s); return isNaN(v) ? s : v; }
-      rows.sort(function (a, b) {
+      function cmp(a, b) {
         var x = key(a), y = key(b);
         if (typeof x === "number" && typeof y === "number") return dir * (x - y);
         if (typeof x === "number") return -1;
         if (typeof y === "number") return 1;
         return dir * x.localeCompare(y);
-      });
+      }
+      // ties (a rank interval's equal lower bounds) in the table's first order, the rank's, both ways
+      rows.sort(function (a, b) { return cmp(a, b) || a.getAttribute("data-i") - b.getAttribute("data-i"); });
       rows.forEach(function (r) { body.appendChild(r); });
     });
   });
