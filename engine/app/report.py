@@ -941,8 +941,13 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
     plain = {lb: st.display_short.get(lb, lb).replace(" \u26a0", "") for lb in rk.labels}
     draw = partial(plots.rank_change_figure, sub.assign_coords({RULE: [plain[lb] for lb in rk.labels]}),
                    baseline=plain[rk.baseline], neutral=[plain[lb] for lb in degen],
-                   title=f"Rankings by rule, change against {rk.baseline}{suffix}", shared=np.stack(shared, axis=1)[idx])
-    body.append(out.drawn("rankings", draw, f"Rank of every system under every rule ('=' shared rank); colour and "
+                   title=f"Rankings by rule, change against {rk.baseline}{suffix}", shared=np.stack(shared, axis=1)[idx],
+                   primary=plain[rk.labels[p]])
+    printed = (f"the {html.escape(rk.labels[p])} and {html.escape(rk.baseline)} columns"
+               if rk.labels[p] != rk.baseline else f"the {html.escape(rk.baseline)} column")
+    phone = f"; on a phone with more than 3 rules, ranks printed in {printed} only, the others colour alone" \
+        if n_r > 3 else ""
+    body.append(out.drawn("rankings", draw, f"Rank of every system under every rule ('=' shared rank{phone}); colour and "
                                             f"arrow: change against the {html.escape(rk.baseline)} baseline; \u26a0 "
                                             f"degenerate rule, not coloured{html.escape(suffix)}."))
     sections.append(("Rankings", "\n".join(body)))
