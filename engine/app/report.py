@@ -1288,8 +1288,10 @@ def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None]
     text = [[r[1], f"{r[2]:g}" + ("=" if r[2] in shared else ""), "n/a" if not math.isfinite(r[3]) else f"{r[3]:.{d}f}", a]
             for r, a in zip(rows, aligned)]
     tex = [[_tex_escape(c) for c in t[:3]] + [_tex_escape(r[4])] for t, r in zip(text, rows)]
-    return out.table("paired_letters", _Table(["system", f"rank by {label}", measure[0], "letters"], rows, text, tex,
-                                              ["rank_by_mean", "system", f"rank_by_{label}", measure[1], "letters"],
+    # the exports hold the page's columns: the rank by the table's rule (whole ranks as integers), as the leaderboard's
+    exported = [[r[1], _whole(float(r[2])), r[3], r[4]] for r in rows]
+    return out.table("paired_letters", _Table(["system", f"rank by {label}", measure[0], "letters"], exported, text, tex,
+                                              ["system", f"rank_by_{label}", measure[1], "letters"],
                                               [["", "", "", "cld"] for _ in rows],
                                               titles=["", f"rank by {label}; '=': a rank shared with another system",
                                                       measure[2], ""]), caption=caption)
