@@ -643,7 +643,7 @@ def resampled_judges(scores: xr.DataArray, over: str) -> tuple[str, int]:
 
 
 #: how the page says which rule is the primary one when --primary is not given
-PRIMARY_DEFAULT = ("borda (the sum of the per-task Borda points, as in Colombo et al. 2022), else the first rule asked "
+PRIMARY_DEFAULT = ("borda, the sum of the per-task Borda points as in Colombo et al. 2022; else the first rule asked "
                    "for that is neither the baseline nor degenerate")
 #: the rule of the leaderboard when --primary is not given and it ranks this input
 DEFAULT_PRIMARY_RULE = "borda"
@@ -741,8 +741,10 @@ def rank_range(lo: float, hi: float) -> str:
     """A rank interval as the page prints it: whole ranks as integers (percentile bounds are observed ranks), any other
     bound with one decimal, never by significant digits (``1 – 5``, ``7 – 13``, ``1 – 1,200``).
 
-    >>> rank_range(1.0, 5.0), rank_range(998.0, 1200.0), rank_range(2.0, float("nan"))
-    ('1 – 5', '998 – 1,200', '–')
+    An interval of one rank (a system tied in every replicate, as by a degenerate rule) is that rank, not ``5 – 5``.
+
+    >>> rank_range(1.0, 5.0), rank_range(998.0, 1200.0), rank_range(2.0, float("nan")), rank_range(5.0, 5.0)
+    ('1 – 5', '998 – 1,200', '–', '5')
     """
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return "–"
@@ -750,7 +752,7 @@ def rank_range(lo: float, hi: float) -> str:
     def one(v: float) -> str:
         return f"{v:,.0f}" if v == round(v) else f"{v:,.1f}"
 
-    return f"{one(lo)} – {one(hi)}"
+    return one(lo) if lo == hi else f"{one(lo)} – {one(hi)}"
 
 
 def _whole(v: float) -> float | int:
@@ -983,7 +985,7 @@ def _score_sections(out: _Out, rk: _Rankings, tt: _TaskTest, st: _Settings, note
     complete = np.isfinite(X).all(axis=1)
     Xc = X[complete]
     if (~complete).any():
-        notes.append(f"{int((~complete).sum())} task(s) with missing scores are left out of the Friedman test and "
+        notes.append(f"{count_words(int((~complete).sum()), 'task')} with missing scores are left out of the Friedman test and "
                      "PROMETHEE flows (they need complete data).")
     sections = []
     if Xc.shape[0] >= 2 and Xc.shape[1] >= 2:
@@ -995,6 +997,15 @@ def _score_sections(out: _Out, rk: _Rankings, tt: _TaskTest, st: _Settings, note
         notes.append("Too few complete tasks or systems for the Friedman test and PROMETHEE flows.")
     sections.append(_wins_section(out, rk, X, shown))
     return sections
+
+
+def count_words(n: int, noun: str) -> str:
+    """``n`` and its noun, plural unless one (``1 task``, ``3 tasks``): no "task(s)" on the page.
+
+    >>> count_words(1, "task"), count_words(3, "complete task"), count_words(0, "judge")
+    ('1 task', '3 complete tasks', '0 judges')
+    """
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def p_text(p: float) -> str:
@@ -1046,7 +1057,7 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
     body = [f"<p>Average ranks of the systems over the {fr.n_datasets} tasks ({what}; ties get the mean of their "
             f"positions). Friedman test: chi-square = {fr.statistic:.4g}, p {_p_is(fr.pvalue)} "
             f"({'reject' if sig else 'cannot reject'} equal average ranks at alpha = {st.alpha:g}). "
-            f"Post-hoc test: <b>{html.escape(test_name)}</b>, chosen automatically: {html.escape(ph.reason)}. "
+            f"Post-hoc test: <b>{html.escape(test_name)}</b> chosen automatically \u2014 {html.escape(ph.reason)}. "
             f"{how}.</p>",
             "<p class=\"legend\">These are autorank's average ranks: each system's rank within every task on the "
             "per-task means, averaged over the tasks. The leaderboard's average_rank rule ranks at the input's "
@@ -1177,7 +1188,7 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
            f"--paired-top-k {st.paired_top_k}; all pairs of the {n} systems would be {n * (n - 1) // 2} tests, and "
            "the correction over so many would leave little power)" if k < n else f"all {k} systems")
     n_diff = sum(p["different"] for p in g["pairs"])
-    body = [f"<p>Compared: {html.escape(cap)}. {_paired_words(g, st, P)}; <b>alpha = {st.alpha:g}</b>. {n_diff} of "
+    body = [f"<p>Compared: {html.escape(cap)}. {_paired_words(g, st, P)}; <b>alpha = {st.alpha:g}.</b> {n_diff} of "
             f"{P} pairs differ significantly. Systems sharing a letter are not significantly different; two systems "
             "with no letter in common are.</p>"]
     mixed = scale_spread(tt.X, tt.tasks) if tt is not None else None
@@ -1209,17 +1220,17 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
 def _paired_words(g: Mapping[str, Any], st: _Settings, P: int) -> str:
     """What the paired section's test is, as HTML."""
     if g["level"] == "instance":
-        return (f"Test: the <b>paired permutation (sign-flip) test</b>, between two systems on the same instances, on "
-                f"<b>z-scores within each task</b>; in full: {html.escape(g['method'])} (--paired-resamples; "
+        return (f"Test: the <b>paired permutation (sign-flip) test</b> between two systems on the same instances, on "
+                f"<b>z-scores within each task;</b> in full: {html.escape(g['method'])} (--paired-resamples; "
                 f"<code>votebench compare</code> uses 10000 by default). The difference of a pair is the "
                 f"{html.escape(g['overall'])}. p-values <b>adjusted by Holm's method</b> over the {P} pairs")
     if g.get("k_all"):
-        return (f"One score per task: the <b>Nemenyi test of the critical-difference section</b> (Friedman over all "
-                f"{g['k_all']} systems and the {g['n_tasks']} complete tasks), restricted to these systems: "
-                f"{html.escape(g['method'])} (it holds the family-wise error over all pairs). Chosen (--test "
-                f"{html.escape(st.test)}): {html.escape(g['reason'])}")
+        return (f"One score per task: the <b>Nemenyi test of the critical-difference section</b> (over all "
+                f"{g['k_all']} systems and the {count_words(g['n_tasks'], 'complete task')}; chosen there, --test "
+                f"{html.escape(st.test)}), restricted to these systems: {html.escape(g['method'])}; it holds the "
+                "family-wise error over all pairs")
     return (f"One score per task: the systems are compared on their task scores as autorank does, over the "
-            f"{g['n_tasks']} task(s) where all of them have a score. Test: {html.escape(g['method'])} "
+            f"{count_words(g['n_tasks'], 'task')} where all of them have a score. Test: {html.escape(g['method'])} "
             + ("(it holds the family-wise error over all pairs)" if g["test"] == "nemenyi" else
                f"({P} pairs; the CD section corrects over all pairs of its systems, so it can separate fewer)")
             + f". Chosen (--test {html.escape(st.test)}): {html.escape(g['reason'])}")
@@ -1307,11 +1318,13 @@ def _pairs_table(out: _Out, g: Mapping[str, Any]) -> str:
         return "n/a" if math.isnan(v) else format(v, spec)
 
     text = [[a, b, num(d, "+.4g"), num(p, ".3g"), num(q, ".3g"), "yes" if s else ""] for a, b, d, p, q, s in rows]
-    name = "paired permutation tests (per task: votebench compare --format json)" if inst else \
-        ("Nemenyi (no p-values: the critical difference decides)" if g["test"] == "nemenyi" else "Wilcoxon-Holm tests")
+    name = "paired permutation tests; per task: votebench compare --format json" if inst else \
+        ("Nemenyi's test; no p-values, the critical difference decides" if g["test"] == "nemenyi" else
+         "Wilcoxon signed-rank tests, Holm-adjusted")
     head = ["system", "opponent", "mean difference (z-scores)" if inst else "average rank difference", "p", "p (Holm)",
             "different"]
-    return out.table("paired_tests", _Table(head, rows, text), caption=f"Pairwise {name}, {len(rows)} pairs:", show=False)
+    return out.table("paired_tests", _Table(head, rows, text), caption=f"The {len(rows)} pairs behind the letters ({name}):",
+                     show=False)
 
 
 def _nan(v: float | None) -> float:
@@ -1398,7 +1411,7 @@ def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping
 def _interval_table(out: _Out, name: str, rows: list[list[Any]], st: _Settings) -> str:
     return out.table(name, _Table(["rule", "system", "rank", "rank_low", "rank_high", "tied_with_leader"], rows,
                                   [[r[0], r[1], f"{r[2]:g}", f"{r[3]:g}", f"{r[4]:g}", "yes" if r[5] else ""] for r in rows]),
-                     caption=f"Rank intervals ({_interval_words(st)}):", show=False)
+                     caption=f"Rank intervals of every rule; {_interval_words(st)}:", show=False)
 
 
 def _subset_body(out: _Out, name: str, ds: xr.Dataset, title: str, caption: str,
@@ -1528,7 +1541,8 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     rk = _rank_all(scores, [(r, {**base, "rule": r}) for r in names], explicit=explicit, notes=notes,
                    baseline=(_BASELINE, {**base, "rule": _BASELINE}))
     if rk.dropped:
-        notes.append(f"Missing-score policy {missing!r} left out {len(rk.dropped)} system(s): {', '.join(rk.dropped)}.")
+        notes.append(f"Missing-score policy {missing!r} left out {count_words(len(rk.dropped), 'system')}: "
+                     f"{', '.join(rk.dropped)}.")
     _judges_note(scores, missing, notes)
     X, tasks = _task_matrix(scores, missing, rk.systems)
     flags = rule_flags(rk.labels, {lb: lb for lb in rk.labels}, rk.score, X, rk.systems)
@@ -1648,8 +1662,9 @@ def _judges_note(scores: xr.DataArray, missing: str, notes: list[str]) -> None:
     if judges:
         one = scores.sizes["instance"] == 1
         parts = [t if one else f"{t} ({d} of {j} instances)" for t, d, j in judges]
-        notes.append(f"Missing-score policy 'drop-judges' left out {sum(d for _, d, _ in judges)} "
-                     f"{'task(s)' if one else 'judge(s)'} with a missing score: {', '.join(parts)}.")
+        notes.append(f"Missing-score policy 'drop-judges' left out "
+                     f"{count_words(sum(d for _, d, _ in judges), 'task' if one else 'judge')} with a missing score: "
+                     f"{', '.join(parts)}.")
 
 
 def _interval_words(st: _Settings) -> str:
