@@ -174,6 +174,7 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", n
     # brown-to-teal: a diverging map that colour-blind readers also tell apart (ColorBrewer BrBG)
     cmap, norm = "BrBG", TwoSlopeNorm(0.0, -lim, lim)
     edges = np.arange(m + 1) - 0.5  # the columns' edges (uniform, as imshow draws them)
+    im: Any
     if text:
         im = ax.imshow(np.clip(delta, -lim, lim), cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
         _rank_change_cells(ax, im, R, delta, lim, shared, rules.index(baseline), font, arrows=text == "arrow")
