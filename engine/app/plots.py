@@ -172,38 +172,21 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", n
         fig = _figure(min(max(label_w + cell * m + 1.6, _title_width(title)), WIDE_IN), _ROW * n + 1.9)
     ax = fig.add_subplot()
     # brown-to-teal: a diverging map that colour-blind readers also tell apart (ColorBrewer BrBG)
-    cmap, norm = "BrBG", TwoSlopeNorm(0.0, -lim, lim)
-    edges = np.arange(m + 1) - 0.5  # the columns' edges (uniform, as imshow draws them)
-    im: Any
+    norm, bj = TwoSlopeNorm(0.0, -lim, lim), rules.index(baseline)
     if text:
-        im = ax.imshow(np.clip(delta, -lim, lim), cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
-        _rank_change_cells(ax, im, R, delta, lim, shared, rules.index(baseline), font, arrows=text == "arrow")
-    else:  # a phone's colour-only cells: the baseline's and the primary rule's columns wider, with their ranks
-        ranked = sorted({rules.index(baseline)} | ({rules.index(primary)} if primary in rules else set()))
-        other = max(0.06, (NARROW_IN - label_w - 0.2 - _RANKED_COL_IN * len(ranked)) / max(1, m - len(ranked)))
-        widths = np.full(m, other)
-        widths[ranked] = max(_RANKED_COL_IN, other)
-        edges = np.concatenate([[0.0], np.cumsum(widths * m / widths.sum())]) - 0.5
-        im = ax.pcolormesh(edges, np.arange(n + 1) - 0.5, np.clip(delta, -lim, lim), cmap=cmap, norm=norm)
-        ax.set_xlim(edges[0], edges[-1])
-        ax.set_ylim(n - 0.5, -0.5)
-        _rank_change_cells(ax, im, R, delta, lim, shared, rules.index(baseline), font, arrows=False,
-                           columns=ranked, x=(edges[:-1] + edges[1:]) / 2)
+        edges = np.arange(m + 1) - 0.5  # the columns' edges (uniform, as imshow draws them)
+        im = ax.imshow(np.clip(delta, -lim, lim), cmap="BrBG", norm=norm, aspect="auto", interpolation="nearest")
+        _rank_change_cells(ax, im, R, delta, lim, shared, bj, font, arrows=text == "arrow")
+    else:
+        ranked = sorted({bj} | ({rules.index(primary)} if primary in rules else set()))
+        edges, im = _phone_ranked_cells(ax, R, delta, lim, norm, shared, bj, font, ranked, NARROW_IN - label_w - 0.2)
     ax.set_xticks((edges[:-1] + edges[1:]) / 2, [short_label(r, 18) + (" (baseline)" if r == baseline else "")
                                                  + (" (primary)" if r == primary and r != baseline else "")
                              + (" \u26a0" if r in set(neutral) else "") for r in rules],
                   rotation=90 if narrow else 40, ha="center" if narrow else "left", rotation_mode="anchor" if not narrow
                   else "default", fontsize=MIN_FONT if narrow else _FONT)
     ax.set_yticks(range(n), systems, fontsize=font if narrow else _FONT)
-    ax.tick_params(length=0)
-    ax.xaxis.set_ticks_position("top")
-    ax.xaxis.set_label_position("top")
-    ax.set_xticks(edges, minor=True)
-    ax.set_yticks(np.arange(n + 1) - 0.5, minor=True)
-    ax.grid(which="minor", color="white", linewidth=0.8)
-    ax.tick_params(which="minor", length=0)
-    for side in ax.spines.values():
-        side.set_visible(False)
+    _cell_grid(ax, edges, n)
     cb = fig.colorbar(im, ax=ax, shrink=min(1.0, 4.0 / max(1.0, _ROW * n)) if not narrow else 0.9, pad=0.01,
                       aspect=30, extend="both", location="bottom" if narrow else "right")
     cb.set_label(f"rank change vs {baseline} ({_UP} better)", fontsize=MIN_FONT if narrow else _FONT)
@@ -213,6 +196,36 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", n
     else:
         ax.set_title(title, fontsize=10)
     return fig
+
+
+def _phone_ranked_cells(ax: Any, R: np.ndarray, delta: np.ndarray, lim: float, norm: Any, shared: np.ndarray | None,
+                        base: int, font: float, ranked: Sequence[int], width: float) -> tuple[np.ndarray, Any]:
+    """A phone's colour-only cells of :func:`rank_change_figure` in ``width`` inches: the ``ranked`` columns (the
+    baseline's, the primary rule's) drawn wider and printing their ranks; the columns' edges and the mesh."""
+    n, m = R.shape
+    other = max(0.06, (width - _RANKED_COL_IN * len(ranked)) / max(1, m - len(ranked)))
+    widths = np.full(m, other)
+    widths[list(ranked)] = max(_RANKED_COL_IN, other)
+    edges = np.concatenate([[0.0], np.cumsum(widths * m / widths.sum())]) - 0.5
+    im = ax.pcolormesh(edges, np.arange(n + 1) - 0.5, np.clip(delta, -lim, lim), cmap="BrBG", norm=norm)
+    ax.set_xlim(edges[0], edges[-1])
+    ax.set_ylim(n - 0.5, -0.5)
+    _rank_change_cells(ax, im, R, delta, lim, shared, base, font, arrows=False, columns=ranked,
+                       x=(edges[:-1] + edges[1:]) / 2)
+    return edges, im
+
+
+def _cell_grid(ax: Any, edges: np.ndarray, n: int) -> None:
+    """White lines between the cells of a heatmap (column ``edges``, ``n`` rows), its column labels on top."""
+    ax.tick_params(length=0)
+    ax.xaxis.set_ticks_position("top")
+    ax.xaxis.set_label_position("top")
+    ax.set_xticks(edges, minor=True)
+    ax.set_yticks(np.arange(n + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", linewidth=0.8)
+    ax.tick_params(which="minor", length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
 
 
 def _rank_change_cells(ax: Any, im: Any, R: np.ndarray, delta: np.ndarray, lim: float, shared: np.ndarray | None,

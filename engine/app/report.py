@@ -945,10 +945,7 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
                    baseline=plain[rk.baseline], neutral=[plain[lb] for lb in degen],
                    title=f"Rankings by rule, change against {rk.baseline}{suffix}", shared=np.stack(shared, axis=1)[idx],
                    primary=plain[rk.labels[p]])
-    printed = (f"the {html.escape(rk.labels[p])} and {html.escape(rk.baseline)} columns"
-               if rk.labels[p] != rk.baseline else f"the {html.escape(rk.baseline)} column")
-    phone = f"; on a phone with more than 3 rules, ranks printed in {printed} only, the others colour alone" \
-        if n_r > 3 else ""
+    phone = _phone_ranks_words(rk.labels[p], rk.baseline) if n_r > 3 else ""
     body.append(out.drawn("rankings", draw, f"Rank of every system under every rule ('=' shared rank{phone}); colour and "
                                             f"arrow: change against the {html.escape(rk.baseline)} baseline; \u26a0 "
                                             f"degenerate rule, not coloured{html.escape(suffix)}."))
@@ -962,6 +959,13 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
             "the dendrogram clusters the systems on their rank vectors "
             f"(Euclidean distance, average linkage){html.escape(suffix)}.")))
     return sections
+
+
+def _phone_ranks_words(primary: str, baseline: str) -> str:
+    """What the phone's rankings figure prints with more than 3 rules (:func:`engine.app.plots.rank_change_figure`)."""
+    printed = (f"the {html.escape(primary)} and {html.escape(baseline)} columns" if primary != baseline else
+               f"the {html.escape(baseline)} column")
+    return f"; on a phone with more than 3 rules, ranks printed in {printed} only, the others colour alone"
 
 
 @dataclass
