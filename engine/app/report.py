@@ -330,6 +330,7 @@ class _Out:
                     f'<abbr class="short" title="{html.escape(h)}">{html.escape(short)}</abbr>')
 
         n = len(t.header)
+        names = search or "names" in css.split()  # a table of system names: one line each on a phone
         shorts: list[str | None] = list(t.short) if t.short else [None] * n
         tips = [f' title="{html.escape(x)}"' if x else "" for x in (t.titles or [""] * n)]
         best = t.best or best_directions(t.header)
@@ -352,7 +353,7 @@ class _Out:
                 k = f"{k} {col[c]}".strip()
                 attr = (f' class="{k}"' if k else "") + (f' data-ci="{html.escape(row[under[c]])}"' if under[c] >= 0 else "")
                 # a name cut short on a phone (an ellipsis) keeps its whole text: in the cell and in its title
-                attr += f' title="{html.escape(v)}"' if c == 0 and search else ""
+                attr += f' title="{html.escape(v)}"' if c == 0 and names else ""
                 cells.append(f"<td{attr}>{html.escape(v)}</td>")
             body.append("<tr>" + "".join(cells) + "</tr>")
         cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
@@ -367,7 +368,7 @@ class _Out:
             box = (f'<div class="search"><label for="q-{stem}">Search systems</label> <input type="search" id="q-{stem}" '
                    f'data-table="t-{stem}" autocomplete="off" placeholder="name contains…"> '
                    '<span class="count" role="status" aria-live="polite"></span></div>')
-        css = " ".join(x for x in ("sortable", "names" if search else "", css) if x)
+        css = " ".join(x for x in ("sortable", "names" if search and "names" not in css.split() else "", css) if x)
         return (f'{box}<p class="export">{links}</p>{wrap}<table class="{css}">{cap}'
                 f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
@@ -1286,6 +1287,10 @@ def _cd_letters(g: dict[str, Any], ph: Any, systems: Sequence[str], n_tasks: int
             "notes": [ph.note] if ph.note else []}
 
 
+#: the letters table's measure columns as a phone's header says them (one short line)
+_LETTERS_SHORT = {"mean z-score": "mean z", "average rank": "avg rank", "mean (raw)": "mean"}
+
+
 def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None], letters: Sequence[str],
                    rank: Sequence[float], label: str, caption: str, shared: set[float] | frozenset[float] = frozenset(),
                    measure: tuple[str, str, str] = ("mean", "mean", "")) -> str:
@@ -1309,7 +1314,10 @@ def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None]
                                               ["system", f"rank_by_{label}", measure[1], "letters"],
                                               [["", "", "", "cld"] for _ in rows],
                                               titles=["", f"rank by {label}; '=': a rank shared with another system",
-                                                      measure[2], ""]), caption=caption)
+                                                      measure[2], ""],
+                                              short=["system", "rank", _LETTERS_SHORT.get(measure[0], measure[0]),
+                                                     "letters"]),
+                     caption=caption, css="names")
 
 
 def _pairs_table(out: _Out, g: Mapping[str, Any]) -> str:

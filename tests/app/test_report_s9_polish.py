@@ -70,8 +70,8 @@ def board(tmp_path_factory):
 # ---------------------------------------------------------------------------------------------
 # 1. the phone leaderboard: no number cut at the box's edge, names on one line with their full text kept
 # ---------------------------------------------------------------------------------------------
-_GEOMETRY = """() => {
-  const box = document.getElementById("t-leaderboard"), t = box.querySelector("table");
+_GEOMETRY = """(id) => {
+  const box = document.getElementById(id || "t-leaderboard"), t = box.querySelector("table");
   const names = Array.from(t.tBodies[0].rows).map(r => {
     const td = r.cells[0], range = document.createRange();
     range.selectNodeContents(td);
@@ -80,11 +80,10 @@ _GEOMETRY = """() => {
   });
   const cellsRight = Math.max(...Array.from(t.querySelectorAll("td, th")).filter(c => c.offsetParent !== null)
     .map(c => c.getBoundingClientRect().right));
-  const score = t.tBodies[0].rows[0].cells[4];
+  const score = t.tBodies[0].rows[0].cells[4], ci = t.tBodies[0].rows[0].cells[5];
   return {boxRight: box.getBoundingClientRect().right, clientWidth: box.clientWidth, scrollWidth: box.scrollWidth,
           cellsRight, names, page: document.documentElement.scrollWidth,
-          ciShown: getComputedStyle(t.tBodies[0].rows[0].cells[5]).display,
-          under: getComputedStyle(score, "::after").content};
+          ciShown: ci ? getComputedStyle(ci).display : null, under: ci ? getComputedStyle(score, "::after").content : null};
 }"""
 
 
@@ -296,6 +295,18 @@ def test_minimax_unit_says_what_its_score_is(tmp_path):
     assert "minus the strength of its worst pairwise defeat (0 = never beaten); higher is better" in legend
 
 
+def test_phone_letters_table_fits_its_box(browser, automl):
+    """The letter groups on a phone: the letters column inside the box (the review: cut at its edge), one-line names."""
+    rows = read_csv(automl / "tables" / "paired_letters.csv")
+    pg = browser.new_page(viewport=PHONE)
+    pg.goto((automl / "index.html").as_uri())
+    g = pg.evaluate(_GEOMETRY, "t-paired_letters")
+    pg.close()
+    assert g["scrollWidth"] <= g["clientWidth"] and g["cellsRight"] <= g["boxRight"] + 0.5, g
+    assert [n["text"] for n in g["names"]] == [r["system"] for r in rows]
+    assert all(n["lines"] == 1 and n["title"] == n["text"] for n in g["names"])
+
+
 # ---------------------------------------------------------------------------------------------
 # 4. the letter groups' exports hold what the page shows
 # ---------------------------------------------------------------------------------------------
@@ -305,8 +316,8 @@ def test_paired_letters_export_the_page_columns_with_whole_ranks(automl):
     page = (automl / "index.html").read_text(encoding="utf-8")
     part = page[page.index('id="t-paired_letters"'):]
     part = part[: part.index("</table>")]
-    head = [html.unescape(re.sub(r"<[^>]+>", "", h)) for h in re.findall(r'<button type="button" class="sort">(.*?)'
-                                                                        r"</button>", part)]
+    head = [html.unescape(re.sub(r'<abbr class="short".*?</abbr>|<[^>]+>', "", h))  # the full label, not a phone's
+            for h in re.findall(r'<button type="button" class="sort">(.*?)</button>', part)]
     cells = _board_cells(automl / "index.html", "t-paired_letters")
     assert head[1] == "rank by borda"
     assert doc["columns"] == list(rows[0]) == ["system", "rank_by_borda", "average_rank", "letters"]
