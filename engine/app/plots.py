@@ -45,6 +45,7 @@ LABEL_CHARS = 34
 WIN_NUMBERS = 20
 _ROW = 0.26  # inches per system row
 _NARROW_ROW = 0.17  # the same on a phone (its names are 6.5 pt)
+_RANKED_COL_IN = 0.3  # a phone's colour-only rank-change figure: the width of a column that prints its ranks ("100=")
 _FONT = 8.0
 #: PNG resolution of the page's images (render.py): 1 inch = this many CSS pixels where an image is shown 1:1
 DPI = 110
@@ -116,7 +117,7 @@ def _title_width(title: str, font: float = 10.0) -> float:
 # rankings side by side
 # ---------------------------------------------------------------------------------------------
 def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", neutral: Sequence[str] = (),
-                       shared: np.ndarray | None = None, narrow: bool = False) -> Figure:
+                       shared: np.ndarray | None = None, narrow: bool = False, primary: str | None = None) -> Figure:
     """Rankings of several rules side by side, coloured by the change against a baseline rule.
 
     Parameters
@@ -133,7 +134,10 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", n
         Rules whose changes are not drawn (degenerate rankings: their ties are not rank moves); their
         cells show the rank alone, uncoloured, and their label ends in a warning sign.
     narrow : bool
-        The layout of a phone (:data:`NARROW_IN` wide): with more than three rules the cells are colour only.
+        The layout of a phone (:data:`NARROW_IN` wide): with more than three rules the cells are colour only, but for
+        the columns of the baseline and of ``primary``, drawn wider, which print their ranks.
+    primary : str, optional
+        The ``rule`` label of the report's primary rule (a phone's figure prints its ranks).
 
     Returns
     -------
@@ -168,24 +172,21 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", n
         fig = _figure(min(max(label_w + cell * m + 1.6, _title_width(title)), WIDE_IN), _ROW * n + 1.9)
     ax = fig.add_subplot()
     # brown-to-teal: a diverging map that colour-blind readers also tell apart (ColorBrewer BrBG)
-    im = ax.imshow(np.clip(delta, -lim, lim), cmap="BrBG", norm=TwoSlopeNorm(0.0, -lim, lim), aspect="auto",
-                   interpolation="nearest")
+    norm, bj = TwoSlopeNorm(0.0, -lim, lim), rules.index(baseline)
     if text:
-        _rank_change_cells(ax, im, R, delta, lim, shared, rules.index(baseline), font, arrows=text == "arrow")
-    ax.set_xticks(range(m), [short_label(r, 18) + (" (baseline)" if r == baseline else "")
+        edges = np.arange(m + 1) - 0.5  # the columns' edges (uniform, as imshow draws them)
+        im = ax.imshow(np.clip(delta, -lim, lim), cmap="BrBG", norm=norm, aspect="auto", interpolation="nearest")
+        _rank_change_cells(ax, im, R, delta, lim, shared, bj, font, arrows=text == "arrow")
+    else:
+        ranked = sorted({bj} | ({rules.index(primary)} if primary in rules else set()))
+        edges, im = _phone_ranked_cells(ax, R, delta, lim, norm, shared, bj, font, ranked, NARROW_IN - label_w - 0.2)
+    ax.set_xticks((edges[:-1] + edges[1:]) / 2, [short_label(r, 18) + (" (baseline)" if r == baseline else "")
+                                                 + (" (primary)" if r == primary and r != baseline else "")
                              + (" \u26a0" if r in set(neutral) else "") for r in rules],
                   rotation=90 if narrow else 40, ha="center" if narrow else "left", rotation_mode="anchor" if not narrow
                   else "default", fontsize=MIN_FONT if narrow else _FONT)
     ax.set_yticks(range(n), systems, fontsize=font if narrow else _FONT)
-    ax.tick_params(length=0)
-    ax.xaxis.set_ticks_position("top")
-    ax.xaxis.set_label_position("top")
-    ax.set_xticks(np.arange(m + 1) - 0.5, minor=True)
-    ax.set_yticks(np.arange(n + 1) - 0.5, minor=True)
-    ax.grid(which="minor", color="white", linewidth=0.8)
-    ax.tick_params(which="minor", length=0)
-    for side in ax.spines.values():
-        side.set_visible(False)
+    _cell_grid(ax, edges, n)
     cb = fig.colorbar(im, ax=ax, shrink=min(1.0, 4.0 / max(1.0, _ROW * n)) if not narrow else 0.9, pad=0.01,
                       aspect=30, extend="both", location="bottom" if narrow else "right")
     cb.set_label(f"rank change vs {baseline} ({_UP} better)", fontsize=MIN_FONT if narrow else _FONT)
@@ -197,20 +198,53 @@ def rank_change_figure(ranks: xr.DataArray, *, baseline: str, title: str = "", n
     return fig
 
 
-def _rank_change_cells(ax: Any, im: Any, R: np.ndarray, delta: np.ndarray, lim: float, shared: np.ndarray | None,
-                       base: int, font: float, *, arrows: bool) -> None:
-    """The cells' text of :func:`rank_change_figure`: the rank ('=' shared) and, with ``arrows``, its change."""
+def _phone_ranked_cells(ax: Any, R: np.ndarray, delta: np.ndarray, lim: float, norm: Any, shared: np.ndarray | None,
+                        base: int, font: float, ranked: Sequence[int], width: float) -> tuple[np.ndarray, Any]:
+    """A phone's colour-only cells of :func:`rank_change_figure` in ``width`` inches: the ``ranked`` columns (the
+    baseline's, the primary rule's) drawn wider and printing their ranks; the columns' edges and the mesh."""
     n, m = R.shape
+    other = max(0.06, (width - _RANKED_COL_IN * len(ranked)) / max(1, m - len(ranked)))
+    widths = np.full(m, other)
+    widths[list(ranked)] = max(_RANKED_COL_IN, other)
+    edges = np.concatenate([[0.0], np.cumsum(widths * m / widths.sum())]) - 0.5
+    im = ax.pcolormesh(edges, np.arange(n + 1) - 0.5, np.clip(delta, -lim, lim), cmap="BrBG", norm=norm)
+    ax.set_xlim(edges[0], edges[-1])
+    ax.set_ylim(n - 0.5, -0.5)
+    _rank_change_cells(ax, im, R, delta, lim, shared, base, font, arrows=False, columns=ranked,
+                       x=(edges[:-1] + edges[1:]) / 2)
+    return edges, im
+
+
+def _cell_grid(ax: Any, edges: np.ndarray, n: int) -> None:
+    """White lines between the cells of a heatmap (column ``edges``, ``n`` rows), its column labels on top."""
+    ax.tick_params(length=0)
+    ax.xaxis.set_ticks_position("top")
+    ax.xaxis.set_label_position("top")
+    ax.set_xticks(edges, minor=True)
+    ax.set_yticks(np.arange(n + 1) - 0.5, minor=True)
+    ax.grid(which="minor", color="white", linewidth=0.8)
+    ax.tick_params(which="minor", length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+
+
+def _rank_change_cells(ax: Any, im: Any, R: np.ndarray, delta: np.ndarray, lim: float, shared: np.ndarray | None,
+                       base: int, font: float, *, arrows: bool, columns: Sequence[int] | None = None,
+                       x: np.ndarray | None = None) -> None:
+    """The cells' text of :func:`rank_change_figure`: the rank ('=' shared) and, with ``arrows``, its change; in the
+    ``columns`` given (default all), centred on ``x`` (default the column numbers)."""
+    n, m = R.shape
+    xs = np.arange(m, dtype=np.float64) if x is None else x
     for i in range(n):
-        for j in range(m):
+        for j in range(m) if columns is None else columns:
             if not np.isfinite(R[i, j]):
-                ax.text(j, i, "-", ha="center", va="center", fontsize=font, in_layout=False)
+                ax.text(xs[j], i, "-", ha="center", va="center", fontsize=font, in_layout=False)
                 continue
             d = int(round(delta[i, j])) if np.isfinite(delta[i, j]) else 0
             r = f"{R[i, j]:g}" + ("=" if shared is not None and shared[i, j] else "")
             txt = r if not arrows or j == base or d == 0 else f"{r} {_UP if d > 0 else _DOWN}{abs(d)}"
             shade = im.cmap(float(np.asarray(im.norm(np.asarray(np.clip(delta[i, j], -lim, lim))))))
-            ax.text(j, i, txt, ha="center", va="center", fontsize=font, color=_text_color(shade), in_layout=False)
+            ax.text(xs[j], i, txt, ha="center", va="center", fontsize=font, color=_text_color(shade), in_layout=False)
 
 
 def rank_heatmap_figure(ranks: xr.DataArray, *, title: str = "", colorbar_label: str = "rank (1 = best)",

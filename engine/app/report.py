@@ -95,6 +95,8 @@ _MARKER = ".votebench-report"
 NARROW_PX = 700
 #: a figure at most this wide (px) needs no phone layout: in a 370 px column its 6.5 pt (9.9 px) text stays >= 9 px
 PHONE_FITS_PX = 405
+#: up to this screen width a table prints an interval under its value (:attr:`_Table.under`), its own column hidden
+PHONE_MERGE_PX = 420
 _BASELINE = "mean"
 _UP, _DOWN = "\u2191", "\u2193"
 
@@ -234,6 +236,9 @@ class _Table:
     short: list[str] | None = None  # header labels on a phone (an <abbr> with the full label as its title)
     titles: list[str] | None = None  # the header cells' tooltips ("": none)
     best: list[str] | None = None  # per column, the end the first click on its header puts first (best_directions)
+    # per column, the column whose text a narrow phone (PHONE_MERGE_PX) prints under this one's in small type, that
+    # column then hidden (-1: none; the score and its interval in one cell, so that no number is cut at the box's edge)
+    under: list[int] | None = None
 
 
 @dataclass
@@ -324,16 +329,33 @@ class _Out:
             return (f'<span class="long">{html.escape(h)}</span>'
                     f'<abbr class="short" title="{html.escape(h)}">{html.escape(short)}</abbr>')
 
-        shorts: list[str | None] = list(t.short) if t.short else [None] * len(t.header)
-        tips = [f' title="{html.escape(x)}"' if x else "" for x in (t.titles or [""] * len(t.header))]
+        n = len(t.header)
+        names = search or "names" in css.split()  # a table of system names: one line each on a phone
+        shorts: list[str | None] = list(t.short) if t.short else [None] * n
+        tips = [f' title="{html.escape(x)}"' if x else "" for x in (t.titles or [""] * n)]
         best = t.best or best_directions(t.header)
-        head = "".join(f'<th scope="col" aria-sort="none" data-best="{b}"{tip}><button type="button" class="sort">'
-                       f'{label(h, s)}</button></th>' for h, s, tip, b in zip(t.header, shorts, tips, best))
+        under = t.under or [-1] * n
+        hidden = {u for u in under if u >= 0}  # the columns a narrow phone prints under another one
+        col = ["merged" if c in hidden else "" for c in range(n)]
+        # a merged header: the hidden column's name under this one's, less their common first word ("95% CI")
+        head_ci = ["" if u < 0 else ' data-ci="{}"'.format(html.escape(
+            t.header[u].split(" ", 1)[1] if t.header[u].split(" ")[0] == t.header[c].split(" ")[0] and " " in t.header[u]
+            else t.header[u])) for c, u in enumerate(under)]
+        th_cls = [f' class="{k}"' if k else "" for k in col]
+        head = "".join(f'<th scope="col"{k} aria-sort="none" data-best="{b}"{tip}{ci}><button type="button" class="sort">'
+                       f'{label(h, s)}</button></th>' for k, h, s, tip, b, ci in zip(th_cls, t.header, shorts, tips, best,
+                                                                                    head_ci))
         body = []
         for i, row in enumerate(t.text_rows):
-            cls = t.classes[i] if t.classes else [""] * len(row)
-            body.append("<tr>" + "".join(f'<td class="{c}">{html.escape(v)}</td>' if c else f"<td>{html.escape(v)}</td>"
-                                         for v, c in zip(row, cls)) + "</tr>")
+            cls = t.classes[i] if t.classes else [""] * n
+            cells = []
+            for c, (v, k) in enumerate(zip(row, cls)):
+                k = f"{k} {col[c]}".strip()
+                attr = (f' class="{k}"' if k else "") + (f' data-ci="{html.escape(row[under[c]])}"' if under[c] >= 0 else "")
+                # a name cut short on a phone (an ellipsis) keeps its whole text: in the cell and in its title
+                attr += f' title="{html.escape(v)}"' if c == 0 and names else ""
+                cells.append(f"<td{attr}>{html.escape(v)}</td>")
+            body.append("<tr>" + "".join(cells) + "</tr>")
         cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
         # the scroll region is named by the table's caption (aria-labelledby), not a second copy of the name
         wrap = f'<div class="table" id="t-{stem}" tabindex="0" role="region" aria-labelledby="c-{stem}">'
@@ -346,7 +368,8 @@ class _Out:
             box = (f'<div class="search"><label for="q-{stem}">Search systems</label> <input type="search" id="q-{stem}" '
                    f'data-table="t-{stem}" autocomplete="off" placeholder="name contains…"> '
                    '<span class="count" role="status" aria-live="polite"></span></div>')
-        return (f'{box}<p class="export">{links}</p>{wrap}<table class="sortable{" " + css if css else ""}">{cap}'
+        css = " ".join(x for x in ("sortable", "names" if search and "names" not in css.split() else "", css) if x)
+        return (f'{box}<p class="export">{links}</p>{wrap}<table class="{css}">{cap}'
                 f'<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>')
 
 
@@ -621,7 +644,7 @@ def resampled_judges(scores: xr.DataArray, over: str) -> tuple[str, int]:
 
 
 #: how the page says which rule is the primary one when --primary is not given
-PRIMARY_DEFAULT = ("borda (the sum of the per-task Borda points, as in Colombo et al. 2022), else the first rule asked "
+PRIMARY_DEFAULT = ("borda, the sum of the per-task Borda points as in Colombo et al. 2022; else the first rule asked "
                    "for that is neither the baseline nor degenerate")
 #: the rule of the leaderboard when --primary is not given and it ranks this input
 DEFAULT_PRIMARY_RULE = "borda"
@@ -718,8 +741,10 @@ def rank_range(lo: float, hi: float) -> str:
     """A rank interval as the page prints it: whole ranks as integers (percentile bounds are observed ranks), any other
     bound with one decimal, never by significant digits (``1 – 5``, ``7 – 13``, ``1 – 1,200``).
 
-    >>> rank_range(1.0, 5.0), rank_range(998.0, 1200.0), rank_range(2.0, float("nan"))
-    ('1 – 5', '998 – 1,200', '–')
+    An interval of one rank (a system tied in every replicate, as by a degenerate rule) is that rank, not ``5 – 5``.
+
+    >>> rank_range(1.0, 5.0), rank_range(998.0, 1200.0), rank_range(2.0, float("nan")), rank_range(5.0, 5.0)
+    ('1 – 5', '998 – 1,200', '–', '5')
     """
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return "–"
@@ -727,7 +752,7 @@ def rank_range(lo: float, hi: float) -> str:
     def one(v: float) -> str:
         return f"{v:,.0f}" if v == round(v) else f"{v:,.1f}"
 
-    return f"{one(lo)} – {one(hi)}"
+    return one(lo) if lo == hi else f"{one(lo)} – {one(hi)}"
 
 
 def _whole(v: float) -> float | int:
@@ -782,7 +807,9 @@ def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _S
                           rank_range(float(r_lo[i]), float(r_hi[i])),
                           num(ub[i], "g"), num(float(score[i]), f".{k}f"), rng(s_lo[i], s_hi[i], f".{k}f"),
                           *[("–" if isinstance(v, float) else str(v)) for v in c[: 1 + board.instances]]])
-    return _Table(header, csv_rows, text_rows, csv_header=csv_header, classes=classes, short=short, titles=titles)
+    under = [-1, 2, -1, -1, 5] + [-1] * (len(header) - 5)  # a narrow phone: each interval under its value
+    return _Table(header, csv_rows, text_rows, csv_header=csv_header, classes=classes, short=short, titles=titles,
+                  under=under)
 
 
 def _board_order(rk: _Rankings, st: _Settings) -> tuple[str, np.ndarray]:
@@ -910,8 +937,10 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
     plain = {lb: st.display_short.get(lb, lb).replace(" \u26a0", "") for lb in rk.labels}
     draw = partial(plots.rank_change_figure, sub.assign_coords({RULE: [plain[lb] for lb in rk.labels]}),
                    baseline=plain[rk.baseline], neutral=[plain[lb] for lb in degen],
-                   title=f"Rankings by rule, change against {rk.baseline}{suffix}", shared=np.stack(shared, axis=1)[idx])
-    body.append(out.drawn("rankings", draw, f"Rank of every system under every rule ('=' shared rank); colour and "
+                   title=f"Rankings by rule, change against {rk.baseline}{suffix}", shared=np.stack(shared, axis=1)[idx],
+                   primary=plain[rk.labels[p]])
+    phone = _phone_ranks_words(rk.labels[p], rk.baseline) if n_r > 3 else ""
+    body.append(out.drawn("rankings", draw, f"Rank of every system under every rule ('=' shared rank{phone}); colour and "
                                             f"arrow: change against the {html.escape(rk.baseline)} baseline; \u26a0 "
                                             f"degenerate rule, not coloured{html.escape(suffix)}."))
     sections.append(("Rankings", "\n".join(body)))
@@ -924,6 +953,13 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
             "the dendrogram clusters the systems on their rank vectors "
             f"(Euclidean distance, average linkage){html.escape(suffix)}.")))
     return sections
+
+
+def _phone_ranks_words(primary: str, baseline: str) -> str:
+    """What the phone's rankings figure prints with more than 3 rules (:func:`engine.app.plots.rank_change_figure`)."""
+    printed = (f"the {html.escape(primary)} and {html.escape(baseline)} columns" if primary != baseline else
+               f"the {html.escape(baseline)} column")
+    return f"; on a phone with more than 3 rules, ranks printed in {printed} only, the others colour alone"
 
 
 @dataclass
@@ -947,7 +983,7 @@ def _score_sections(out: _Out, rk: _Rankings, tt: _TaskTest, st: _Settings, note
     complete = np.isfinite(X).all(axis=1)
     Xc = X[complete]
     if (~complete).any():
-        notes.append(f"{int((~complete).sum())} task(s) with missing scores are left out of the Friedman test and "
+        notes.append(f"{count_words(int((~complete).sum()), 'task')} with missing scores are left out of the Friedman test and "
                      "PROMETHEE flows (they need complete data).")
     sections = []
     if Xc.shape[0] >= 2 and Xc.shape[1] >= 2:
@@ -959,6 +995,15 @@ def _score_sections(out: _Out, rk: _Rankings, tt: _TaskTest, st: _Settings, note
         notes.append("Too few complete tasks or systems for the Friedman test and PROMETHEE flows.")
     sections.append(_wins_section(out, rk, X, shown))
     return sections
+
+
+def count_words(n: int, noun: str) -> str:
+    """``n`` and its noun, plural unless one (``1 task``, ``3 tasks``): no "task(s)" on the page.
+
+    >>> count_words(1, "task"), count_words(3, "complete task"), count_words(0, "judge")
+    ('1 task', '3 complete tasks', '0 judges')
+    """
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def p_text(p: float) -> str:
@@ -1010,7 +1055,7 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
     body = [f"<p>Average ranks of the systems over the {fr.n_datasets} tasks ({what}; ties get the mean of their "
             f"positions). Friedman test: chi-square = {fr.statistic:.4g}, p {_p_is(fr.pvalue)} "
             f"({'reject' if sig else 'cannot reject'} equal average ranks at alpha = {st.alpha:g}). "
-            f"Post-hoc test: <b>{html.escape(test_name)}</b>, chosen automatically: {html.escape(ph.reason)}. "
+            f"Post-hoc test: <b>{html.escape(test_name)}</b> chosen automatically \u2014 {html.escape(ph.reason)}. "
             f"{how}.</p>",
             "<p class=\"legend\">These are autorank's average ranks: each system's rank within every task on the "
             "per-task means, averaged over the tasks. The leaderboard's average_rank rule ranks at the input's "
@@ -1141,7 +1186,7 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
            f"--paired-top-k {st.paired_top_k}; all pairs of the {n} systems would be {n * (n - 1) // 2} tests, and "
            "the correction over so many would leave little power)" if k < n else f"all {k} systems")
     n_diff = sum(p["different"] for p in g["pairs"])
-    body = [f"<p>Compared: {html.escape(cap)}. {_paired_words(g, st, P)}; <b>alpha = {st.alpha:g}</b>. {n_diff} of "
+    body = [f"<p>Compared: {html.escape(cap)}. {_paired_words(g, st, P)}; <b>alpha = {st.alpha:g}.</b> {n_diff} of "
             f"{P} pairs differ significantly. Systems sharing a letter are not significantly different; two systems "
             "with no letter in common are.</p>"]
     mixed = scale_spread(tt.X, tt.tasks) if tt is not None else None
@@ -1173,17 +1218,17 @@ def _paired_section(out: _Out, scores: xr.DataArray, rk: _Rankings, st: _Setting
 def _paired_words(g: Mapping[str, Any], st: _Settings, P: int) -> str:
     """What the paired section's test is, as HTML."""
     if g["level"] == "instance":
-        return (f"Test: the <b>paired permutation (sign-flip) test</b>, between two systems on the same instances, on "
-                f"<b>z-scores within each task</b>; in full: {html.escape(g['method'])} (--paired-resamples; "
+        return (f"Test: the <b>paired permutation (sign-flip) test</b> between two systems on the same instances, on "
+                f"<b>z-scores within each task;</b> in full: {html.escape(g['method'])} (--paired-resamples; "
                 f"<code>votebench compare</code> uses 10000 by default). The difference of a pair is the "
                 f"{html.escape(g['overall'])}. p-values <b>adjusted by Holm's method</b> over the {P} pairs")
     if g.get("k_all"):
-        return (f"One score per task: the <b>Nemenyi test of the critical-difference section</b> (Friedman over all "
-                f"{g['k_all']} systems and the {g['n_tasks']} complete tasks), restricted to these systems: "
-                f"{html.escape(g['method'])} (it holds the family-wise error over all pairs). Chosen (--test "
-                f"{html.escape(st.test)}): {html.escape(g['reason'])}")
+        return (f"One score per task: the <b>Nemenyi test of the critical-difference section</b> (over all "
+                f"{g['k_all']} systems and the {count_words(g['n_tasks'], 'complete task')}; chosen there, --test "
+                f"{html.escape(st.test)}), restricted to these systems: {html.escape(g['method'])}; it holds the "
+                "family-wise error over all pairs")
     return (f"One score per task: the systems are compared on their task scores as autorank does, over the "
-            f"{g['n_tasks']} task(s) where all of them have a score. Test: {html.escape(g['method'])} "
+            f"{count_words(g['n_tasks'], 'task')} where all of them have a score. Test: {html.escape(g['method'])} "
             + ("(it holds the family-wise error over all pairs)" if g["test"] == "nemenyi" else
                f"({P} pairs; the CD section corrects over all pairs of its systems, so it can separate fewer)")
             + f". Chosen (--test {html.escape(st.test)}): {html.escape(g['reason'])}")
@@ -1235,6 +1280,10 @@ def _cd_letters(g: dict[str, Any], ph: Any, systems: Sequence[str], n_tasks: int
             "notes": [ph.note] if ph.note else []}
 
 
+#: the letters table's measure columns as a phone's header says them (one short line)
+_LETTERS_SHORT = {"mean z-score": "mean z", "average rank": "avg rank", "mean (raw)": "mean"}
+
+
 def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None], letters: Sequence[str],
                    rank: Sequence[float], label: str, caption: str, shared: set[float] | frozenset[float] = frozenset(),
                    measure: tuple[str, str, str] = ("mean", "mean", "")) -> str:
@@ -1252,11 +1301,16 @@ def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None]
     text = [[r[1], f"{r[2]:g}" + ("=" if r[2] in shared else ""), "n/a" if not math.isfinite(r[3]) else f"{r[3]:.{d}f}", a]
             for r, a in zip(rows, aligned)]
     tex = [[_tex_escape(c) for c in t[:3]] + [_tex_escape(r[4])] for t, r in zip(text, rows)]
-    return out.table("paired_letters", _Table(["system", f"rank by {label}", measure[0], "letters"], rows, text, tex,
-                                              ["rank_by_mean", "system", f"rank_by_{label}", measure[1], "letters"],
+    # the exports hold the page's columns: the rank by the table's rule (whole ranks as integers), as the leaderboard's
+    exported = [[r[1], _whole(float(r[2])), r[3], r[4]] for r in rows]
+    return out.table("paired_letters", _Table(["system", f"rank by {label}", measure[0], "letters"], exported, text, tex,
+                                              ["system", f"rank_by_{label}", measure[1], "letters"],
                                               [["", "", "", "cld"] for _ in rows],
                                               titles=["", f"rank by {label}; '=': a rank shared with another system",
-                                                      measure[2], ""]), caption=caption)
+                                                      measure[2], ""],
+                                              short=["system", "rank", _LETTERS_SHORT.get(measure[0], measure[0]),
+                                                     "letters"]),
+                     caption=caption, css="names")
 
 
 def _pairs_table(out: _Out, g: Mapping[str, Any]) -> str:
@@ -1269,11 +1323,13 @@ def _pairs_table(out: _Out, g: Mapping[str, Any]) -> str:
         return "n/a" if math.isnan(v) else format(v, spec)
 
     text = [[a, b, num(d, "+.4g"), num(p, ".3g"), num(q, ".3g"), "yes" if s else ""] for a, b, d, p, q, s in rows]
-    name = "paired permutation tests (per task: votebench compare --format json)" if inst else \
-        ("Nemenyi (no p-values: the critical difference decides)" if g["test"] == "nemenyi" else "Wilcoxon-Holm tests")
+    name = "paired permutation tests; per task: votebench compare --format json" if inst else \
+        ("Nemenyi's test; no p-values, the critical difference decides" if g["test"] == "nemenyi" else
+         "Wilcoxon signed-rank tests, Holm-adjusted")
     head = ["system", "opponent", "mean difference (z-scores)" if inst else "average rank difference", "p", "p (Holm)",
             "different"]
-    return out.table("paired_tests", _Table(head, rows, text), caption=f"Pairwise {name}, {len(rows)} pairs:", show=False)
+    return out.table("paired_tests", _Table(head, rows, text), caption=f"The {len(rows)} pairs behind the letters ({name}):",
+                     show=False)
 
 
 def _nan(v: float | None) -> float:
@@ -1361,7 +1417,7 @@ def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping
 def _interval_table(out: _Out, name: str, rows: list[list[Any]], st: _Settings) -> str:
     return out.table(name, _Table(["rule", "system", "rank", "rank_low", "rank_high", "tied_with_leader"], rows,
                                   [[r[0], r[1], f"{r[2]:g}", f"{r[3]:g}", f"{r[4]:g}", "yes" if r[5] else ""] for r in rows]),
-                     caption=f"Rank intervals ({_interval_words(st)}):", show=False)
+                     caption=f"Rank intervals of every rule; {_interval_words(st)}:", show=False)
 
 
 def _subset_body(out: _Out, name: str, ds: xr.Dataset, title: str, caption: str,
@@ -1491,7 +1547,8 @@ def _file_sections(scores: xr.DataArray, out: _Out, *, rules: Sequence[str] | No
     rk = _rank_all(scores, [(r, {**base, "rule": r}) for r in names], explicit=explicit, notes=notes,
                    baseline=(_BASELINE, {**base, "rule": _BASELINE}))
     if rk.dropped:
-        notes.append(f"Missing-score policy {missing!r} left out {len(rk.dropped)} system(s): {', '.join(rk.dropped)}.")
+        notes.append(f"Missing-score policy {missing!r} left out {count_words(len(rk.dropped), 'system')}: "
+                     f"{', '.join(rk.dropped)}.")
     _judges_note(scores, missing, notes)
     X, tasks = _task_matrix(scores, missing, rk.systems)
     flags = rule_flags(rk.labels, {lb: lb for lb in rk.labels}, rk.score, X, rk.systems)
@@ -1612,8 +1669,9 @@ def _judges_note(scores: xr.DataArray, missing: str, notes: list[str]) -> None:
     if judges:
         one = scores.sizes["instance"] == 1
         parts = [t if one else f"{t} ({d} of {j} instances)" for t, d, j in judges]
-        notes.append(f"Missing-score policy 'drop-judges' left out {sum(d for _, d, _ in judges)} "
-                     f"{'task(s)' if one else 'judge(s)'} with a missing score: {', '.join(parts)}.")
+        notes.append(f"Missing-score policy 'drop-judges' left out "
+                     f"{count_words(sum(d for _, d, _ in judges), 'task' if one else 'judge')} with a missing score: "
+                     f"{', '.join(parts)}.")
 
 
 def _interval_words(st: _Settings) -> str:
@@ -2008,7 +2066,12 @@ radial-gradient(farthest-side at 100% 50%,rgba(0,0,0,.3),rgba(0,0,0,0)) right ce
 th .long{display:none}th abbr.short{display:inline}table.board thead th{white-space:nowrap}
 td,th{padding:.15em .35em}h1{font-size:1.3em}.table td:first-child{max-width:10em;min-width:8em}
 table.board td:first-child,table.board th:first-child{min-width:6em;
-max-width:9em}dl{font-size:.8em;gap:.1em .6em}}
+max-width:9em}dl{font-size:.8em;gap:.1em .6em}
+table.names td:first-child{min-width:0;max-width:8.5em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+table.board td.lead,table.board td.tied{padding-right:1.5em}
+table.board td.lead::after,table.board td.tied::after{position:absolute;right:.3em}}
+""" + f"""@media (max-width:{PHONE_MERGE_PX}px){{table .merged{{display:none}}
+table [data-ci]::after{{content:attr(data-ci);display:block;font-size:.8em;font-weight:400;color:#444}}}}
 """
 
 #: sorts a table by the header clicked (numbers by their leading number, else text): the first click puts the column's
@@ -2024,14 +2087,17 @@ document.querySelectorAll("table.sortable").forEach(function (t) {
       Array.prototype.forEach.call(ths, function (h) { h.setAttribute("aria-sort", "none"); });
       th.setAttribute("aria-sort", dir > 0 ? "ascending" : "descending");
       var body = t.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+      rows.forEach(function (r, i) { if (!r.hasAttribute("data-i")) r.setAttribute("data-i", i); });
       function key(r) { var s = r.cells[c].textContent.trim(), v = parseFloat(s); return isNaN(v) ? s : v; }
-      rows.sort(function (a, b) {
+      function cmp(a, b) {
         var x = key(a), y = key(b);
         if (typeof x === "number" && typeof y === "number") return dir * (x - y);
         if (typeof x === "number") return -1;
         if (typeof y === "number") return 1;
         return dir * x.localeCompare(y);
-      });
+      }
+      // ties (a rank interval's equal lower bounds) in the table's first order, the rank's, both ways
+      rows.sort(function (a, b) { return cmp(a, b) || a.getAttribute("data-i") - b.getAttribute("data-i"); });
       rows.forEach(function (r) { body.appendChild(r); });
     });
   });

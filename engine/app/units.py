@@ -10,7 +10,8 @@ RULE_UNITS = {
     "mteb_borda": "Borda points (MTEB's variant)", "dowdall": "Dowdall points (sum over tasks of 1 / rank)",
     "copeland": "Copeland score (pairwise majority wins minus losses)", "pavao_copeland": "Copeland score (Pavão's)",
     "mean": "mean score over tasks", "median": "median score over tasks", "geometric_mean": "geometric mean score",
-    "average_rank": "average rank, negated so higher is better (-2.00 = average rank 2)", "minimax": "minimax score",
+    "average_rank": "average rank, negated so higher is better (-2.00 = average rank 2)",
+    "minimax": "minimax score: minus the strength of its worst pairwise defeat (0 = never beaten)",
     "win_rate": "pairwise win rate", "mean_win_rate": "mean pairwise win rate", "success_rate": "success rate",
     "plurality": "tasks won", "elo": "Elo rating", "bradley_terry": "Bradley-Terry strength",
 }

@@ -308,7 +308,7 @@ def test_report_html_lists_every_system(glue_report):
     for name in FIGURES:
         assert f'src="figures/{name}.png"' in page
     assert "top 30 of 97 systems" in page  # 3 systems dropped by the listwise policy, 97 ranked
-    assert "left out 3 system(s)" in page
+    assert "left out 3 systems" in page
     rows = list(csv.DictReader((glue_report.parent / "tables" / "rankings.csv").open(encoding="utf-8")))
     assert len(rows) == 97
     assert list(rows[0]) == ["system", "mean", "borda", "borda_change", "copeland", "copeland_change", "promethee2",
@@ -631,7 +631,7 @@ def test_drop_judges_says_which_judges_it_left_out(tmp_path):
     csv_path, _ = wide_csv(tmp_path / "d.csv", X)
     index = build_report(csv_path, tmp_path / "r", rules=["borda"], missing="drop-judges", replicates=0, repeats=0,
                          formats=("png",))
-    assert "Missing-score policy 'drop-judges' left out 1 task(s) with a missing score: t1" in report_text(index)
+    assert "Missing-score policy 'drop-judges' left out 1 task with a missing score: t1" in report_text(index)
 
 
 def test_win_matrix_caption_matches_the_figure(tmp_path):

@@ -222,7 +222,7 @@ def test_default_primary_is_said_and_skips_degenerate_rules(tmp_path):
                          paired_top_k=0, formats=("png",))
     page = index.read_text(encoding="utf-8")
     # said once, in the leaderboard's sentence; the settings point there (the s7 review: not twice on the page)
-    assert "<b>copeland</b> (the default: borda (the sum of the per-task Borda points, as in Colombo et al. 2022), " \
+    assert "<b>copeland</b> (the default: borda, the sum of the per-task Borda points as in Colombo et al. 2022; " \
         "else the first rule asked for that is neither the baseline nor degenerate)" in page
     assert "<dd>copeland (the default; see the leaderboard)</dd>" in page
 
