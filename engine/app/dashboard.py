@@ -297,7 +297,7 @@ class LiveStore:
         self._seen: tuple[float, int, float] | None = None  # (time, blocks done, their cost) when the store was first seen
         self._seen_done: dict[str, int] = {}  # blocks done per group when the group was first seen
         self._last: tuple[float, int] | None = None  # (time, blocks done) when the count last changed
-        self._extras: dict[tuple[str, int], dict[str, Any]] = {}
+        self._extras: dict[tuple[str, int, int], dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._letter_lock = threading.Lock()
         self._scores: dict[str, Any] = {}
@@ -495,29 +495,40 @@ class LiveStore:
                 for i in inputs if isinstance(i, dict)}
 
     def _score_intervals(self, name: str) -> dict[str, Any]:
-        """Percentile intervals of each rule's replicate scores, once the group is complete (read once, then kept)."""
+        """Percentile intervals of each rule's replicate scores over the replicates done so far, as the rank intervals
+        are (read again only when more blocks are done; a rule with no block done yet has none)."""
+        from engine.sweep.live import block_ids
+
         state = self.groups[name]
-        key = (name, id(state))
-        got = self._extras.get(key)
-        if got is not None:
-            return got
         h = getattr(state, "h_scores", None)
         if h is None:
             return {"why": "none: this group stores no replicate scores"}
         if getattr(state, "over", None) == "systems":
             return {"why": "none: the replicates of a bootstrap over systems score different sets of systems"}
-        if not state.done.all():
-            return {"why": "shown once the group is complete (the live summaries merge ranks only)"}
+        done = np.asarray(state.done, dtype=bool)
+        key = (name, id(state), int(done.sum()))
+        got = self._extras.get(key)
+        if got is not None:
+            return got
         if h.size > SCORE_VALUES:
             got = {"why": f"not read here ({h.size:,} replicate scores; at most {SCORE_VALUES:,})"}
         else:
             import warnings
 
             q = 50 * (1 - self.level), 50 * (1 + self.level)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)  # a system absent from every replicate
-                lo, hi = np.nanpercentile(np.asarray(h[...], dtype=np.float64), q, axis=1)
+            R, S = done.shape[0], int(h.shape[-1])
+            lo, hi = np.full((R, S), np.nan), np.full((R, S), np.nan)
+            for ri in range(R):
+                ranges = [block_ids(int(bi), state.block, state.n) for bi in np.flatnonzero(done[ri])]
+                if not ranges:
+                    continue
+                ids = np.concatenate([np.arange(r.start, r.stop) for r in ranges])
+                reps = np.asarray(h.get_orthogonal_selection((ri, ids, slice(None))), dtype=np.float64)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # a system absent from every replicate
+                    lo[ri], hi[ri] = np.nanpercentile(reps, q, axis=0)
             got = {"low": lo, "high": hi}
+        self._extras = {k: v for k, v in self._extras.items() if k[:2] != key[:2]}  # an older count's intervals
         self._extras[key] = got
         return got
 

@@ -221,6 +221,11 @@ def test_snapshot_matches_brute_force_on_a_partial_store(sweep):
         assert entry["order_stability"] == pytest.approx(sum(kept) / len(kept))
         # Rank(UB) while running: the same paired definition as once finished, over the replicates done
         assert entry["rank_ub"] == bf_rank_ub(ref["R"], 0.95)
+        # score intervals while running too: the percentiles of the replicates done, as the rank intervals
+        for s in range(len(SYSTEMS)):
+            col = [row[s] for row in ref["R"]]
+            assert entry["score_low"][s] == pytest.approx(float(np.percentile(col, 2.5)))
+            assert entry["score_high"][s] == pytest.approx(float(np.percentile(col, 97.5)))
     agr = group["agreement"]
     assert agr["rules"] == list(RULES)
     assert agr["full_data"][0][1] == agr["full_data"][1][0] == pytest.approx(bf_tau_b(refs[0]["score"], refs[1]["score"]))
