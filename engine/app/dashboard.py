@@ -220,6 +220,10 @@ def _leaf_groups(root: Any) -> list[str]:
         return sorted(leaf_groups(root))
 
 
+#: seconds of finished blocks the ETA takes its rate from (the most recent ones)
+ETA_WINDOW = 20.0
+
+
 def block_cost(g: Mapping[str, Any]) -> float:
     """The cost of one block of group ``g`` in rankings computed (the unit the ETA weighs finished blocks by): a
     bootstrap block ranks its replicates under one rule, a subsets block its repeats per size and rule, a synthetic
@@ -297,6 +301,7 @@ class LiveStore:
         self._seen: tuple[float, int, float] | None = None  # (time, blocks done, their cost) when the store was first seen
         self._seen_done: dict[str, int] = {}  # blocks done per group when the group was first seen
         self._last: tuple[float, int] | None = None  # (time, blocks done) when the count last changed
+        self._marks: list[tuple[float, float]] = []  # (time, cost of the blocks done) at each change of the count
         self._extras: dict[tuple[str, int, int], dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._letter_lock = threading.Lock()
@@ -316,6 +321,7 @@ class LiveStore:
         self._letters = {}
         self._seen = None
         self._seen_done = {}
+        self._marks = []
         self._last = None
         self._extras = {}
 
@@ -469,11 +475,18 @@ class LiveStore:
             self._seen = (now, done, cost)
         if self._last is None or done != self._last[1]:
             self._last = (now, done)
+            self._marks.append((now, cost))
         since, done0, cost0 = self._seen if self._seen is not None else (now, done, cost)
         eta = None
         last = self._last[0]
-        if status == "partial" and cost > cost0 and last > since:
-            eta = (cost_total - cost) * (last - since) / (cost - cost0) - (now - last)
+        # the rate of the last ETA_WINDOW seconds of finished blocks (a run speeds up once its workers are warm: the
+        # average since the start priced the rest at the slow first blocks' rate, 3-7 times too long)
+        base_t, base_cost = since, cost0
+        for t, c in self._marks:
+            if t <= last - ETA_WINDOW and t >= base_t:
+                base_t, base_cost = t, c
+        if status == "partial" and cost > base_cost and last > base_t:
+            eta = (cost_total - cost) * (last - base_t) / (cost - base_cost) - (now - last)
         return {"started": self.started if self.run else since, "run": self.run, "now": now,
                 "eta_seconds": eta, "blocks_since": done - done0}
 

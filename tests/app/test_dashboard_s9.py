@@ -181,3 +181,21 @@ def test_the_sort_direction_said_is_the_order_of_the_values_shown(browser, serve
                 assert ("▼" in arrow) == (said == "descending"), (key, arrow)
     finally:
         pg.close()
+
+
+def test_eta_takes_the_rate_of_the_recent_blocks(store, monkeypatch):
+    """Review D2: a run that speeds up once warm (1 block per 5 s, then 5 per s) was priced at its average rate."""
+    import engine.app.dashboard as dash
+
+    clock = [1000.0]
+    monkeypatch.setattr(dash.time, "time", lambda: clock[0])
+    live = LiveStore(store[0].store, agree_budget=None)
+    total = 400
+    events = [(5.0 * k, k) for k in range(5)]  # slow: a block every 5 s up to t = 20
+    events += [(20.0 + 0.2 * k, 4 + k) for k in range(1, 151)]  # then 5 blocks a second up to t = 50
+    for t, done in events:
+        clock[0] = 1000.0 + t
+        timing = live._timing({"blocks_done": done, "blocks_total": total}, "partial", (float(done), float(total)))
+    # by hand: the last block at t = 50 (154 done); 20 s earlier, t = 30, 54 done: 100 blocks in 20 s
+    assert timing["eta_seconds"] == pytest.approx((total - 154) / (100 / 20.0))
+    # the average since the start would say (400 - 154) / (154 / 50) = 80 s, not 49 s
