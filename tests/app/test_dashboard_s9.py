@@ -82,6 +82,9 @@ def test_phone_names_break_between_words_and_leave_the_judges_to_the_drill_down(
         assert split == []
         assert pg.locator("table.lb td.n").first.is_hidden()
         assert pg.evaluate("document.documentElement.scrollWidth") <= 390
+        # the overview's name chips wrap in their cells: its table fits its box too
+        assert pg.evaluate("() => [...document.querySelectorAll('#top table')].every(t => "
+                           "t.scrollWidth <= t.parentElement.clientWidth)")
         # one rule's columns fit the phone whole: the score interval sits under the score, no number is cut
         width, box = pg.evaluate("() => { const t = document.querySelector('table.lb'); "
                                  "return [t.scrollWidth, t.parentElement.clientWidth]; }")
