@@ -116,7 +116,7 @@ def test_bootstrap_several_inputs(capsys, tmp_path):
     assert code == 0 and out.startswith(f"## {AUTOML}\n# rule borda, bootstrap over tasks") and f"\n## {STATLOG}\n" in out
     code, out, _ = run_cli(capsys, "bootstrap", AUTOML, STATLOG, *opts, "--format", "csv")
     rows = list(csv.reader(io.StringIO(out)))
-    assert rows[0] == ["input", "rank", "system", "score", "rank_low", "rank_high", "tied_with_leader"]
+    assert rows[0] == ["input", "rank", "system", "score", "rank_low", "rank_high", "tied_with_leader", "rank_ub"]
     assert {r[0] for r in rows[1:]} == {str(AUTOML), str(STATLOG)} and len(rows) == 1 + 17 + 24
     code, out, err = run_cli(capsys, "bootstrap", AUTOML, STATLOG, *opts, "--store", tmp_path / "s.zarr")
     one_line_error(code, out, err, "--store takes one input")

@@ -205,7 +205,7 @@ def test_the_page_draws_the_dashboard_leaderboard_and_what_changed(watched, brow
         assert row["judges"] == str(len(TASKS)) and row["cells"] == str(len(TASKS) * N_DOCS)
     # sortable headers: a button in the header cell, aria-sort on the sorted one
     pg.click("th[data-key='0:score'] button")
-    assert pg.get_attribute("th[data-key='0:score']", "aria-sort") == "ascending"
+    assert pg.get_attribute("th[data-key='0:score']", "aria-sort") == "descending"  # best first: the largest score first
     # What changed: the three entries, and the four old systems pushed down by them in one "shifted" line, none "down"
     assert pg.get_attribute("#changes", "aria-live") == "polite"
     kinds = pg.eval_on_selector_all("#changes li", "ls => ls.map(li => li.dataset.kind)")
