@@ -34,7 +34,7 @@ import numpy as np
 
 from engine.kernels.baselines import relative_difference_terms
 from engine.kernels.exact import SUM_BITS, TIE_RTOL, anchor, digits, digits_to_float, ordered_sum, tame
-from engine.kernels.pairwins import dense_ranks, greater_counts, win_counts
+from engine.kernels.paircount import dense_ranks, greater_counts, win_counts
 from engine.kernels.social import baldwin_round, majority_beats, worst_defeat
 
 __all__ = [
@@ -489,13 +489,7 @@ def prob_above_blocked(scores: np.ndarray, *, rows: int | None = None) -> np.nda
     r = block_rows(S, 1, rows)
     for i0 in range(0, S, r):
         i1 = min(S, i0 + r)
-        if repeated:
-            wins = np.zeros((i1 - i0, S))
-            for u in range(x.shape[0]):
-                g = (x[u, i0:i1, None] > x[u, None, :]).astype(np.float64)
-                wins += mult[u] * g  # whole numbers: exact
-        else:
-            wins = greater_counts(ranks, pres, i0, i1).astype(np.float64)
+        wins = greater_counts(ranks, pres, i0, i1, weights=mult if repeated else None).astype(np.float64)
         both = pw[:, i0:i1].T @ pf  # whole numbers: exact; the diagonal counts the replicates with the system
         with np.errstate(invalid="ignore", divide="ignore"):
             out[i0:i1] = np.where(both > 0, wins / np.where(both > 0, both, 1.0), np.nan)
