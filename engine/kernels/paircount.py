@@ -21,7 +21,8 @@ any leading batch axes), optional whole-number row weights (bootstrap multiplici
 Counts are whole numbers (int64), so every method gives the same integers, in any order of the rows and any
 blocking (``tests/kernels/test_paircount_s9.py`` checks each against a double loop).  The row-block primitives
 on precomputed ranks (:func:`greater_counts`, :func:`win_counts`) serve the callers that rank once and count
-many blocks (:mod:`engine.kernels.pairblock`).
+many blocks (:mod:`engine.kernels.pairblock`); :func:`stack_counts` counts one profile under a stack of weight
+vectors (bootstrap multiplicities) as matrix products, the comparisons made once for every vector.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import numpy as np
 from engine.kernels.costs import Sizes, choose
 
 __all__ = ["METHODS", "WIN_BLOCK_CELLS", "comparison_ranks", "compiled", "compiled_available", "dense_ranks",
-           "greater_counts", "pair_counts", "pair_method", "win_counts"]
+           "greater_counts", "pair_counts", "pair_method", "stack_counts", "win_counts"]
 
 #: the named methods of :func:`pair_counts` (``"auto"`` chooses among them)
 METHODS = ("dense", "rows", "compiled")
@@ -523,3 +524,38 @@ def pair_counts(X: np.ndarray, *, method: str = "auto", weights: Any = None, cel
         else:
             out = _dense(row, col, cells) if w is None else _dense_weighted(row, col, w)
     return out.reshape(*batch, n_s, n_s)
+
+
+def stack_counts(x: np.ndarray, weights: np.ndarray, i0: int = 0, i1: int | None = None, *, less: bool = False,
+                 cells: int = 1 << 24) -> np.ndarray:
+    """Rows ``i0:i1`` of the pair wins of one profile ``x`` (K, S) under a stack of whole-number row weights
+    ``weights`` (B, K): ``out[b, i, j] = sum_k w_bk [x_ki > x_kj]`` (``less``: ``[x_ki < x_kj]``), as float64 (B, r, S).
+
+    Each block of ``cells // (r S)`` rows is compared once, then meets every weight vector in one matrix product:
+    float32 while every sum of absolute weights stays below 2**24 (0/1 indicators times whole numbers: exact), float64 beyond
+    (exact below 2**53).  The blocks follow ``cells``, so a caller keeps its own grouping of the sums.
+
+    Examples
+    --------
+    >>> stack_counts(np.array([[2.0, 1.0], [0.0, 3.0]]), np.array([[1.0, 0.0], [2.0, 5.0]])).tolist()
+    [[[0.0, 1.0], [0.0, 0.0]], [[0.0, 2.0], [5.0, 0.0]]]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    W = np.asarray(weights, dtype=np.float64)
+    n_k, n_s = x.shape
+    i1 = n_s if i1 is None else i1
+    r = i1 - i0
+    out = np.zeros((W.shape[0], r, n_s))
+    step = max(1, cells // max(1, r * n_s))
+    f32 = float(np.abs(W).sum(axis=-1).max(initial=0.0)) < 2.0**24
+    buf = np.empty((min(step, n_k), r, n_s), dtype=bool)
+    op = np.less if less else np.greater
+    for k0 in range(0, n_k, step):
+        k1 = min(n_k, k0 + step)
+        g = buf[: k1 - k0]
+        op(x[k0:k1, i0:i1, None], x[k0:k1, None, :], out=g)
+        g2 = g.reshape(k1 - k0, r * n_s)
+        wk = W[:, k0:k1]
+        prod = wk.astype(np.float32) @ g2.astype(np.float32) if f32 else wk @ g2.astype(np.float64)
+        out += prod.reshape(W.shape[0], r, n_s)
+    return out

@@ -24,7 +24,7 @@ import numpy as np
 from engine.kernels.aggregate import task_weights
 from engine.kernels.costs import Sizes, choose
 from engine.kernels.exact import SUM_BITS, TIE_RTOL, exact_matmul, exact_weights, rational_weights, tame, weighted_task_sum
-from engine.kernels.paircount import WIN_BLOCK_CELLS, comparison_ranks, pair_counts
+from engine.kernels.paircount import WIN_BLOCK_CELLS, comparison_ranks, pair_counts, stack_counts
 from engine.kernels.pairwins import baldwin_rounds
 from engine.kernels.ranking import tie_groups
 
@@ -107,12 +107,16 @@ def task_pair_sums(
         out = {k: _pair_counts(X, present, K, k, total) for k in kinds}
         return _scaled_sums(out, W.shape[:-1], n_s, L, unscaled)
     out = {k: np.zeros((W2.shape[0], n_s * n_s)) for k in kinds}
+    if r is not None and "wins" in kinds:  # whole-number weights: the pair-count kernel's stacked products
+        out["wins"] = stack_counts(X, K, cells=_PAIR_BLOCK).reshape(W2.shape[0], n_s * n_s)
     step = max(1, _PAIR_BLOCK // max(1, n_s * n_s))
     Xr = tame(X, below=SUM_BITS)[0] if "reldiff" in kinds else X  # relative differences of a task near the float64 limit: scaled
     for t0 in range(0, n_t, step):
         xb = X[t0 : t0 + step]
         kb = K[:, t0 : t0 + step]
         for k in kinds:
+            if k == "wins" and r is not None:
+                continue  # counted above
             if k == "wins":
                 g = xb[:, :, None] > xb[:, None, :]
             elif k == "pairs":

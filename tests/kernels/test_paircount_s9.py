@@ -155,3 +155,30 @@ def test_callers_count_through_the_kernel_as_the_loops_do():
     with np.errstate(invalid="ignore", divide="ignore"):
         expected_p = np.where(both > 0, wins / np.where(both > 0, both, 1), np.nan)
     np.testing.assert_array_equal(prob_above_blocked(R, rows=3), expected_p)
+
+
+@settings(max_examples=150)
+@given(profiles(), st.booleans(), st.sampled_from([1, 7, 1 << 24]), st.data())
+def test_stack_counts_equal_the_double_loop_per_weight_vector(case, less, cells, data):
+    from engine.kernels.paircount import stack_counts
+
+    X, _ = case
+    x = X[(0,) * (X.ndim - 2)]  # the first profile of the batch
+    K, S = x.shape
+    B = data.draw(st.integers(1, 3))
+    W = np.array(data.draw(st.lists(st.integers(0, 5), min_size=B * K, max_size=B * K)), dtype=np.float64).reshape(B, K)
+    i0 = data.draw(st.integers(0, S - 1))
+    i1 = data.draw(st.integers(i0 + 1, S))
+    got = stack_counts(x, W, i0, i1, less=less, cells=cells)
+    for b in range(B):
+        full = loop_counts(x.tolist(), W[b].tolist(), S)
+        np.testing.assert_array_equal(got[b], (full.T if less else full)[i0:i1])
+
+
+def test_stack_counts_take_float64_products_past_float32():
+    """Weight sums of 2**24 and more leave float32 (whose products would round) for float64: still exact."""
+    from engine.kernels.paircount import stack_counts
+
+    x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+    W = np.array([[2.0**24 + 1, 1.0, 2.0]])
+    assert stack_counts(x, W).tolist() == [[[0.0, 2.0**24 + 3], [1.0, 0.0]]]
