@@ -37,7 +37,7 @@ import numpy as np
 
 from engine.kernels.costs import Sizes, choose
 
-__all__ = ["METHODS", "WIN_BLOCK_CELLS", "comparison_ranks", "compiled", "compiled_available", "dense_ranks",
+__all__ = ["METHODS", "WIN_BLOCK_CELLS", "both_counts", "comparison_ranks", "compiled", "compiled_available", "dense_ranks",
            "greater_counts", "pair_counts", "pair_method", "stack_counts", "win_counts"]
 
 #: the named methods of :func:`pair_counts` (``"auto"`` chooses among them)
@@ -363,20 +363,50 @@ def _dense_weighted(row: np.ndarray, col: np.ndarray, w: np.ndarray) -> np.ndarr
     out = np.zeros((n_b, n_s, n_s), dtype=np.int64)
     g = np.empty((n_s, n_s), dtype=bool)
     for b in range(n_b):
-        total = int(w[b].sum())
-        dtype = np.int16 if total < 2**15 else np.int32 if total < 2**31 else np.int64
-        acc = np.zeros((n_s, n_s), dtype=dtype)
+        acc = _narrow_counter(n_s, int(w[b].sum()))
         for k in range(n_k):
-            wk = int(w[b, k])
-            if wk == 0:
-                continue
-            np.greater(row[b, k, :, None], col[b, k, None, :], out=g)
-            if wk == 1:
-                acc += g
-            else:
-                np.add(acc, wk, out=acc, where=g)
+            if w[b, k]:
+                np.greater(row[b, k, :, None], col[b, k, None, :], out=g)
+                _add_weighted(acc, g, int(w[b, k]))
         out[b] = acc
     return out
+
+
+def _narrow_counter(n_s: int, total: int) -> np.ndarray:
+    """Zeroed (S, S) counters as narrow as a total weight of ``total`` allows (int16, int32 or int64)."""
+    return np.zeros((n_s, n_s), dtype=np.int16 if total < 2**15 else np.int32 if total < 2**31 else np.int64)
+
+
+def _add_weighted(acc: np.ndarray, g: np.ndarray, wk: int) -> None:
+    """``acc += wk * g`` in place for booleans ``g`` and a whole weight ``wk`` (no temporary)."""
+    if wk == 1:
+        acc += g
+    else:
+        np.add(acc, wk, out=acc, where=g)
+
+
+def both_counts(present: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """``pairs[i, j] = sum_k w_k [both present in row k]`` (diagonal: the weight of the rows with ``i``) for the
+    presence ``present`` (K, S) and whole-number row weights (K,) (default ones): int64 (S, S), one (S, S) product
+    per row added into counters as narrow as the total weight allows.
+
+    Examples
+    --------
+    >>> both_counts(np.array([[True, True, False], [True, False, True]]), np.array([2, 3])).tolist()
+    [[5, 2, 3], [2, 2, 0], [3, 0, 3]]
+    """
+    pres = np.asarray(present, dtype=bool)
+    n_k, n_s = pres.shape
+    w = np.ones(n_k, dtype=np.int64) if weights is None else np.asarray(weights).astype(np.int64)
+    if pres.all():
+        return np.full((n_s, n_s), int(w.sum()), dtype=np.int64)
+    acc = _narrow_counter(n_s, int(w.sum()))
+    g = np.empty((n_s, n_s), dtype=bool)
+    for p, wk in zip(pres, w.tolist()):
+        if wk:
+            np.logical_and(p[:, None], p[None, :], out=g)
+            _add_weighted(acc, g, wk)
+    return acc.astype(np.int64)
 
 
 def _rows(row: np.ndarray, col: np.ndarray, w: np.ndarray | None, cells: int, rows: int | None) -> np.ndarray:

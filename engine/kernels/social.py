@@ -24,7 +24,7 @@ import numpy as np
 from engine.kernels.aggregate import task_weights
 from engine.kernels.costs import Sizes, choose
 from engine.kernels.exact import SUM_BITS, TIE_RTOL, exact_matmul, exact_weights, rational_weights, tame, weighted_task_sum
-from engine.kernels.paircount import WIN_BLOCK_CELLS, comparison_ranks, pair_counts, stack_counts
+from engine.kernels.paircount import WIN_BLOCK_CELLS, both_counts, comparison_ranks, pair_counts, stack_counts
 from engine.kernels.pairwins import baldwin_rounds
 from engine.kernels.ranking import tie_groups
 
@@ -104,7 +104,7 @@ def task_pair_sums(
     total = float(np.abs(K).sum(axis=-1).max(initial=0.0))
     present = ~np.isnan(X)
     if r is not None and W2.shape[0] <= _FEW_ROWS and total < 2**62 and set(kinds) <= {"wins", "pairs"}:
-        out = {k: _pair_counts(X, present, K, k, total) for k in kinds}
+        out = {k: _pair_counts(X, present, K, k) for k in kinds}
         return _scaled_sums(out, W.shape[:-1], n_s, L, unscaled)
     out = {k: np.zeros((W2.shape[0], n_s * n_s)) for k in kinds}
     if r is not None and "wins" in kinds:  # whole-number weights: the pair-count kernel's stacked products
@@ -151,13 +151,13 @@ def _scaled_sums(out: dict[str, np.ndarray], lead: tuple[int, ...], n_s: int, L:
     return (sums, L) if unscaled else sums
 
 
-def _pair_counts(X: np.ndarray, present: np.ndarray, K: np.ndarray, kind: str, total: float) -> np.ndarray:
+def _pair_counts(X: np.ndarray, present: np.ndarray, K: np.ndarray, kind: str) -> np.ndarray:
     """Whole-number pairwise sums (B, S*S) for a few weight rows ``K`` (B, T), one row after the other.
 
-    ``wins``: the one pair-count kernel (:func:`engine.kernels.paircount.pair_counts`, the weights as row
-    multiplicities); ``pairs``: one (S, S) presence product per task, added into an integer accumulator as narrow
-    as the total weight allows.  Exact, and for one or two weight rows several times faster than building the
-    (T, S*S) indicator for a matrix product.
+    Both from the one pair-count kernel, the weights as row multiplicities: ``wins``
+    :func:`engine.kernels.paircount.pair_counts`, ``pairs`` :func:`engine.kernels.paircount.both_counts`.
+    Exact, and for one or two weight rows several times faster than building the (T, S*S) indicator for a
+    matrix product.
     """
     n_s = X.shape[1]
     out = np.zeros((K.shape[0], n_s * n_s))
@@ -165,22 +165,8 @@ def _pair_counts(X: np.ndarray, present: np.ndarray, K: np.ndarray, kind: str, t
         for b, kb in enumerate(K):
             out[b] = pair_counts(X, weights=None if (kb == 1).all() else kb).reshape(-1)
         return out
-    dtype = np.int16 if total < 2**15 else np.int32 if total < 2**31 else np.int64
-    g = np.empty((n_s, n_s), dtype=bool)
     for b, kb in enumerate(K):
-        if present.all():
-            out[b] = kb.sum()
-            continue
-        acc = np.zeros((n_s, n_s), dtype=dtype)
-        for p, k in zip(present, kb.astype(np.int64)):
-            if k == 0:
-                continue
-            np.logical_and(p[:, None], p[None, :], out=g)
-            if k == 1:
-                acc += g
-            else:
-                np.add(acc, k, out=acc, where=g)
-        out[b] = acc.reshape(-1)
+        out[b] = both_counts(present, kb).reshape(-1)
     return out
 
 

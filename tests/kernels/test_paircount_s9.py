@@ -182,3 +182,21 @@ def test_stack_counts_take_float64_products_past_float32():
     x = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
     W = np.array([[2.0**24 + 1, 1.0, 2.0]])
     assert stack_counts(x, W).tolist() == [[[0.0, 2.0**24 + 3], [1.0, 0.0]]]
+
+
+@settings(max_examples=100)
+@given(profiles())
+def test_both_counts_equal_the_double_loop(case):
+    from engine.kernels.paircount import both_counts
+
+    X, W = case
+    x = X[(0,) * (X.ndim - 2)]
+    K, S = x.shape
+    w = None if W is None else np.broadcast_to(W, X.shape[:-1])[(0,) * (X.ndim - 2)]
+    expected = np.zeros((S, S), dtype=np.int64)
+    for k in range(K):
+        for i in range(S):
+            for j in range(S):
+                if not (math.isnan(x[k, i]) or math.isnan(x[k, j])):
+                    expected[i, j] += 1 if w is None else int(w[k])
+    np.testing.assert_array_equal(both_counts(~np.isnan(x), w), expected)
