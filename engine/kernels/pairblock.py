@@ -171,17 +171,16 @@ def _counts(x: np.ndarray, pres: np.ndarray, W: np.ndarray | None, i0: int, i1: 
 
 
 def _pts_columns(x: np.ndarray, pres: np.ndarray, W: np.ndarray | None, cols: np.ndarray) -> np.ndarray:
-    """``wins[:, cols] + ties[:, cols] / 2`` for one profile: ``(B, S, len(cols))`` (zero where ``i == j``)."""
-    T, S = x.shape
-    xc = x[:, cols]
-    pc = pres[:, cols]
-    g = (x[:, :, None] > xc[:, None, :]).astype(np.float64)
-    tie = (x[:, :, None] == xc[:, None, :]) & pres[:, :, None] & pc[:, None, :]
-    g += 0.5 * tie
-    g[:, cols, np.arange(cols.size)] = 0.0
-    if W is None:
-        return g.sum(axis=0)[None]
-    return np.einsum("bt,tij->bij", W, g)
+    """``wins[:, cols] + ties[:, cols] / 2`` for one profile: ``(B, S, len(cols))`` (zero where ``i == j``), from the
+    pair-count kernel's counts of the rows ``cols`` (``ties = pairs - wins - wins^T``; halves of whole numbers: exact)."""
+    Wk = np.ones((1, x.shape[0])) if W is None else W
+    beaten = np.swapaxes(stack_counts(x, Wk, index=cols, less=True), -1, -2)  # wins[i, c]
+    beat = np.swapaxes(stack_counts(x, Wk, index=cols), -1, -2)  # wins[c, i]
+    pf = pres.astype(np.float64)
+    pairs = np.einsum("bt,ti,tj->bij", Wk, pf, pf[:, cols], optimize=True)
+    pts = beaten + 0.5 * (pairs - beaten - beat)
+    pts[:, cols, np.arange(cols.size)] = 0.0
+    return pts
 
 
 # ------------------------------------------------------------------------------------------ per-rule reducers

@@ -557,8 +557,8 @@ def pair_counts(X: np.ndarray, *, method: str = "auto", weights: Any = None, cel
 
 
 def stack_counts(x: np.ndarray, weights: np.ndarray, i0: int = 0, i1: int | None = None, *, less: bool = False,
-                 cells: int = 1 << 24) -> np.ndarray:
-    """Rows ``i0:i1`` of the pair wins of one profile ``x`` (K, S) under a stack of whole-number row weights
+                 cells: int = 1 << 24, index: np.ndarray | None = None) -> np.ndarray:
+    """Rows ``i0:i1`` (or the rows ``index``) of the pair wins of one profile ``x`` (K, S) under a stack of whole-number row weights
     ``weights`` (B, K): ``out[b, i, j] = sum_k w_bk [x_ki > x_kj]`` (``less``: ``[x_ki < x_kj]``), as float64 (B, r, S).
 
     Each block of ``cells // (r S)`` rows is compared once, then meets every weight vector in one matrix product:
@@ -574,7 +574,8 @@ def stack_counts(x: np.ndarray, weights: np.ndarray, i0: int = 0, i1: int | None
     W = np.asarray(weights, dtype=np.float64)
     n_k, n_s = x.shape
     i1 = n_s if i1 is None else i1
-    r = i1 - i0
+    sel: slice | np.ndarray = slice(i0, i1) if index is None else np.asarray(index, dtype=np.intp)
+    r = i1 - i0 if index is None else len(sel)
     out = np.zeros((W.shape[0], r, n_s))
     step = max(1, cells // max(1, r * n_s))
     f32 = float(np.abs(W).sum(axis=-1).max(initial=0.0)) < 2.0**24
@@ -583,7 +584,7 @@ def stack_counts(x: np.ndarray, weights: np.ndarray, i0: int = 0, i1: int | None
     for k0 in range(0, n_k, step):
         k1 = min(n_k, k0 + step)
         g = buf[: k1 - k0]
-        op(x[k0:k1, i0:i1, None], x[k0:k1, None, :], out=g)
+        op(x[k0:k1, sel, None], x[k0:k1, None, :], out=g)
         g2 = g.reshape(k1 - k0, r * n_s)
         wk = W[:, k0:k1]
         prod = wk.astype(np.float32) @ g2.astype(np.float32) if f32 else wk @ g2.astype(np.float64)

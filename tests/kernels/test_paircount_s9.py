@@ -169,10 +169,13 @@ def test_stack_counts_equal_the_double_loop_per_weight_vector(case, less, cells,
     W = np.array(data.draw(st.lists(st.integers(0, 5), min_size=B * K, max_size=B * K)), dtype=np.float64).reshape(B, K)
     i0 = data.draw(st.integers(0, S - 1))
     i1 = data.draw(st.integers(i0 + 1, S))
+    index = np.array(data.draw(st.lists(st.integers(0, S - 1), max_size=4)), dtype=np.intp)  # any rows, repeats too
     got = stack_counts(x, W, i0, i1, less=less, cells=cells)
+    picked = stack_counts(x, W, less=less, cells=cells, index=index)
     for b in range(B):
         full = loop_counts(x.tolist(), W[b].tolist(), S)
         np.testing.assert_array_equal(got[b], (full.T if less else full)[i0:i1])
+        np.testing.assert_array_equal(picked[b], (full.T if less else full)[index])
 
 
 def test_stack_counts_take_float64_products_past_float32():
