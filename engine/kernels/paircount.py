@@ -357,10 +357,16 @@ def _dense(row: np.ndarray, col: np.ndarray, cells: int) -> np.ndarray:
 
 
 def _dense_weighted(row: np.ndarray, col: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Weighted counts (n, S, S): one (S, S) comparison per row, added into an integer accumulator as narrow as
-    the element's total weight allows."""
+    """Weighted counts (n, S, S): one comparison per row (of every batch element at once), added into int64
+    counters, or for one element into counters as narrow as its total weight allows."""
     n_b, n_k, n_s = row.shape
     out = np.zeros((n_b, n_s, n_s), dtype=np.int64)
+    if n_b > 1:  # a batch: each row of every element at once, int64 counters
+        gb = np.empty((n_b, n_s, n_s), dtype=bool)
+        for k in range(n_k):
+            np.greater(row[:, k, :, None], col[:, k, None, :], out=gb)
+            out += gb * w[:, k, None, None]
+        return out
     g = np.empty((n_s, n_s), dtype=bool)
     for b in range(n_b):
         acc = _narrow_counter(n_s, int(w[b].sum()))
