@@ -446,10 +446,13 @@ def _compiled_counts(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------ costs and the front
-#: seconds per row and cell of the (S, S) result, measured at S = 100 and 1,000, 200 rows, on a busy 2-core machine
-#: (benchmarks/results/paircount.md); only their ratios matter for the choice
-_CELL = {"dense": 6.0e-10, "rows": 9.0e-10, "compiled": 2.5e-10}
-_CELL_WEIGHTED = {"dense": 2.0e-9, "rows": 3.0e-9, "compiled": 4.0e-10}
+#: seconds per row and cell of the (S, S) result, measured at S = 30 to 1,000, 200 rows, on a busy 2-core machine
+#: (benchmarks/results/paircount.md); only their ratios matter for the choice.  The dense method compares one row
+#: at a time once a batch's (S, S) matrices pass half of :data:`WIN_BLOCK_CELLS` (S > 724 alone): several times
+#: slower per cell (_DENSE_WIDE) than the blocks of rows of the other methods
+_CELL = {"dense": 6.0e-10, "rows": 6.0e-10, "compiled": 2.5e-10}
+_DENSE_WIDE = 2.5e-9
+_CELL_WEIGHTED = {"dense": 1.0e-8, "rows": 1.3e-8, "compiled": 8.0e-10}
 _CALL = {"dense": 2.0e-5, "rows": 5.0e-5, "compiled": 1.0e-5}  # per batch element (the batch loops of rows, compiled)
 _NUMBA_START = 1.0  # the compiled method's first call in a process: importing numba and loading its cache
 
@@ -461,7 +464,10 @@ def _cost(method: str, weighted: bool) -> Callable[[Sizes], Any]:
 
     def cost(z: Sizes) -> Cost:
         S, K, n = float(z.systems), float(z.judges), float(z.fits)
-        seconds = n * (K * S * S * per_cell + (_CALL[method] if method != "dense" else 0.0)) + _CALL["dense"]
+        cell = per_cell
+        if method == "dense" and not weighted and n * S * S > WIN_BLOCK_CELLS // 2:
+            cell = _DENSE_WIDE
+        seconds = n * (K * S * S * cell + (_CALL[method] if method != "dense" else 0.0)) + _CALL["dense"]
         if method == "compiled":
             if not compiled_available():
                 return Cost(seconds=float("inf"), bytes=float("inf"))
