@@ -35,6 +35,26 @@ from engine.kernels.summaries import bootstrap_block
 
 RESULTS = Path(__file__).resolve().parent / "results"
 B = 200
+NOTES = """## Reading (session 9, issue 25 item 4)
+
+`before` is the parent commit of the kernel (c8246d6, six counters in social, pairwins, pairblock, summaries),
+`after` the one pair-count kernel (engine/kernels/paircount.py); three invocations each, alternating. The machine's
+load average stood between 7 and 11 on 2 cores during these runs (other engineers' test suites): the same code
+timed 2 to 7 times apart between invocations (plain numpy at S = 100: 0.008 vs 0.0035 s; prob_above_blocked at
+S = 100 alone, six alternating processes: 0.012 to 0.087 s for either tree), so differences below a factor of
+about 1.5 are not resolved here.
+
+- Beyond the noise: `pairwise_counts` with whole-number weights at S = 1000 (the weighted path of every pairwise
+  rule) 3.26 -> 0.44 s (the compiled weighted loop instead of a float64 multiply-add per task);
+  `bootstrap_block` (the dashboard's summary of a block of replicates) 2.76 -> 1.16 s (its own broadcast
+  `count_nonzero` replaced by the kernel).
+- Within the noise: every other caller (win_counts_over_tasks, win_counts, prob_above, prob_above_blocked).
+- Methods at S = 1000: compiled 0.11 s, rows 0.08 s (one measurement: 0.52 s in a later, busier one), dense 0.52 s
+  (its one-row-at-a-time regime past S = 724; the cost model knows it), plain numpy 1.6 to 2.4 s. With weights the
+  compiled loop is the only fast one (0.16 s vs 2.6 to 3.6 s).
+- `auto` picks by the cost model: numba's start (about 1 s) counts while numba is not loaded, so a one-off
+  count on a small table stays in numpy and never imports numba.
+"""
 
 
 def best_of(f: Callable[[], Any], runs: int = 3) -> float:
@@ -85,9 +105,12 @@ def cases(S: int) -> dict[str, Callable[[], Any]]:
 
 def main() -> None:
     label = sys.argv[1] if len(sys.argv) > 1 else "run"
-    m = machine_info()
     store = RESULTS / "paircount.json"
     data = json.loads(store.read_text()) if store.exists() else {}
+    if label == "--render":
+        print(render(data))
+        return
+    m = machine_info()
     times = {f"{S}": {name: best_of(f) for name, f in cases(S).items()} for S in (100, 1000)}
     old = data.get(label, {"times": {}, "runs": 0})
     for S, row in times.items():  # a label run again keeps each case's best (runs alternate between trees: A/B/A/B)
@@ -96,6 +119,11 @@ def main() -> None:
     data[label] = {"date_utc": m["date_utc"], "loadavg": [round(v, 2) for v in os.getloadavg()], "times": times,
                    "runs": old.get("runs", 0) + 1}
     store.write_text(json.dumps(data, indent=1) + "\n")
+    print(render(data))
+
+
+def render(data: dict[str, Any]) -> str:
+    """Write ``paircount.md`` from the stored times of every label (``--render``: without timing anything)."""
     labels = list(data)
     lines = ["# Pair-win counts: one kernel, its methods and its callers (issue 25, item 4)", "",
              f"`python benchmarks/bench_paircount.py LABEL`; B = {B} rows (judges or replicates), ties and 5 % missing "
@@ -113,8 +141,9 @@ def main() -> None:
         for n in names:
             cells = [data[lb]["times"].get(S, {}).get(n) for lb in labels]
             lines.append(f"| {n} | " + " | ".join("" if c is None else f"{c:.4f}" for c in cells) + " |")
-    (RESULTS / "paircount.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    text = "\n".join(lines + ["", NOTES]) + "\n"
+    (RESULTS / "paircount.md").write_text(text)
+    return text
 
 
 if __name__ == "__main__":
