@@ -128,7 +128,7 @@ def render(data: dict[str, Any]) -> str:
     lines = ["# Pair-win counts: one kernel, its methods and its callers (issue 25, item 4)", "",
              f"`python benchmarks/bench_paircount.py LABEL`; B = {B} rows (judges or replicates), ties and 5 % missing "
              "scores; seconds, best of 3 warm runs (numba compiled before timing). The machine is shared (2 cores, "
-             "other engineers' jobs): differences below about 20 % are noise.", ""]
+             "other engineers' jobs): how far the noise goes is said under Reading.", ""]
     for lb in labels:
         lines.append(f"- `{lb}`: best of {data[lb].get('runs', 1)} invocations, the last {data[lb]['date_utc']}, "
                      f"load average at its end {tuple(data[lb]['loadavg'])}")
