@@ -586,8 +586,9 @@ def stack_counts(x: np.ndarray, weights: np.ndarray, i0: int = 0, i1: int | None
     W = np.asarray(weights, dtype=np.float64)
     n_k, n_s = x.shape
     i1 = n_s if i1 is None else i1
-    sel: slice | np.ndarray = slice(i0, i1) if index is None else np.asarray(index, dtype=np.intp)
-    r = i1 - i0 if index is None else len(sel)
+    picked = None if index is None else np.asarray(index, dtype=np.intp)
+    sel: slice | np.ndarray = slice(i0, i1) if picked is None else picked
+    r = i1 - i0 if picked is None else picked.size
     out = np.zeros((W.shape[0], r, n_s))
     step = max(1, cells // max(1, r * n_s))
     f32 = float(np.abs(W).sum(axis=-1).max(initial=0.0)) < 2.0**24
