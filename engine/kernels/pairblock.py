@@ -34,7 +34,7 @@ import numpy as np
 
 from engine.kernels.baselines import relative_difference_terms
 from engine.kernels.exact import SUM_BITS, TIE_RTOL, anchor, digits, digits_to_float, ordered_sum, tame
-from engine.kernels.pairwins import dense_ranks, greater_counts, win_counts
+from engine.kernels.paircount import dense_ranks, greater_counts, stack_counts, win_counts
 from engine.kernels.social import baldwin_round, majority_beats, worst_defeat
 
 __all__ = [
@@ -154,8 +154,6 @@ def _counts(x: np.ndarray, pres: np.ndarray, W: np.ndarray | None, i0: int, i1: 
     Returns float64 arrays ``(B, r, S)`` (``B = 1`` without weights): ``wins[b, i, j]``,
     ``winsT[b, i, j] = wins[b, j, i]`` and ``pairs[b, i, j]`` for ``i`` in the block.
     """
-    T, S = x.shape
-    r = i1 - i0
     pf = pres.astype(np.float64)
     if W is None:
         rk = dense_ranks(x) if ranks is None else ranks
@@ -166,42 +164,23 @@ def _counts(x: np.ndarray, pres: np.ndarray, W: np.ndarray | None, i0: int, i1: 
         winsT = np.swapaxes(wins, -1, -2).copy() if full else greater_counts(rk, pres, i0, i1, less=True).astype(np.float64)[None]
         pairs = (pf[:, i0:i1].T @ pf)[None]  # 0/1 products: exact
         return wins, winsT, pairs
-    tb = max(1, _CELLS // max(1, r * S))
-    B = W.shape[0]
-    wins = np.zeros((B, r, S))
-    winsT_acc = None if full else np.zeros((B, r, S))
-    buf = np.empty((min(tb, T), r, S), dtype=bool)
-    # float32 products of 0/1 indicators and whole numbers are exact while every sum stays below 2**24
-    f32 = float(W.sum(axis=-1).max(initial=0.0)) < 2.0**24
-    for t0 in range(0, T, tb):
-        t1 = min(T, t0 + tb)
-        xs = x[t0:t1]
-        g = buf[: t1 - t0]
-        for out, op in ((wins, np.greater), (winsT_acc, np.less)):
-            if out is None:
-                continue
-            op(xs[:, i0:i1, None], xs[:, None, :], out=g)
-            g2 = g.reshape(t1 - t0, r * S)
-            wt = W[:, t0:t1]
-            prod = wt.astype(np.float32) @ g2.astype(np.float32) if f32 else wt @ g2.astype(np.float64)
-            out += prod.reshape(B, r, S)
-    winsT = np.swapaxes(wins, -1, -2).copy() if winsT_acc is None else winsT_acc
+    wins = stack_counts(x, W, i0, i1, cells=_CELLS)  # one comparison per block of tasks for every weight vector
+    winsT = np.swapaxes(wins, -1, -2).copy() if full else stack_counts(x, W, i0, i1, less=True, cells=_CELLS)
     pairs = np.einsum("bt,ti,tj->bij", W, pf[:, i0:i1], pf, optimize=True)
     return wins, winsT, pairs
 
 
 def _pts_columns(x: np.ndarray, pres: np.ndarray, W: np.ndarray | None, cols: np.ndarray) -> np.ndarray:
-    """``wins[:, cols] + ties[:, cols] / 2`` for one profile: ``(B, S, len(cols))`` (zero where ``i == j``)."""
-    T, S = x.shape
-    xc = x[:, cols]
-    pc = pres[:, cols]
-    g = (x[:, :, None] > xc[:, None, :]).astype(np.float64)
-    tie = (x[:, :, None] == xc[:, None, :]) & pres[:, :, None] & pc[:, None, :]
-    g += 0.5 * tie
-    g[:, cols, np.arange(cols.size)] = 0.0
-    if W is None:
-        return g.sum(axis=0)[None]
-    return np.einsum("bt,tij->bij", W, g)
+    """``wins[:, cols] + ties[:, cols] / 2`` for one profile: ``(B, S, len(cols))`` (zero where ``i == j``), from the
+    pair-count kernel's counts of the rows ``cols`` (``ties = pairs - wins - wins^T``; halves of whole numbers: exact)."""
+    Wk = np.ones((1, x.shape[0])) if W is None else W
+    beaten = np.swapaxes(stack_counts(x, Wk, index=cols, less=True), -1, -2)  # wins[i, c]
+    beat = np.swapaxes(stack_counts(x, Wk, index=cols), -1, -2)  # wins[c, i]
+    pf = pres.astype(np.float64)
+    pairs = np.einsum("bt,ti,tj->bij", Wk, pf, pf[:, cols], optimize=True)
+    pts = beaten + 0.5 * (pairs - beaten - beat)
+    pts[:, cols, np.arange(cols.size)] = 0.0
+    return pts
 
 
 # ------------------------------------------------------------------------------------------ per-rule reducers
@@ -489,13 +468,7 @@ def prob_above_blocked(scores: np.ndarray, *, rows: int | None = None) -> np.nda
     r = block_rows(S, 1, rows)
     for i0 in range(0, S, r):
         i1 = min(S, i0 + r)
-        if repeated:
-            wins = np.zeros((i1 - i0, S))
-            for u in range(x.shape[0]):
-                g = (x[u, i0:i1, None] > x[u, None, :]).astype(np.float64)
-                wins += mult[u] * g  # whole numbers: exact
-        else:
-            wins = greater_counts(ranks, pres, i0, i1).astype(np.float64)
+        wins = greater_counts(ranks, pres, i0, i1, weights=mult if repeated else None).astype(np.float64)
         both = pw[:, i0:i1].T @ pf  # whole numbers: exact; the diagonal counts the replicates with the system
         with np.errstate(invalid="ignore", divide="ignore"):
             out[i0:i1] = np.where(both > 0, wins / np.where(both > 0, both, 1.0), np.nan)

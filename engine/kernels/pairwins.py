@@ -1,269 +1,28 @@
-"""Integer pairwise win counts from dense ranks, compiled with numba (the hot loop of every pairwise rule).
+"""Kendall's tau-b and distance from whole-number concordance counts, and Baldwin's elimination, compiled with numba.
 
-``sum_k [r_ki > r_kj]`` over judges ``k`` for a block of rows ``i`` and every column ``j``, both scores
-present. The loop keeps a small block of rows in int16 counters (flushed into int64 every 32,767
-judges) and compares each judge's rank row against one rank at a time, which the compiler turns into
-wide vector compares: about ten times plain numpy's ``np.greater`` + ``np.add`` per judge
-(``benchmarks/results/memory.md``). Counts are whole numbers, so the result does not depend on the
-order of the judges or on how they are split into chunks.
+:func:`kendall_counts` gives the concordance counts behind Kendall's tau-b and distance in ``O(S log S)`` per pair
+of rankings, and :func:`kendall_tau_b` / :func:`kendall_distance` the two statistics from them (the pair convention
+is the one of :mod:`engine.kernels.kemeny`'s notes: unordered pairs, a missing score leaves the pair out).
 
-:func:`win_counts` gives the whole matrix with half the comparisons for judges without tied scores,
-and :func:`dense_ranks` turns scores into the compact ranks these loops compare. :func:`kendall_counts`
-gives the concordance counts behind Kendall's tau-b and distance in ``O(S log S)`` per pair of rankings, and
-:func:`kendall_tau_b` / :func:`kendall_distance` the two statistics from them (the pair convention is the one
-of :mod:`engine.kernels.kemeny`'s notes: unordered pairs, a missing score leaves the pair out).
+The pair-win counts that used to live here (:func:`greater_counts`, :func:`win_counts`) and the dense ranks they
+compare (:func:`dense_ranks`) belong to the one pair-count kernel, :mod:`engine.kernels.paircount`; the names stay
+importable from here.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from math import prod
 from typing import Any
 
 import numpy as np
 
+from engine.kernels.paircount import compiled, dense_ranks, greater_counts, win_counts
+
 __all__ = ["baldwin_rounds", "dense_ranks", "greater_counts", "kendall_counts", "kendall_counts_all", "kendall_distance",
            "kendall_tau_b", "tau_b_from_counts", "win_counts"]
 
-def _compiled(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``numba.njit(nogil=True, cache=True)(fn)``, compiled (or loaded from numba's cache) at the first call:
-    importing numba takes about a second, which a command that never counts pairs does not pay."""
-    jitted: list[Any] = []
 
-    @functools.wraps(fn)
-    def call(*args: Any) -> Any:
-        if not jitted:
-            from numba import njit
-
-            jitted.append(njit(nogil=True, cache=True)(fn))
-        return jitted[0](*args)
-
-    return call
-
-
-_ROWS = 16  # rows per block: 16 x S int16 counters stay in the first-level cache up to a few thousand systems
-_FLUSH = 32767  # judges per int16 counter before it joins the int64 total
-
-
-def dense_ranks(x: np.ndarray) -> np.ndarray:
-    """Dense ranks of every row of ``x`` (K, S): equal values share a rank, ``NaN`` gets -1.
-
-    ``ranks[k, i] > ranks[k, j]`` exactly when ``x[k, i] > x[k, j]`` for two present scores (so
-    ``-0.0`` and ``0.0`` share a rank); present scores take ranks ``0 .. d - 1`` for ``d`` distinct
-    values.  int16 below 32,767 systems (compact comparisons), int32 beyond.
-
-    Examples
-    --------
-    >>> dense_ranks(np.array([[0.5, np.nan, -1.0, 0.5]], dtype=np.float32))
-    array([[ 1, -1,  0,  1]], dtype=int16)
-    """
-    x = np.asarray(x)
-    if x.dtype not in (np.float32, np.float64):
-        x = x.astype(np.float64)  # float32 stays: converting to float64 keeps every order
-    K, S = x.shape
-    dt = np.int16 if S < 32767 else np.int32
-    out = np.empty((K, S), dtype=dt)
-    if x.dtype == np.float32 and x.size and S < 2**31:
-        # a float32's order as an int32 and its column in one int64 key: numpy sorts int64 in wide vector
-        # instructions, about twice as fast as an argsort of the floats
-        bits = np.ascontiguousarray(x + np.float32(0.0)).view(np.int32)  # + 0.0 turns -0.0 into 0.0
-        keys = np.empty((K, S), dtype=np.int64)
-        _order_keys(bits, np.isnan(x), keys)
-        keys.sort(axis=1)
-        _ranks_from_keys(keys, out)
-        return out
-    order = np.argsort(x, axis=1)  # NaN last; equal values share a rank, so no stable sort is needed
-    srt = np.take_along_axis(x, order, axis=1)
-    rk = np.zeros((K, S), dtype=dt)
-    np.cumsum(srt[:, 1:] > srt[:, :-1], axis=1, dtype=dt, out=rk[:, 1:])
-    rk[np.isnan(srt)] = -1
-    np.put_along_axis(out, order, rk, axis=1)
-    return out
-
-
-_NAN_KEY = (1 << 31) - 1  # above the key of +inf (0x7F800000): NaN sorts last
-
-
-@_compiled
-def _order_keys(bits: np.ndarray, nan: np.ndarray, keys: np.ndarray) -> None:  # pragma: no cover - compiled
-    """``keys[k, j] = (o << 32) | j`` with ``o`` an int32 in the order of the float32 whose bits are ``bits[k, j]``."""
-    K, S = bits.shape
-    for k in range(K):
-        for j in range(S):
-            b = np.int64(bits[k, j])
-            if nan[k, j]:
-                o = np.int64(_NAN_KEY)
-            elif b < 0:  # a negative float: the larger its magnitude bits, the smaller it is
-                o = -1 - (b & 0x7FFFFFFF)
-            else:
-                o = b
-            keys[k, j] = (o << 32) | j
-
-
-@_compiled
-def _ranks_from_keys(keys: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
-    """Dense ranks from each row's sorted keys: the rank grows where the order part changes; NaN gets -1."""
-    K, S = keys.shape
-    for k in range(K):
-        prev = np.int64(0)
-        r = -1
-        for p in range(S):
-            key = keys[k, p]
-            o = key >> 32
-            j = key & 0xFFFFFFFF
-            if o == _NAN_KEY:
-                out[k, j] = -1
-            else:
-                if r < 0 or o != prev:
-                    r += 1
-                    prev = o
-                out[k, j] = r
-
-
-@_compiled
-def _greater_counts(ra: np.ndarray, rb: np.ndarray, out: np.ndarray, i0: int, upper: bool) -> None:  # pragma: no cover
-    """``out[i, j] += sum_k [rb[k, j] < ra[k, i0 + i]]``; with ``upper`` (``i0 = 0``) for ``j > i`` only."""
-    K, S = rb.shape
-    r = out.shape[0]
-    acc = np.zeros((_ROWS, S), dtype=np.int16)
-    for b0 in range(0, r, _ROWS):
-        b1 = min(r, b0 + _ROWS)
-        acc[:] = 0
-        n = 0
-        for k in range(K):
-            rbk = rb[k]
-            for i in range(b0, b1):
-                x = ra[k, i0 + i]
-                lo = i + 1 if upper else 0
-                # slices from lo and an index from 0: numba then knows that no index is negative and vectorises
-                # the loop (``range(lo, S)`` keeps a wrap-around check per element, about ten times slower)
-                row = acc[i - b0, lo:]
-                col = rbk[lo:]
-                for j in range(S - lo):
-                    row[j] += col[j] < x
-            n += 1
-            if n == _FLUSH or k == K - 1:
-                for i in range(b0, b1):
-                    lo = i + 1 if upper else 0
-                    dst = out[i, lo:]
-                    src = acc[i - b0, lo:]
-                    for j in range(S - lo):
-                        dst[j] += src[j]
-                acc[:] = 0
-                n = 0
-
-
-@_compiled
-def _fold_upper(upper: np.ndarray, both: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
-    """``out[i, j] += upper[i, j]`` and ``out[j, i] += both[i, j] - upper[i, j]`` for every ``j > i``."""
-    S = upper.shape[0]
-    for i in range(S):
-        for j in range(i + 1, S):
-            u = upper[i, j]
-            out[i, j] += u
-            out[j, i] += both[i, j] - u
-
-
-def _signed_ranks(ranks: np.ndarray, present: np.ndarray, less: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Row and column ranks for the compiled loops: missing scores beat nothing and lose to nothing."""
-    rk = np.asarray(ranks)
-    dt = np.int16 if rk.dtype == np.int16 else np.int32
-    info = np.iinfo(dt)
-    signed = np.negative(rk, dtype=dt) if less else rk.astype(dt, copy=False)  # ranks are >= -1, so negation fits the type
-    pres = np.asarray(present, dtype=bool)
-    if pres.all():
-        return signed, signed
-    ra = np.where(pres, signed, info.min).astype(dt)  # a missing row score beats nothing
-    rb = np.where(pres, signed, info.max).astype(dt)  # and nothing beats a missing column score
-    return ra, rb
-
-
-def greater_counts(ranks: np.ndarray, present: np.ndarray, i0: int, i1: int, *, less: bool = False) -> np.ndarray:
-    """``sum_k [r_ki > r_kj]`` (``less=True``: ``[r_ki < r_kj]``) for rows ``i0:i1``, both scores present.
-
-    Parameters
-    ----------
-    ranks : ndarray (K, S) of int16 or int32
-        Ranks of each judge's scores (higher is better; only their order matters).
-    present : ndarray (K, S) of bool
-        Which scores exist; a missing score takes part in no comparison.
-    i0, i1 : int
-        The block of rows.
-
-    Returns
-    -------
-    ndarray (i1 - i0, S) of int64
-
-    Examples
-    --------
-    >>> r = np.array([[2, 0, 1], [0, 1, 1]], dtype=np.int16)
-    >>> greater_counts(r, np.ones((2, 3), dtype=bool), 0, 3)
-    array([[0, 1, 1],
-           [1, 0, 0],
-           [1, 1, 0]])
-    """
-    rk = np.asarray(ranks)
-    ra, rb = _signed_ranks(rk, present, less)
-    out = np.zeros((i1 - i0, rk.shape[1]), dtype=np.int64)
-    if rk.shape[0] and i1 > i0:
-        _greater_counts(np.ascontiguousarray(ra), np.ascontiguousarray(rb), out, i0, False)
-    return out
-
-
-def win_counts(ranks: np.ndarray, present: np.ndarray) -> np.ndarray:
-    """The whole matrix ``wins[i, j] = sum_k [r_ki > r_kj]`` over judges where both scores are present.
-
-    Same counts as ``greater_counts(ranks, present, 0, S)``, with half the comparisons for the judges
-    whose present scores are all distinct: for them ``[r_ki > r_kj] + [r_kj > r_ki] = 1`` for every pair
-    both present, so only ``j > i`` is compared and ``wins[j, i]`` is the number of such judges scoring
-    both minus ``wins[i, j]``.  Judges with tied scores take the full loop.  Whole numbers throughout.
-
-    Parameters
-    ----------
-    ranks : ndarray (K, S) of int16 or int32
-        Dense ranks of each judge's scores (:func:`engine.kernels.pairblock.dense_ranks`: present scores
-        ``0 .. d - 1`` with ``d`` distinct values, missing ``-1``).
-    present : ndarray (K, S) of bool
-
-    Returns
-    -------
-    ndarray (S, S) of int64
-
-    Examples
-    --------
-    >>> r = np.array([[2, 0, 1], [0, 1, 1]], dtype=np.int16)  # the first judge has no tie
-    >>> win_counts(r, np.ones((2, 3), dtype=bool))
-    array([[0, 1, 1],
-           [1, 0, 0],
-           [1, 1, 0]])
-    """
-    rk = np.asarray(ranks)
-    pres = np.asarray(present, dtype=bool)
-    K, S = rk.shape
-    # dense ranks of d distinct present values run 0 .. d - 1: no tie when d equals the number present
-    distinct = rk.max(axis=1, initial=-1).astype(np.int64) + 1 == pres.sum(axis=1)
-    out = np.zeros((S, S), dtype=np.int64)
-    if K == 0 or S == 0:
-        return out
-    if not distinct.all():
-        tied = ~distinct
-        out += greater_counts(rk[tied], pres[tied], 0, S)
-    if distinct.any():
-        rd, pd = (rk, pres) if distinct.all() else (rk[distinct], pres[distinct])
-        ra, rb = _signed_ranks(rd, pd, False)
-        upper = np.zeros((S, S), dtype=np.int64)
-        _greater_counts(np.ascontiguousarray(ra), np.ascontiguousarray(rb), upper, 0, True)  # j > i only
-        if pd.all():
-            both = np.broadcast_to(np.int64(rd.shape[0]), (S, S))
-        else:
-            pf = pd.astype(np.float64)
-            both = np.rint(pf.T @ pf).astype(np.int64)  # 0/1 products: exact below 2**53 judges
-        _fold_upper(upper, both, out)  # wins[j, i] = both - wins[i, j] for j > i
-    return out
-
-
-@_compiled
+@compiled
 def _kendall_counts(ra: np.ndarray, rb: np.ndarray, ia: np.ndarray, ib: np.ndarray,
                     out: np.ndarray) -> None:  # pragma: no cover - compiled
     """Knight's (1966) counts for the rank rows ``ra[ia[k]]`` and ``rb[ib[k]]`` (``-1`` = absent): ``out[k] =
@@ -419,7 +178,7 @@ def _kendall_counts_dense(ranks: np.ndarray) -> np.ndarray:
     return np.stack([n, n1, n1.T, n3, d])
 
 
-@_compiled
+@compiled
 def _baldwin_rounds(pts: np.ndarray, present: np.ndarray, tol: float, score: np.ndarray) -> None:  # pragma: no cover
     """See :func:`baldwin_rounds`; ``score`` (S,) is written."""
     S = pts.shape[0]

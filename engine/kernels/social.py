@@ -24,7 +24,8 @@ import numpy as np
 from engine.kernels.aggregate import task_weights
 from engine.kernels.costs import Sizes, choose
 from engine.kernels.exact import SUM_BITS, TIE_RTOL, exact_matmul, exact_weights, rational_weights, tame, weighted_task_sum
-from engine.kernels.pairwins import baldwin_rounds, dense_ranks
+from engine.kernels.paircount import WIN_BLOCK_CELLS, both_counts, comparison_ranks, pair_counts, stack_counts
+from engine.kernels.pairwins import baldwin_rounds
 from engine.kernels.ranking import tie_groups
 
 __all__ = [
@@ -56,9 +57,6 @@ __all__ = [
 ]
 
 _PAIR_BLOCK = 1 << 22  # cells of the (tasks x S x S) comparison processed at once
-#: booleans of one comparison block of :func:`win_counts_over_tasks` (1 MB: it stays in a second-level cache)
-WIN_BLOCK_CELLS = 1 << 20
-_U8_TASKS = 255  # tasks a uint8 counter holds before it joins the float64 total
 _FEW_ROWS = 2  # up to this many weight rows, pairwise sums are counted task by task (no matrix product)
 
 
@@ -106,15 +104,19 @@ def task_pair_sums(
     total = float(np.abs(K).sum(axis=-1).max(initial=0.0))
     present = ~np.isnan(X)
     if r is not None and W2.shape[0] <= _FEW_ROWS and total < 2**62 and set(kinds) <= {"wins", "pairs"}:
-        out = {k: _pair_counts(X, present, K, k, total) for k in kinds}
+        out = {k: _pair_counts(X, present, K, k) for k in kinds}
         return _scaled_sums(out, W.shape[:-1], n_s, L, unscaled)
     out = {k: np.zeros((W2.shape[0], n_s * n_s)) for k in kinds}
+    if r is not None and "wins" in kinds:  # whole-number weights: the pair-count kernel's stacked products
+        out["wins"] = stack_counts(X, K, cells=_PAIR_BLOCK).reshape(W2.shape[0], n_s * n_s)
     step = max(1, _PAIR_BLOCK // max(1, n_s * n_s))
     Xr = tame(X, below=SUM_BITS)[0] if "reldiff" in kinds else X  # relative differences of a task near the float64 limit: scaled
     for t0 in range(0, n_t, step):
         xb = X[t0 : t0 + step]
         kb = K[:, t0 : t0 + step]
         for k in kinds:
+            if k == "wins" and r is not None:
+                continue  # counted above
             if k == "wins":
                 g = xb[:, :, None] > xb[:, None, :]
             elif k == "pairs":
@@ -149,38 +151,22 @@ def _scaled_sums(out: dict[str, np.ndarray], lead: tuple[int, ...], n_s: int, L:
     return (sums, L) if unscaled else sums
 
 
-def _pair_counts(X: np.ndarray, present: np.ndarray, K: np.ndarray, kind: str, total: float) -> np.ndarray:
-    """Whole-number pairwise sums (B, S*S) for a few weight rows ``K`` (B, T), one task at a time.
+def _pair_counts(X: np.ndarray, present: np.ndarray, K: np.ndarray, kind: str) -> np.ndarray:
+    """Whole-number pairwise sums (B, S*S) for a few weight rows ``K`` (B, T), one row after the other.
 
-    One (S, S) comparison per task, added into an integer accumulator as narrow as the total weight
-    allows: exact, and for one or two weight rows several times faster than building the (T, S*S)
-    indicator for a matrix product.
+    Both from the one pair-count kernel, the weights as row multiplicities: ``wins``
+    :func:`engine.kernels.paircount.pair_counts`, ``pairs`` :func:`engine.kernels.paircount.both_counts`.
+    Exact, and for one or two weight rows several times faster than building the (T, S*S) indicator for a
+    matrix product.
     """
     n_s = X.shape[1]
-    dtype = np.int16 if total < 2**15 else np.int32 if total < 2**31 else np.int64
     out = np.zeros((K.shape[0], n_s * n_s))
-    g = np.empty((n_s, n_s), dtype=bool)
-    row, col = comparison_ranks(X) if kind == "wins" else (X, X)  # pairs read presence only
+    if kind == "wins":
+        for b, kb in enumerate(K):
+            out[b] = pair_counts(X, weights=None if (kb == 1).all() else kb).reshape(-1)
+        return out
     for b, kb in enumerate(K):
-        if kind == "pairs" and present.all():
-            out[b] = kb.sum()
-            continue
-        if kind == "wins" and (kb == 1).all():
-            out[b] = win_counts_over_tasks(X).reshape(-1)
-            continue
-        acc = np.zeros((n_s, n_s), dtype=dtype)
-        for r, c, p, k in zip(row, col, present, kb.astype(np.int64)):
-            if k == 0:
-                continue
-            if kind == "wins":
-                np.greater(r[:, None], c[None, :], out=g)
-            else:
-                np.logical_and(p[:, None], p[None, :], out=g)
-            if k == 1:
-                acc += g
-            else:
-                np.add(acc, k, out=acc, where=g)
-        out[b] = acc.reshape(-1)
+        out[b] = both_counts(present, kb).reshape(-1)
     return out
 
 
@@ -206,57 +192,18 @@ def _exact_or_ordered(W: np.ndarray, G: np.ndarray) -> np.ndarray:
     return out
 
 
-def comparison_ranks(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Small integers standing in for the scores ``X`` (..., S) in pairwise comparisons, as ``(row, col)``:
-    ``row[..., i] > col[..., j]`` exactly when ``X[..., i] > X[..., j]`` with both present.
-
-    Dense ranks of every row (:func:`engine.kernels.pairwins.dense_ranks`: equal scores share a rank,
-    ``-0.0`` equals ``0.0``); a missing score is the lowest rank as a row (-1: it beats nothing) and the
-    largest integer as a column (nothing beats it).  int16 below 32,767 systems, which numpy compares
-    several times faster than float64.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    if X.size == 0:
-        empty = np.zeros(X.shape, dtype=np.int16)
-        return empty, empty
-    row = dense_ranks(X.reshape(-1, X.shape[-1])).reshape(X.shape)
-    col = np.where(row < 0, np.iinfo(row.dtype).max, row).astype(row.dtype)
-    return row, col
-
-
 def win_counts_over_tasks(X: np.ndarray, *, cells: int = WIN_BLOCK_CELLS) -> np.ndarray:
-    """Unweighted ``wins[..., i, j] = sum_t [X_ti > X_tj]`` over the tasks where both scores are present.
+    """Unweighted ``wins[..., i, j] = sum_t [X_ti > X_tj]`` over the tasks where both scores are present, as float64.
 
-    ``X`` (..., T, S) becomes :func:`comparison_ranks`.  A block of ``cells // (batch x S x S)`` tasks
-    (at most 255) is compared at once and reduced in uint8 counters; when that is under two tasks, each
-    task is compared into one reused buffer and added in place to uint8 counters that join the total
-    every 255 tasks (no per-block reduction: about twice as fast for large ``S``).  Every count is a whole
-    number, so neither ``cells`` nor the order of the tasks changes a bit of the result.
+    The ``"dense"`` method of the one pair-count kernel (:func:`engine.kernels.paircount.pair_counts`: small-integer
+    ranks compared in blocks of ``cells`` booleans, reduced in uint8 counters); every count is a whole number, so
+    neither ``cells`` nor the order of the tasks changes a bit of the result.
 
     Returns
     -------
     ndarray (..., S, S) of float64
     """
-    X = np.asarray(X, dtype=np.float64)
-    *batch, n_t, n_s = X.shape
-    n_b = int(np.prod(batch, dtype=np.int64))
-    row, col = comparison_ranks(X.reshape(n_b, n_t, n_s))
-    out = np.zeros((n_b, n_s, n_s))
-    per_block = min(_U8_TASKS, cells // max(1, n_b * n_s * n_s))
-    if per_block >= 2:
-        for t0 in range(0, n_t, per_block):
-            cmp = row[:, t0 : t0 + per_block, :, None] > col[:, t0 : t0 + per_block, None, :]
-            out += np.add.reduce(cmp, axis=1, dtype=np.uint8)
-        return out.reshape(*batch, n_s, n_s)
-    g = np.empty((n_b, n_s, n_s), dtype=bool)
-    acc = np.zeros((n_b, n_s, n_s), dtype=np.uint8)
-    for t in range(n_t):
-        np.greater(row[:, t, :, None], col[:, t, None, :], out=g)
-        acc += g.view(np.uint8)
-        if (t + 1) % _U8_TASKS == 0 or t == n_t - 1:
-            out += acc
-            acc[:] = 0
-    return out.reshape(*batch, n_s, n_s)
+    return pair_counts(X, method="dense", cells=cells).astype(np.float64)
 
 
 def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -278,10 +225,10 @@ def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tupl
 
     Notes
     -----
-    O(T S^2): unweighted counts compare small-integer ranks in blocks of tasks
-    and add them up in uint8 counters (:func:`win_counts_over_tasks`); weighted
-    counts accumulate one task at a time.  Ties follow from the weight of the pairs present on both sides:
-    ``ties = present_pairs - wins - wins^T``.
+    O(T S^2): the wins of unweighted and of whole-number (or simple-fraction, scaled) weights are the one
+    pair-count kernel's (:func:`engine.kernels.paircount.pair_counts`, its method chosen by the cost model);
+    real weights that are not simple fractions are summed one task after the other.  Ties follow from the
+    weight of the pairs present on both sides: ``ties = present_pairs - wins - wins^T``.
     """
     X = np.asarray(X, dtype=np.float64)
     *batch, n_t, n_s = X.shape
@@ -296,8 +243,7 @@ def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tupl
         return (wins / L, ties / L) if L != 1 else (wins, ties)
     present = ~np.isnan(X)
     if weights is None:
-        w = None
-        wins = win_counts_over_tasks(X)
+        wins = pair_counts(X).astype(np.float64)
         if present.all():
             pairs = np.full((*batch, n_s, n_s), float(n_t))
         else:
@@ -307,17 +253,10 @@ def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tupl
         task_weights(weights, n_t)  # validates
         k, L = exact_weights(weights, (*batch, n_t))
         w = np.broadcast_to(k, (*batch, n_t))
-        wins = np.zeros((*batch, n_s, n_s))
-        pairs = np.zeros((*batch, n_s, n_s))
-        buf = np.empty((*batch, n_s, n_s), dtype=bool)
-        for t in range(n_t):  # whole-number weights k = w L: exact; other weights: one task after the other
-            xt = X[..., t, :]
-            wt = w[..., t, None, None]
-            np.greater(xt[..., :, None], xt[..., None, :], out=buf)
-            wins += wt * buf
-            pt = present[..., t, :]
-            np.logical_and(pt[..., :, None], pt[..., None, :], out=buf)
-            pairs += wt * buf
+        if L is not None and float(np.abs(w).sum(axis=-1).max(initial=0.0)) < 2.0**53:
+            wins, pairs = _whole_counts(X, present, w)
+        else:
+            wins, pairs = _real_sums(X, present, w)
     ties = pairs - wins - np.swapaxes(wins, -1, -2)  # exact in units of 1 / L
     idx = np.arange(n_s)
     ties[..., idx, idx] = 0.0
@@ -325,6 +264,32 @@ def pairwise_counts(X: np.ndarray, *, weights: np.ndarray | None = None) -> tupl
     if weights is not None and L not in (None, 1):
         return wins / L, ties / L
     return wins, ties
+
+
+def _whole_counts(X: np.ndarray, present: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``wins`` and ``pairs`` (..., S, S) under whole-number task weights ``w`` (..., T) summing below 2**53: the
+    pair-count kernel's integers, and presence products of whole numbers (exact in any order)."""
+    wins = pair_counts(X, weights=w).astype(np.float64)
+    pf = present.astype(np.float64)
+    return wins, np.matmul(np.swapaxes(pf * w[..., :, None], -1, -2), pf)
+
+
+def _real_sums(X: np.ndarray, present: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``wins`` and ``pairs`` (..., S, S) under real task weights ``w`` (..., T), summed one task after the other
+    (weighted sums, not counts: their order is the canonical task order)."""
+    *batch, n_t, n_s = X.shape
+    wins = np.zeros((*batch, n_s, n_s))
+    pairs = np.zeros((*batch, n_s, n_s))
+    buf = np.empty((*batch, n_s, n_s), dtype=bool)
+    for t in range(n_t):
+        xt = X[..., t, :]
+        wt = w[..., t, None, None]
+        np.greater(xt[..., :, None], xt[..., None, :], out=buf)
+        wins += wt * buf
+        pt = present[..., t, :]
+        np.logical_and(pt[..., :, None], pt[..., None, :], out=buf)
+        pairs += wt * buf
+    return wins, pairs
 
 
 def majority_margin(wins: np.ndarray) -> np.ndarray:
@@ -603,7 +568,7 @@ def _present(X: np.ndarray) -> np.ndarray:
 def _wins(X: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
     """The win matrix of :func:`pairwise_counts` alone (unweighted: without the tie counts the majority rules never read)."""
     if weights is None:
-        return win_counts_over_tasks(X)
+        return pair_counts(X).astype(np.float64)
     return pairwise_counts(X, weights=weights)[0]
 
 

@@ -46,6 +46,7 @@ import numpy as np
 
 from engine.errors import VotebenchError
 from engine.kernels.checks import check_level
+from engine.kernels.paircount import pair_counts
 
 __all__ = [
     "SUMMARY_GROUP", "BootstrapSums", "MomentSums", "SummaryCodec", "SummaryReader", "bootstrap_block", "bootstrap_statistics",
@@ -55,7 +56,6 @@ __all__ = [
 
 #: the sub-group of a store group that holds its per-block summaries
 SUMMARY_GROUP = "summary"
-_PAIR_CELLS = 1 << 24  # boolean cells of one comparison step (b x S x S)
 
 
 # ------------------------------------------------------------------------------------ one block
@@ -122,11 +122,7 @@ def bootstrap_block(R: np.ndarray) -> dict[str, np.ndarray]:
     ok = present.ravel()
     cell = (np.arange(S)[None, :] * S + np.nan_to_num(ranks, nan=1.0).astype(np.int64) - 1).ravel()[ok]
     rank_count = np.bincount(cell, minlength=S * S).reshape(S, S)
-    wins = np.zeros((S, S), dtype=np.int64)
-    step = max(1, _PAIR_CELLS // max(1, S * S))
-    for i in range(0, b, step):
-        x = R[i : i + step]
-        wins += np.count_nonzero(x[:, :, None] > x[:, None, :], axis=0)  # NaN compares False
+    wins = pair_counts(R)  # the one pair-count kernel: int64, NaN counts for neither
     p = present.astype(np.int64)
     both = p.T @ p
     every, some = present.all(axis=0), present.any(axis=0)
