@@ -7,6 +7,7 @@ import os
 import platform
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +82,16 @@ def run_child(argv: list[str], label: str) -> tuple[str, float]:
     if proc.returncode != 0:
         raise RuntimeError(f"{label} failed ({proc.returncode}): {proc.stderr.decode()[-3000:]}")
     return proc.stdout.decode(), wall
+
+
+def best_of(f: Callable[[], Any], runs: int = 3, *, warm: bool = False) -> float:
+    """The least wall time of ``runs`` calls of ``f`` (after one untimed call when ``warm``: numba compiles or loads
+    its cache on the first call)."""
+    if warm:
+        f()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t)
+    return min(times)

@@ -12,21 +12,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _machine import machine_info  # the script's own folder is on sys.path
+from _machine import best_of, machine_info  # the script's own folder is on sys.path
 
 from engine.kernels.costs import Sizes, choose, costs, forced
 from engine.kernels.pairwins import dense_ranks, kendall_counts_all
 
 OUT = Path(__file__).resolve().parent / "results" / "kendall_paths.md"
-
-
-def best_of(f, runs: int = 3) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main() -> None:

@@ -19,13 +19,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _machine import machine_info  # the script's own folder is on sys.path
+from _machine import best_of, machine_info  # the script's own folder is on sys.path
 
 from engine.kernels.metrics import prob_above
 from engine.kernels.pairblock import prob_above_blocked
@@ -55,16 +54,6 @@ about 1.5 are not resolved here.
 - `auto` picks by the cost model: numba's start (about 1 s) counts while numba is not loaded, so a one-off
   count on a small table stays in numpy and never imports numba.
 """
-
-
-def best_of(f: Callable[[], Any], runs: int = 3) -> float:
-    f()  # warm: numba compiles or loads its cache on the first call
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def plain_numpy(x: np.ndarray) -> np.ndarray:
@@ -111,7 +100,7 @@ def main() -> None:
         print(render(data))
         return
     m = machine_info()
-    times = {f"{S}": {name: best_of(f) for name, f in cases(S).items()} for S in (100, 1000)}
+    times = {f"{S}": {name: best_of(f, warm=True) for name, f in cases(S).items()} for S in (100, 1000)}
     old = data.get(label, {"times": {}, "runs": 0})
     for S, row in times.items():  # a label run again keeps each case's best (runs alternate between trees: A/B/A/B)
         for name, t in row.items():

@@ -232,9 +232,12 @@ class Watcher:
             self._publish([], now)  # a restarted watch: show what the store holds
             return True
         if self.snapshot is not None and (todo or self.waiting != waiting_before):
-            self.snapshot = self._build(self.snapshot["ranking"], self.snapshot["changes"], self.snapshot["change_list"])
+            old = self.snapshot
+            self.snapshot = self._build(old["ranking"], old["changes"], old["change_list"], published=old["published"])
             self.version += 1
             return True
+        if todo or self.waiting != waiting_before:  # no ranking yet: the page's refusals, waiting outputs and log change
+            self.version += 1
         return False
 
     # ------------------------------------------------------------------ publishing
@@ -287,13 +290,17 @@ class Watcher:
                                     for rel, f in sorted(rec["files"].items())]}
         return out
 
-    def _build(self, rows: list[dict[str, Any]], said: Sequence[str], records: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    def _build(self, rows: list[dict[str, Any]], said: Sequence[str], records: Sequence[Mapping[str, Any]] = (),
+               published: float | None = None) -> dict[str, Any]:
+        """The snapshot of ranking ``rows`` and its changes; ``published``: when that ranking was published (kept when
+        only the refusals, the waiting outputs or the log change: What changed is not restamped)."""
         o = self.options
         sizes = {} if self.scores is None else {d: int(self.scores.sizes[d]) for d in (SYSTEM, TASK, INSTANCE)}
         header = self.header
         return {
             "kind": "watch", "status": "watching", "progress": {"units": len(self.ledger["units"])},
-            "dir": str(self.root), "store": str(self.store), "published": time.time(),
+            "dir": str(self.root), "store": str(self.store),
+            "published": time.time() if published is None else published,
             **header, "missing": o.rank.get("missing"), "over": o.over, "replicates": o.replicates if o.over else None,
             "seed": o.seed if o.over else None, "interval": o.interval if o.over else None,
             "n_systems": len(rows), "sizes": sizes, "ranking": rows, "changes": list(said),

@@ -70,6 +70,13 @@ def num(v: str) -> float:
     return float(v) if v != "" else float("nan")
 
 
+def replicate_scores(scores) -> tuple[np.ndarray, list[str]]:
+    """The report fixture's bootstrap (copeland over instances, same seed), recomputed: replicate scores and names."""
+    boot = engine.bootstrap(scores, rule="copeland", over="instances", replicates=B, seed=0, level="two",
+                            missing="drop-judges")
+    return np.asarray(boot["replicate_score"].values, dtype=float), [str(s) for s in boot["system"].values]
+
+
 def paired_rank_ub(rep: np.ndarray, i: int, level: float = 0.95) -> int:
     """1 + the systems scoring above system ``i`` in at least ``level`` of the replicates holding both (plain loops)."""
     n = 0
@@ -81,10 +88,7 @@ def paired_rank_ub(rep: np.ndarray, i: int, level: float = 0.95) -> int:
 
 def test_rank_ub_is_the_paired_bound_over_the_replicates(report):
     index, scores = report
-    boot = engine.bootstrap(scores, rule="copeland", over="instances", replicates=B, seed=0, level="two",
-                            missing="drop-judges")
-    rep = np.asarray(boot["replicate_score"].values, dtype=float)
-    names = [str(s) for s in boot["system"].values]
+    rep, names = replicate_scores(scores)
     rows = board_rows(index)
     lo = [num(r["score_low"]) for r in rows]
     hi = [num(r["score_high"]) for r in rows]
@@ -103,10 +107,7 @@ def test_rank_ub_is_the_paired_bound_over_the_replicates(report):
 def test_score_interval_is_the_percentiles_of_the_replicate_scores(report):
     """Recomputed from the bootstrap's replicate scores, column by column with numpy.percentile."""
     index, scores = report
-    boot = engine.bootstrap(scores, rule="copeland", over="instances", replicates=B, seed=0, level="two",
-                            missing="drop-judges")
-    rep = np.asarray(boot["replicate_score"].values, dtype=float)
-    names = [str(s) for s in boot["system"].values]
+    rep, names = replicate_scores(scores)
     for r in board_rows(index):
         col = rep[:, names.index(r["system"])]
         col = col[np.isfinite(col)]

@@ -300,28 +300,37 @@ def test_drawing_level_with_an_old_system_is_said_apart_from_passing_it():
     assert recs["A"]["kind"] == "shifted" and recs["C"]["kind"] == "shifted" and recs["C"]["new_above"] == 2
 
 
-def test_a_watch_whose_every_output_is_rejected_shows_them_before_any_ranking(tmp_path):
-    """Review W1: before two systems are in, the page said "Bad outputs: none" while stderr listed every rejection."""
-    from engine.app.watch_page import WatchLive
-    from engine.watch.watcher import Watcher, WatchOptions
-
-    root = tmp_path / "runs"
+def test_rejections_reach_the_page_before_any_ranking_and_never_restamp_what_changed(tmp_path):
+    """Review W1: before two systems were in, /api/snapshot said no bad output while stderr listed every rejection.
+    Review W3: a later rejection restamped the last publication's time."""
+    root, store = tmp_path / "runs", tmp_path / "lb.zarr"
     root.mkdir()
     bad = ["broken_a.jsonl", "broken_b.json"]
     (root / bad[0]).write_text('{"doc_id": 0, "acc": \n')  # truncated JSON
     (root / bad[1]).write_text("not json at all")
-    said: list[tuple[str, str]] = []
-    w = Watcher(root, tmp_path / "lb.zarr", WatchOptions(settle=0.0), say=lambda lv, t: said.append((lv, t)))
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "watch", str(root), "--store", str(store), "--rule", "mean",
+                             "--dashboard", "--port", "0", "--interval", "0.3", "--settle", "0.3", "--no-progress"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path)
     try:
-        w.poll()
-        snap = WatchLive(w).snapshot()
+        line = proc.stdout.readline()
+        assert "dashboard at http://" in line, line + proc.stderr.read()
+        url = line.split(" at ")[1].strip()
+        def snap_when(ok):
+            got = get_json(url + "api/snapshot")
+            return got if ok(got) else None
+
+        snap = wait_for(lambda: snap_when(lambda g: len(g.get("rejected", [])) == 2))
+        assert snap["status"] == "waiting" and sorted(Path(r["unit"]).name for r in snap["rejected"]) == sorted(bad)
+        assert all(r["error"] for r in snap["rejected"]) and snap["log"]
+        drop(root, [("org/a", 0.5, 0), ("org/b", 0.45, 1)])
+        first = wait_for(lambda: snap_when(lambda g: g.get("n_systems") == 2))
+        (root / "broken_c.json").write_text("{")
+        later = wait_for(lambda: snap_when(lambda g: len(g.get("rejected", [])) == 3))
+        assert later["published"] == first["published"] and later["change_list"] == first["change_list"]
     finally:
-        w.close()
-    assert snap["status"] == "waiting" and snap["groups"] == []
-    errors = [t for lv, t in said if lv == "error"]
-    assert len(errors) == len(bad)  # what stderr says, one line per bad output
-    assert sorted(Path(r["unit"]).name for r in snap["rejected"]) == sorted(bad)
-    assert all(r["error"] for r in snap["rejected"]) and snap["log"]
+        proc.send_signal(2)
+        proc.communicate(timeout=30)
 
 
 def test_judges_of_a_system_that_arrives_while_the_page_is_open(tmp_path, browser):
