@@ -283,7 +283,8 @@ class _Out:
         stand-in for either) unless None, the caption and the download links."""
         shown = next((e for e in ("png", "svg") if e in self.formats), None)
         links = export_links(name.replace("_", " ") + " figure", [(f"figures/{stem}.{e}", e) for e in self.formats])
-        img = f'<img src="figures/{stem}.{shown}" alt="{html.escape(caption)}">' if shown else ""
+        alt = html.escape(html.unescape(re.sub(r"<[^>]+>", "", caption)))  # the caption is HTML: its text, escaped once
+        img = f'<img src="figures/{stem}.{shown}" alt="{alt}">' if shown else ""
         if img and source is not None:
             img = f"<picture>{source}{img}</picture>"
         return f'<figure id="fig-{stem}">{img}<figcaption>{caption}<br><span class="export">{links}</span></figcaption></figure>'
@@ -1990,7 +1991,7 @@ def bootstrap_store_section(section: StoreSection, gname: str, ds: xr.Dataset) -
         rows += got.rows
         stab.append(got.stab)
         counts.append(got.replicates)
-    intro = (f"<p>Stored bootstrap {html.escape(gname)} (over {html.escape(here.over)}, seed "
+    intro = (f"<p>Stored group {html.escape(gname)} (a bootstrap over {html.escape(here.over)}, seed "
              f"{html.escape(str(ds.attrs.get('seed', '?')))}); {html.escape(_interval_words(here))}.</p>")
     title = f"Bootstrap rank intervals and stability: {gname}"
     if not per_rule:

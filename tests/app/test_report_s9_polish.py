@@ -331,3 +331,16 @@ def test_paired_letters_export_the_page_columns_with_whole_ranks(automl):
         assert isinstance(rec["rank_by_borda"], int) and rec["rank_by_borda"] == borda[r["system"]]
         assert r["rank_by_borda"] == str(rec["rank_by_borda"]) == c[1].rstrip("=")
         assert r["letters"].replace(" ", "") == c[3].replace(" ", "")
+
+
+def test_figure_alt_texts_are_the_captions_text_escaped_once(automl, board):
+    """Review (session 9): alt texts read 'leaderboard&amp;#x27;s' and '(&amp;gt;12)' aloud: the HTML caption was escaped
+    again. An alt text, unescaped once by the browser, is the caption's text with no entity left."""
+    for root in (automl, board):
+        page = (root / "index.html").read_text(encoding="utf-8")
+        figs = re.findall(r'<img src="[^"]+" alt="([^"]*)">.*?<figcaption>(.*?)<br>', page, flags=re.S)
+        assert figs
+        for alt, caption in figs:
+            said = html.unescape(alt)
+            assert not re.search(r"&(#\w+|[a-z]+);", said), said[:120]
+            assert said == html.unescape(re.sub(r"<[^>]+>", "", caption))
