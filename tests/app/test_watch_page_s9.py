@@ -10,6 +10,7 @@ exported CSV, the live region, short times, the phone width and axe-core.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -129,6 +130,29 @@ def wait_for(fn, timeout=90.0):
     return got
 
 
+@contextlib.contextmanager
+def watch_page(cwd: Path, root: Path, store: Path, *options: str):
+    """``votebench watch ROOT --store STORE --rule mean OPTIONS --dashboard`` in a child process: its page's URL; the
+    watch stopped (Ctrl-C) on leaving."""
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "watch", str(root), "--store", str(store), *options,
+                             "--rule", "mean", "--dashboard", "--port", "0", "--interval", "0.3", "--settle", "0.3",
+                             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=cwd)
+    try:
+        line = proc.stdout.readline()
+        assert "dashboard at http://" in line, line + proc.stderr.read()
+        yield line.split(" at ")[1].strip()
+    finally:
+        proc.send_signal(2)
+        proc.communicate(timeout=30)
+
+
+def snap_when(url: str, ok):
+    """The page's snapshot when ``ok`` holds of it, else None (for :func:`wait_for`)."""
+    got = get_json(url + "api/snapshot")
+    return got if ok(got) else None
+
+
 @pytest.fixture(scope="module")
 def watched(tmp_path_factory):
     """``votebench watch --rule mean --over tasks --dashboard`` on a folder: 4 models, then 3 stronger ones (all entering
@@ -136,22 +160,12 @@ def watched(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("watch_page")
     root, store = tmp / "runs", tmp / "lb.zarr"
     root.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "engine", "watch", str(root), "--store", str(store), "--over", "tasks",
-                             "--replicates", "100", "--rule", "mean", "--dashboard", "--port", "0", "--interval", "0.3",
-                             "--settle", "0.3", "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp)
-    try:
-        line = proc.stdout.readline()
-        assert "dashboard at http://" in line, line + proc.stderr.read()
-        url = line.split(" at ")[1].strip()
+    with watch_page(tmp, root, store, "--over", "tasks", "--replicates", "100") as url:
         drop(root, [("org/a", 0.5, 0), ("org/b", 0.45, 1), ("org/c", 0.4, 2), ("org/d", 0.35, 3)])
         wait_for(lambda: get_json(url + "api/snapshot").get("n_systems") == 4)
         drop(root, [("new/x", 0.85, 10), ("new/y", 0.75, 11), ("new/z", 0.65, 12)])
-        snap = wait_for(lambda: (s := get_json(url + "api/snapshot")).get("n_systems") == 7 and s)
+        snap = wait_for(lambda: snap_when(url, lambda g: g.get("n_systems") == 7))
         yield url, store, snap, root
-    finally:
-        proc.send_signal(2)
-        proc.communicate(timeout=30)
 
 
 def test_snapshot_group_numbers_equal_a_recomputed_bootstrap(watched):
@@ -308,43 +322,22 @@ def test_rejections_reach_the_page_before_any_ranking_and_never_restamp_what_cha
     bad = ["broken_a.jsonl", "broken_b.json"]
     (root / bad[0]).write_text('{"doc_id": 0, "acc": \n')  # truncated JSON
     (root / bad[1]).write_text("not json at all")
-    proc = subprocess.Popen([sys.executable, "-m", "engine", "watch", str(root), "--store", str(store), "--rule", "mean",
-                             "--dashboard", "--port", "0", "--interval", "0.3", "--settle", "0.3", "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path)
-    try:
-        line = proc.stdout.readline()
-        assert "dashboard at http://" in line, line + proc.stderr.read()
-        url = line.split(" at ")[1].strip()
-        def snap_when(ok):
-            got = get_json(url + "api/snapshot")
-            return got if ok(got) else None
-
-        snap = wait_for(lambda: snap_when(lambda g: len(g.get("rejected", [])) == 2))
+    with watch_page(tmp_path, root, store) as url:
+        snap = wait_for(lambda: snap_when(url, lambda g: len(g.get("rejected", [])) == 2))
         assert snap["status"] == "waiting" and sorted(Path(r["unit"]).name for r in snap["rejected"]) == sorted(bad)
         assert all(r["error"] for r in snap["rejected"]) and snap["log"]
         drop(root, [("org/a", 0.5, 0), ("org/b", 0.45, 1)])
-        first = wait_for(lambda: snap_when(lambda g: g.get("n_systems") == 2))
+        first = wait_for(lambda: snap_when(url, lambda g: g.get("n_systems") == 2))
         (root / "broken_c.json").write_text("{")
-        later = wait_for(lambda: snap_when(lambda g: len(g.get("rejected", [])) == 3))
+        later = wait_for(lambda: snap_when(url, lambda g: len(g.get("rejected", [])) == 3))
         assert later["published"] == first["published"] and later["change_list"] == first["change_list"]
-    finally:
-        proc.send_signal(2)
-        proc.communicate(timeout=30)
 
 
 def test_judges_of_a_system_that_arrives_while_the_page_is_open(tmp_path, browser):
     """Review W2: the counts were fetched once per input, so a late entry showed '–' and exported empty cells."""
     root, store = tmp_path / "runs", tmp_path / "lb.zarr"
     root.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "engine", "watch", str(root), "--store", str(store), "--rule", "mean",
-                             "--dashboard", "--port", "0", "--interval", "0.3", "--settle", "0.3", "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path)
-    try:
-        line = proc.stdout.readline()
-        assert "dashboard at http://" in line, line + proc.stderr.read()
-        url = line.split(" at ")[1].strip()
+    with watch_page(tmp_path, root, store) as url:
         drop(root, [("org/a", 0.5, 0), ("org/b", 0.45, 1)])
         wait_for(lambda: get_json(url + "api/snapshot").get("n_systems") == 2)
         ctx = browser.new_context(viewport={"width": 1440, "height": 900}, bypass_csp=True)
@@ -359,6 +352,3 @@ def test_judges_of_a_system_that_arrives_while_the_page_is_open(tmp_path, browse
         late = pg.locator("tr.sys[data-system='late/c'] td.n")
         assert (late.get_attribute("data-lo"), late.get_attribute("data-hi")) == (str(len(TASKS)), str(len(TASKS) * N_DOCS))
         ctx.close()
-    finally:
-        proc.send_signal(2)
-        proc.communicate(timeout=30)
