@@ -14,6 +14,7 @@ import sys
 import time
 
 import numpy as np
+from _machine import best_of  # the script's own folder is on sys.path
 
 import engine
 
@@ -22,13 +23,7 @@ VNR = ["plurality", "borda", "dowdall", "threshold", "baldwin", "condorcet", "co
 
 def best(f, n: int = 7) -> float:
     """The least process CPU time of ``n`` calls of ``f`` after one warm-up call."""
-    f()
-    out = []
-    for _ in range(n):
-        t = time.process_time()
-        f()
-        out.append(time.process_time() - t)
-    return min(out)
+    return best_of(f, n, warm=True, clock=time.process_time)
 
 
 def main() -> None:
