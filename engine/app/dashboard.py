@@ -300,8 +300,8 @@ class LiveStore:
         self.started = time.time()
         self._seen: tuple[float, int, float] | None = None  # (time, blocks done, their cost) when the store was first seen
         self._seen_done: dict[str, int] = {}  # blocks done per group when the group was first seen
-        self._last: tuple[float, int] | None = None  # (time, blocks done) when the count last changed
-        self._marks: list[tuple[float, float]] = []  # (time, cost of the blocks done) at each change of the count
+        # (time, blocks done, their cost) at each change of the count, from the last one before the ETA's window
+        self._marks: list[tuple[float, int, float]] = []
         self._extras: dict[tuple[str, int, int], dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._letter_lock = threading.Lock()
@@ -322,7 +322,6 @@ class LiveStore:
         self._seen = None
         self._seen_done = {}
         self._marks = []
-        self._last = None
         self._extras = {}
 
     def update(self, *, strict: bool = False, force: bool = False) -> bool:
@@ -473,20 +472,19 @@ class LiveStore:
         cost, cost_total = work
         if self._seen is None and total:
             self._seen = (now, done, cost)
-        if self._last is None or done != self._last[1]:
-            self._last = (now, done)
-            self._marks.append((now, cost))
-        since, done0, cost0 = self._seen if self._seen is not None else (now, done, cost)
+        if total and (not self._marks or done != self._marks[-1][1]):
+            self._marks.append((now, done, cost))
+            # the rate of the last ETA_WINDOW seconds of finished blocks (a run speeds up once its workers are warm:
+            # the average since the start priced the rest at the slow first blocks' rate, 3-7 times too long): the
+            # first mark kept is the last one at or before the window's start, older ones never serve again
+            while len(self._marks) > 1 and self._marks[1][0] <= now - ETA_WINDOW:
+                self._marks.pop(0)
+        since, done0, _ = self._seen if self._seen is not None else (now, done, cost)
         eta = None
-        last = self._last[0]
-        # the rate of the last ETA_WINDOW seconds of finished blocks (a run speeds up once its workers are warm: the
-        # average since the start priced the rest at the slow first blocks' rate, 3-7 times too long)
-        base_t, base_cost = since, cost0
-        for t, c in self._marks:
-            if t <= last - ETA_WINDOW and t >= base_t:
-                base_t, base_cost = t, c
-        if status == "partial" and cost > base_cost and last > base_t:
-            eta = (cost_total - cost) * (last - base_t) / (cost - base_cost) - (now - last)
+        if self._marks:
+            (base_t, _, base_cost), (last, _, _) = self._marks[0], self._marks[-1]
+            if status == "partial" and cost > base_cost and last > base_t:
+                eta = (cost_total - cost) * (last - base_t) / (cost - base_cost) - (now - last)
         return {"started": self.started if self.run else since, "run": self.run, "now": now,
                 "eta_seconds": eta, "blocks_since": done - done0}
 
