@@ -508,8 +508,6 @@ class LiveStore:
     def _score_intervals(self, name: str) -> dict[str, Any]:
         """Percentile intervals of each rule's replicate scores over the replicates done so far, as the rank intervals
         are (read again only when more blocks are done; a rule with no block done yet has none)."""
-        from engine.sweep.live import block_ids
-
         state = self.groups[name]
         h = getattr(state, "h_scores", None)
         if h is None:
@@ -530,11 +528,9 @@ class LiveStore:
             R, S = done.shape[0], int(h.shape[-1])
             lo, hi = np.full((R, S), np.nan), np.full((R, S), np.nan)
             for ri in range(R):
-                ranges = [block_ids(int(bi), state.block, state.n) for bi in np.flatnonzero(done[ri])]
-                if not ranges:
+                reps = state.done_scores(ri)
+                if not reps.shape[0]:
                     continue
-                ids = np.concatenate([np.arange(r.start, r.stop) for r in ranges])
-                reps = np.asarray(h.get_orthogonal_selection((ri, ids, slice(None))), dtype=np.float64)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)  # a system absent from every replicate
                     lo[ri], hi[ri] = np.nanpercentile(reps, q, axis=0)

@@ -187,6 +187,13 @@ class BootstrapState(GroupState):
                 cache[(ri, bi)] = got[at : at + r.stop - r.start]
                 at += r.stop - r.start
 
+    def done_scores(self, ri: int) -> np.ndarray:
+        """Replicate scores (replicates, S) of rule ``ri``'s blocks done so far, in block order (one read)."""
+        blocks = [int(bi) for bi in np.flatnonzero(self.done[ri])]
+        got: dict[tuple[int, int], np.ndarray] = {}
+        self._read_raw({(ri, bi) for bi in blocks}, got)
+        return np.concatenate([got[(ri, bi)] for bi in blocks]) if blocks else np.zeros((0, self.S))
+
     def poll(self) -> bool:
         new = self.new_blocks()
         if not new and not self.agree_todo:
