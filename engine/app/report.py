@@ -724,7 +724,7 @@ def _board_intervals(rk: _Rankings, p: int, boot: _Boot | None) -> tuple[np.ndar
         return nan, nan, nan, nan, nan
     r_lo = np.array([boot.by[s][1] if s in boot.by else np.nan for s in rk.systems])
     r_hi = np.array([boot.by[s][2] if s in boot.by else np.nan for s in rk.systems])
-    ub = np.array([boot.rank_ub.get(s, np.nan) if s in boot.by else np.nan for s in rk.systems])
+    ub = np.array([boot.rank_ub.get(s, np.nan) for s in rk.systems])  # rank_ub holds the systems of boot.by
     if boot.score_low is None or boot.score_high is None:
         return r_lo, r_hi, nan, nan, ub
     s_lo = np.array([boot.score_low.get(s, np.nan) for s in rk.systems])
