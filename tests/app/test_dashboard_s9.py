@@ -202,3 +202,90 @@ def test_eta_takes_the_rate_of_the_recent_blocks(store, monkeypatch):
     # by hand: the last block at t = 50 (154 done); 20 s earlier, t = 30, 54 done: 100 blocks in 20 s
     assert timing["eta_seconds"] == pytest.approx((total - 154) / (100 / 20.0))
     # the average since the start would say (400 - 154) / (154 / 50) = 80 s, not 49 s
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_eta_equals_a_loop_over_the_finishes_with_idle_polls(store, monkeypatch, seed):
+    """The ETA against a plain loop: finishes at irregular, speeding-up times with polls that see no new block between
+    them; the rate is that of the finishes since the last one at or before 20 s before the latest finish."""
+    import engine.app.dashboard as dash
+
+    rng = np.random.default_rng(seed)
+    clock = [0.0]
+    monkeypatch.setattr(dash.time, "time", lambda: clock[0])
+    live = LiveStore(store[0].store, agree_budget=None)
+    total, done, t = 300, 0, 0.0
+    finishes = []  # (time, blocks done) at each change of the count
+    for _ in range(60):
+        t += float(rng.uniform(0.05, 3.0))
+        if rng.random() < 0.7:  # a poll that sees new blocks, else an idle poll
+            done += int(rng.integers(1, 4))
+        clock[0] = t
+        timing = live._timing({"blocks_done": done, "blocks_total": total}, "partial", (float(done), float(total)))
+        if not finishes or finishes[-1][1] != done:
+            finishes.append((t, done))
+        last_t, last_done = finishes[-1]
+        base_t, base_done = finishes[0]
+        for ft, fd in finishes:
+            if ft <= last_t - 20.0:
+                base_t, base_done = ft, fd
+        want = None
+        if last_done > base_done and last_t > base_t:
+            want = (total - done) * (last_t - base_t) / (done - base_done) - (t - last_t)
+        assert (timing["eta_seconds"] is None) == (want is None)
+        if want is not None:
+            assert timing["eta_seconds"] == pytest.approx(want, rel=1e-12)
+
+
+def test_rough_estimate_names_the_kinds_with_blocks_left_and_none_finished(store):
+    """_untimed against a loop over synthetic groups: first sight, then later counts."""
+    live = LiveStore(store[0].store, agree_budget=None)
+    first = [{"name": "b", "kind": "bootstrap", "blocks_done": 2, "blocks_total": 10},
+             {"name": "s", "kind": "subsets", "blocks_done": 0, "blocks_total": 4},
+             {"name": "g", "kind": "grid", "blocks_done": 3, "blocks_total": 3}]
+    assert live._untimed(first) == ["bootstrap", "subsets"]  # nothing finished since first sight yet; grid is complete
+    seen = {g["name"]: g["blocks_done"] for g in first}
+    for later in ([5, 0, 3], [2, 4, 3], [2, 1, 3], [10, 0, 3]):
+        groups = [{**g, "blocks_done": d} for g, d in zip(first, later)]
+        want = sorted({g["kind"] for g in groups if g["blocks_done"] < g["blocks_total"]
+                       and g["blocks_done"] == seen[g["name"]]})
+        assert live._untimed(groups) == want
+
+
+def test_a_rule_with_one_replicate_done_has_that_replicate_as_its_score_interval(tmp_path):
+    import zarr
+
+    path, _ = write_input(tmp_path)
+    cfg = parse_config({
+        "seed": 3, "store": str(tmp_path / "one.zarr"), "input": {"path": str(path), "name": "named", "missing": "listwise"},
+        "rules": [{"name": "mean"}, {"name": "borda"}],
+        "perturbations": [{"kind": "bootstrap", "over": "tasks", "replicates": 4, "block": 1}]})
+    run_sweep(cfg, progress=False, max_blocks=1)
+    live = LiveStore(cfg.store, agree_budget=None)
+    live.update(strict=True)
+    g = live.snapshot()["groups"][0]
+    grp = zarr.open_group(str(cfg.store), mode="r")[g["name"]]
+    done = np.asarray(grp["done"][...], dtype=bool)
+    reps = np.asarray(grp["replicate_score"][...], dtype=float)
+    for ri, r in enumerate(g["rules"]):
+        if done[ri].sum() == 1:
+            b = int(np.flatnonzero(done[ri])[0])  # block size 1: the block's index is its replicate's
+            want = [None if np.isnan(v) else float(v) for v in reps[ri, b]]
+            assert r["score_low"] == want and r["score_high"] == want
+        else:
+            assert not done[ri].any() and all(v is None for v in r["score_low"])
+    assert done.sum() == 1
+
+
+def test_a_finish_exactly_at_the_windows_start_is_its_base(store, monkeypatch):
+    """Finishes at 0, 10, 30 s: at 30 s the finish of 10 s lies exactly 20 s back and is the base (8 blocks in 20 s),
+    not the one of 0 s (9 blocks in 30 s)."""
+    import engine.app.dashboard as dash
+
+    clock = [0.0]
+    monkeypatch.setattr(dash.time, "time", lambda: clock[0])
+    live = LiveStore(store[0].store, agree_budget=None)
+    for t, done in ((0.0, 1), (10.0, 2), (30.0, 10)):
+        clock[0] = t
+        timing = live._timing({"blocks_done": done, "blocks_total": 50}, "partial", (float(done), 50.0))
+    assert timing["eta_seconds"] == (50 - 10) * 20.0 / 8
