@@ -15,7 +15,7 @@ import numpy as np
 from _machine import best_of, machine_info  # the script's own folder is on sys.path
 
 from engine.kernels.costs import Sizes, choose, costs, forced
-from engine.kernels.pairwins import dense_ranks, kendall_counts_all
+from engine.kernels.paircount import dense_ranks, kendall_counts_all
 
 OUT = Path(__file__).resolve().parent / "results" / "kendall_paths.md"
 

@@ -28,7 +28,7 @@ from _machine import best_of, machine_info  # the script's own folder is on sys.
 
 from engine.kernels.metrics import prob_above
 from engine.kernels.pairblock import prob_above_blocked
-from engine.kernels.pairwins import dense_ranks, win_counts
+from engine.kernels.paircount import dense_ranks, win_counts
 from engine.kernels.social import pairwise_counts, win_counts_over_tasks
 from engine.kernels.summaries import bootstrap_block
 

@@ -53,7 +53,7 @@ class PairCounts:
 
     def setup(self, n_systems):
         module = None
-        for name in ("engine.kernels.pairs", "engine.kernels.pairwins"):
+        for name in ("engine.kernels.paircount", "engine.kernels.pairs", "engine.kernels.pairwins"):
             try:
                 module = importlib.import_module(name)
                 break

@@ -159,7 +159,7 @@ def _baldwin_rounds(z: Sizes) -> Cost:
 
 
 def _baldwin_each(z: Sizes) -> Cost:
-    """One fit after the other in a compiled loop over the alive systems (engine.kernels.pairwins)."""
+    """One fit after the other in a compiled loop over the alive systems (engine.kernels.paircount)."""
     S, R = float(z.systems), float(z.fits)
     return Cost(seconds=R * (_ONE_FIT + S * S * _ONE_CELL), bytes=8.0 * S * 4.0)
 
@@ -176,7 +176,7 @@ _PAIR_BUILD = 2.0e-7     # per row and system pair: the signs, ties and presence
 
 
 def _kendall_compiled(z: Sizes) -> Cost:
-    """Knight's O(S log S) counts for every pair of rows, compiled (engine.kernels.pairwins.kendall_counts)."""
+    """Knight's O(S log S) counts for every pair of rows, compiled (engine.kernels.paircount.kendall_counts)."""
     S, B = float(z.systems), float(z.fits)
     pairs = B * (B + 1) / 2
     return Cost(seconds=_JIT_START + pairs * S * math.log2(max(S, 2.0)) * _KNIGHT_PAIR, bytes=8.0 * (5 * pairs + 4 * B * S))

@@ -1,5 +1,5 @@
 """Kemeny consensus and ranking dispersion (pure numpy / scipy); the Kendall distance and tau-b they use are
-those of :mod:`engine.kernels.pairwins`, the pair-count module.
+those of :mod:`engine.kernels.paircount`, the pair-count module.
 
 Colombo et al. (2022), *What are the best systems?*, section 3.1 defines the
 Kemeny consensus of the per-task rankings ``sigma_1..sigma_T`` as a permutation

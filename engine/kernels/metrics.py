@@ -35,7 +35,7 @@ import numpy as np
 
 from engine.kernels.checks import check_level
 from engine.kernels.pairblock import blocks_prob_above, prob_above_blocked
-from engine.kernels.pairwins import dense_ranks, kendall_counts_all, kendall_tau_b, tau_b_from_counts
+from engine.kernels.paircount import dense_ranks, kendall_counts_all, kendall_tau_b, tau_b_from_counts
 from engine.kernels.ranking import borda_points, min_rank, tie_groups
 from engine.kernels.social import pairwise_counts
 
@@ -279,7 +279,7 @@ def _spearman_matrix_masked(x: np.ndarray) -> np.ndarray:
 
 def _kendall_matrix(x: np.ndarray) -> np.ndarray:
     """Kendall tau-b matrix of rows ``x`` (B, S), each pair restricted to its common systems: the whole-number
-    counts of every pair of rows (:func:`engine.kernels.pairwins.kendall_counts_all`: compiled, ``O(S log S)`` a
+    counts of every pair of rows (:func:`engine.kernels.paircount.kendall_counts_all`: compiled, ``O(S log S)`` a
     pair, or dense matrix products, as the cost model chooses), the diagonal included."""
     B, S = x.shape
     uniq, inv = np.unique(x, axis=0, return_inverse=True)
@@ -304,7 +304,7 @@ def pairwise_correlations(scores: np.ndarray, *, method: Method = "spearman") ->
         absent from that replicate.
     method : {"spearman", "kendall"}
         Spearman's rho (:func:`spearman`) or Kendall's tau-b
-        (:func:`engine.kernels.pairwins.kendall_tau_b`).
+        (:func:`engine.kernels.paircount.kendall_tau_b`).
 
     Returns
     -------
@@ -977,7 +977,7 @@ def benchmark_agreement(score_a, score_b, *, systems_a=None, systems_b=None) -> 
     Returns
     -------
     dict
-        ``tau`` (tau-b, :func:`engine.kernels.pairwins.kendall_tau_b`; ties in either ranking handled), ``pvalue``
+        ``tau`` (tau-b, :func:`engine.kernels.paircount.kendall_tau_b`; ties in either ranking handled), ``pvalue``
         (two-sided, of ``H0: tau = 0``, from ``scipy.stats.kendalltau``: exact for fewer than 50 systems
         without ties, the normal approximation with the tie-corrected variance otherwise), ``n`` (systems
         compared) and ``systems`` (their names in the order of ``systems_a``, or indices).  ``tau`` and ``pvalue``

@@ -24,8 +24,7 @@ import numpy as np
 from engine.kernels.aggregate import task_weights
 from engine.kernels.costs import Sizes, choose
 from engine.kernels.exact import SUM_BITS, TIE_RTOL, exact_matmul, exact_weights, rational_weights, tame, weighted_task_sum
-from engine.kernels.paircount import WIN_BLOCK_CELLS, both_counts, comparison_ranks, pair_counts, stack_counts
-from engine.kernels.pairwins import baldwin_rounds
+from engine.kernels.paircount import WIN_BLOCK_CELLS, baldwin_rounds, both_counts, comparison_ranks, pair_counts, stack_counts
 from engine.kernels.ranking import tie_groups
 
 __all__ = [

@@ -40,7 +40,7 @@ from engine.dims import INSTANCE, REPLICATE, RULE, SYSTEM, TASK
 from engine.errors import VotebenchError
 from engine.kernels import mcdm as M
 from engine.kernels.metrics import spearman
-from engine.kernels.pairwins import kendall_distance, kendall_tau_b
+from engine.kernels.paircount import kendall_distance, kendall_tau_b
 from engine.kernels.ranking import min_rank
 from engine.kernels.resample import replicate_generator, replicate_ids, subset_indices
 from engine.labelled.canonical import scores_from_array
@@ -76,7 +76,7 @@ def normalized_kendall_distance(score: np.ndarray, truth: np.ndarray) -> np.ndar
     """Kendall distance between two score vectors divided by the number of pairs (Colombo, section 4.2).
 
     A pair ordered oppositely costs 1, a pair tied in exactly one ranking 1/2
-    (:func:`engine.kernels.pairwins.kendall_distance`); 0 = same ranking,
+    (:func:`engine.kernels.paircount.kendall_distance`); 0 = same ranking,
     1 = reversed.  Without ties it equals ``(1 - tau) / 2``.
     """
     score = np.asarray(score, dtype=np.float64)

@@ -331,7 +331,7 @@ def _xtreme_authors_columns(X: np.ndarray, systems: list[str]) -> np.ndarray | N
 
 
 def _table2(X: np.ndarray, top: Sequence[int], last: Sequence[int]) -> dict[str, Any]:
-    from engine.kernels.pairwins import kendall_tau_b
+    from engine.kernels.paircount import kendall_tau_b
     from engine.kernels.ranking import borda_points
 
     borda = borda_points(X).sum(axis=0)
@@ -359,7 +359,7 @@ def _authors_task_level(X: np.ndarray, top: Sequence[int], last: Sequence[int]) 
     distance that looks positions up with ``list.index`` in these rank vectors, i.e. compares their inverse
     permutations."""
     from engine.kernels.kemeny import consensus_dispersion
-    from engine.kernels.pairwins import kendall_tau_b
+    from engine.kernels.paircount import kendall_tau_b
 
     R = _strict_ranks(X)  # (T, S)
     count = R.sum(axis=0).astype(np.float64)
@@ -486,7 +486,7 @@ def _fig5_why(curve: Any, theirs: Mapping[str, Any] | None, samples: int | None)
 
 def _task_level(cfg: Mapping[str, Any], seed: int, log: _Log, figs: Path) -> dict[str, Any]:
     from engine.kernels.kemeny import consensus_dispersion, kemeny_order, pairwise_dispersion
-    from engine.kernels.pairwins import kendall_tau_b
+    from engine.kernels.paircount import kendall_tau_b
     from engine.kernels.ranking import min_rank
     from engine.kernels.resample import replicate_generator
     from engine.labelled.robustness import task_subset_curve
@@ -803,7 +803,7 @@ def _fig4a_why(oracle: Mapping[str, Any], ours: Mapping[str, float]) -> str:
 def _instance_level(cfg: Mapping[str, Any], seed: int, log: _Log, figs: Path) -> dict[str, Any]:
     """Section 5.3 on every instance-level dataset of ``[instance_level] datasets`` (all nine of the paper)."""
     import engine
-    from engine.kernels.pairwins import kendall_tau_b
+    from engine.kernels.paircount import kendall_tau_b
     from engine.labelled.robustness import aggregate_array, task_subset_curve
 
     c = cfg["instance_level"]

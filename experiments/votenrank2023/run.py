@@ -22,7 +22,7 @@ import engine.labelled.core
 from engine.app.experiment import dask_compute, load_config, markdown_table, write_json
 from engine.kernels.condorcet_lp import prospective_systems
 from engine.kernels.metrics import topk_agreement
-from engine.kernels.pairwins import kendall_tau_b
+from engine.kernels.paircount import kendall_tau_b
 from engine.kernels.ranking import min_rank, tied_count
 from engine.kernels.social import copeland_from_wins, minimax_from_wins, pairwise_counts
 from engine.labelled.robustness import iia_experiment, omitted_scores_stability

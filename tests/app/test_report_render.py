@@ -81,7 +81,7 @@ def test_a_failing_worker_leaves_no_report(tmp_path, monkeypatch):
 
 
 def test_work_run_aside_gives_its_result_or_its_error_where_it_is_asked_for():
-    from engine.kernels.pairwins import kendall_tau_b
+    from engine.kernels.paircount import kendall_tau_b
 
     a, b = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.0, 3.0, 2.0, 4.0])
     shape = costs.Sizes(systems=4)

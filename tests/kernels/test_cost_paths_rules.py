@@ -148,7 +148,7 @@ def test_absent_systems_get_nan_even_where_the_kernel_scores_them():
 def test_the_compiled_baldwin_removes_every_total_within_the_tolerance_of_the_least_at_once():
     """Totals 0, 0.5 and 2 with a tolerance of 0.5: the first two leave together in round 0 (the tie rule's
     'within the tolerance' includes its bound), the last survives and scores the number ranked."""
-    from engine.kernels.pairwins import baldwin_rounds
+    from engine.kernels.paircount import baldwin_rounds
 
     pts = np.array([[0.0, 0.0, 0.0], [0.5, 0.0, 0.0], [1.0, 1.0, 0.0]])
     np.testing.assert_array_equal(baldwin_rounds(pts, np.ones(3, dtype=bool), 0.5), [0.0, 0.0, 3.0])

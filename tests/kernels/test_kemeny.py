@@ -21,7 +21,7 @@ from engine.kernels.kemeny import (
     pairwise_dispersion,
     pairwise_preferences,
 )
-from engine.kernels.pairwins import kendall_distance, kendall_tau_b
+from engine.kernels.paircount import kendall_distance, kendall_tau_b
 from engine.kernels.ranking import borda_points
 
 DATA = Path(__file__).resolve().parents[2] / "data"

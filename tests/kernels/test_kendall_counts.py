@@ -1,4 +1,4 @@
-"""Kendall's tau-b and distance from whole-number counts (engine.kernels.pairwins.kendall_counts), checked
+"""Kendall's tau-b and distance from whole-number counts (engine.kernels.paircount.kendall_counts), checked
 against plain loops over the pairs of systems and against scipy."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from engine.kernels.metrics import pairwise_correlations
-from engine.kernels.pairwins import dense_ranks, kendall_counts, kendall_distance, kendall_tau_b
+from engine.kernels.paircount import dense_ranks, kendall_counts, kendall_distance, kendall_tau_b
 
 
 def loop_counts(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int, int, int, int]:

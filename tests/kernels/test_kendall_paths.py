@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from engine.kernels.costs import Sizes, choose, forced
 from engine.kernels.metrics import concordance
-from engine.kernels.pairwins import dense_ranks, kendall_counts_all
+from engine.kernels.paircount import dense_ranks, kendall_counts_all
 
 
 def loop_counts(x: np.ndarray, i: int, j: int) -> list[int]:

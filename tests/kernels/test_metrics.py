@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import engine.kernels.metrics as M
-from engine.kernels.pairwins import kendall_tau_b
+from engine.kernels.paircount import kendall_tau_b
 
 # ---------------------------------------------------------------------------------------------
 # brute-force references (plain loops, no engine code)

@@ -13,7 +13,7 @@ import scipy.stats
 
 import engine
 from engine.kernels.pairblock import BLOCKED_RULES, ROWS_ENV, block_rows, blocked_scores, use_blocks
-from engine.kernels.pairwins import dense_ranks
+from engine.kernels.paircount import dense_ranks
 from engine.rules import get_rule
 
 
@@ -102,7 +102,7 @@ def test_dense_ranks_of_awkward_floats_match_scipy(dtype):
 
 def test_win_counts_of_judges_with_and_without_ties_match_loops():
     """The whole win matrix (half the comparisons for tie-free judges) equals plain loops over judges and pairs."""
-    from engine.kernels.pairwins import win_counts
+    from engine.kernels.paircount import win_counts
 
     rng = np.random.default_rng(5)
     for case in range(60):
@@ -237,7 +237,7 @@ def _loop_counts(x: np.ndarray, i0: int, i1: int, less: bool) -> np.ndarray:
 @pytest.mark.parametrize("less", [False, True])
 @pytest.mark.parametrize("S", [1, 5, 37])
 def test_compiled_win_counts_match_loops(less, S):
-    from engine.kernels.pairwins import greater_counts
+    from engine.kernels.paircount import greater_counts
 
     rng = np.random.default_rng(S + 100 * less)
     x = rng.integers(0, 4, size=(23, S)).astype(float)  # many ties
@@ -254,7 +254,7 @@ def test_compiled_win_counts_match_loops(less, S):
 
 def test_compiled_win_counts_past_the_int16_counter():
     """More judges than an int16 counter holds (32,767): the counts flush into int64 without wrapping."""
-    from engine.kernels.pairwins import greater_counts
+    from engine.kernels.paircount import greater_counts
 
     K = 70_001
     x = np.tile(np.array([[3.0, 1.0, 2.0]]), (K, 1))
@@ -263,7 +263,7 @@ def test_compiled_win_counts_past_the_int16_counter():
     got = greater_counts(dense_ranks(x), ~np.isnan(x), 0, 3)
     np.testing.assert_array_equal(got, [[0, K - 3, K - 4], [3, 0, 3], [3, K - 4, 0]])
     np.testing.assert_array_equal(greater_counts(dense_ranks(x), ~np.isnan(x), 0, 3, less=True), got.T)
-    from engine.kernels.pairwins import win_counts
+    from engine.kernels.paircount import win_counts
 
     # the half-comparison loop of tie-free judges flushes its int16 counters the same way
     np.testing.assert_array_equal(win_counts(dense_ranks(x), ~np.isnan(x)), got)

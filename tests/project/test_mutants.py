@@ -33,7 +33,7 @@ from engine.kernels.exact import (
     weighted_task_sum,
 )
 from engine.kernels.pairblock import blocked_scores, chunk_counts
-from engine.kernels.pairwins import dense_ranks
+from engine.kernels.paircount import dense_ranks
 
 
 def fsum_exact(terms) -> float:

@@ -7,7 +7,7 @@ Each test kills mutants that survived the suite in the third mutation pass over:
   0, systems with one battle, all-tie tables, the ridge, the reported iterations and error messages, the
   line search and the log-likelihood it compares, batches of profiles and weights in any unit;
 - the overflow-safe mean (engine.kernels.aggregate.overflow_safe_sum through mean_across and mean_pool);
-- the tie-free win counts (engine.kernels.pairwins and engine.kernels.pairblock): float32 dense ranks, the
+- the tie-free win counts (engine.kernels.paircount and engine.kernels.pairblock): float32 dense ranks, the
   half-comparison loop and its fold, int32 counts of streamed instance chunks.
 
 References never come from the code under test: brute-force comparisons over judges and pairs, the

@@ -162,7 +162,7 @@ class BootstrapState(GroupState):
         self.stats: list[dict[str, Any] | None] = [None] * self.R
 
     def _full_tau(self) -> list[list[float | None]]:
-        from engine.kernels.pairwins import kendall_tau_b
+        from engine.kernels.paircount import kendall_tau_b
 
         tau: list[list[float | None]] = [[1.0 if i == j else None for j in range(self.R)] for i in range(self.R)]
         if self.point is not None:
