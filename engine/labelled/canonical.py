@@ -19,6 +19,14 @@ an explicit policy.
 This module knows no file format: the readers of :mod:`engine.io.readers` build
 the tensor with :func:`scores_from_array`, and :func:`engine.open_scores`
 applies a ``<name>.meta.json`` sidecar with :func:`apply_sidecar`.
+
+Building a DataArray of in-memory data never imports dask here: xarray (2024.10 to at least 2026.9) imports
+``dask`` and ``dask.array`` the first time it builds one when dask is installed, only to test ``isinstance(data,
+dask.array.Array)``, which costs about 0.4 s of a small ``votebench rank``.  :func:`defer_dask_import` (called when
+this module is imported) installs two deferred checks that answer "no" until dask has been imported elsewhere (a zarr
+store opened lazily, ``engine.bootstrap``, the user), and ask dask as usual from then on; it touches two internals of
+xarray (the duck-array module cache and ``xarray.namedarray.utils.is_dask_collection``) and does nothing when they
+are not where it expects them, so a future xarray costs start-up time, never correctness.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import contextlib
 import contextvars
 import json
 import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,13 +45,11 @@ import xarray as xr
 
 from engine.dims import CANONICAL, INSTANCE, LAYOUT, SYSTEM, TASK
 from engine.errors import VotebenchError
-from engine.labelled.xrcompat import defer_dask_import
 
-defer_dask_import()  # an in-memory table never needs dask: do not let xarray import it (see engine.labelled.xrcompat)
+__all__ = ["apply_sidecar", "check_sidecar", "defaulted_directions", "defer_dask_import", "directions_note",
+           "first_duplicate", "is_url", "least_systems", "left_out_judges", "one_system_parts", "read_sidecar",
+           "scores_from_array", "sidecar_path", "task_group_labels", "validate_scores", "with_lower_is_better"]
 
-__all__ = ["apply_sidecar", "check_sidecar", "defaulted_directions", "directions_note", "first_duplicate", "is_url",
-           "least_systems", "left_out_judges", "one_system_parts", "read_sidecar", "scores_from_array", "sidecar_path",
-           "task_group_labels", "validate_scores", "with_lower_is_better"]
 
 #: data-file suffixes that ``<name>.meta.json`` replaces (others are kept: ``x.tsv`` -> ``x.tsv.meta.json``)
 _SUFFIXES = (".csv.gz", ".csv", ".parquet", ".pq", ".zarr", ".jsonl.gz", ".jsonl", ".json")
@@ -534,3 +541,69 @@ def left_out_judges(scores: xr.DataArray) -> list[tuple[str, int, int]]:
     dropped = judged & ~present.all(axis=-1)
     tasks = [str(t) for t in scores["task"].values]
     return [(t, int(d), int(j)) for t, d, j in zip(tasks, dropped.sum(axis=1), judged.sum(axis=1)) if d]
+
+
+_installed = False
+
+
+class _DeferredDaskModule:
+    """Stands in for xarray's cached ``DuckArrayModule("dask")`` until ``dask.array`` is imported."""
+
+    def __init__(self, pycompat: Any) -> None:
+        self._pycompat = pycompat
+
+    def _real(self) -> Any:
+        real = self._pycompat.DuckArrayModule("dask")
+        self._pycompat._cached_duck_array_modules["dask"] = real
+        return real
+
+    @property
+    def type(self) -> tuple[type, ...]:
+        if "dask.array" not in sys.modules:
+            return ()  # nothing can be a dask array yet
+        return self._real().type
+
+    def __getattr__(self, name: str) -> Any:  # version, module, available: ask dask itself
+        return getattr(self._real(), name)
+
+
+def defer_dask_import() -> bool:
+    """Let xarray test for dask arrays without importing dask until dask is imported elsewhere.
+
+    Idempotent.  Data already wrapped in dask, or anything created after dask
+    was imported, is recognised exactly as before.
+
+    Returns
+    -------
+    bool
+        Whether the deferred checks are in place (``False`` when this xarray
+        keeps its internals elsewhere; then xarray imports dask as usual).
+    """
+    global _installed
+    if _installed:
+        return True
+    if "dask" in sys.modules:
+        return False  # nothing to save
+    try:
+        from xarray.namedarray import pycompat, utils
+    except ImportError:  # pragma: no cover - another xarray layout
+        return False
+    cache = getattr(pycompat, "_cached_duck_array_modules", None)
+    original = getattr(utils, "is_dask_collection", None)
+    if not isinstance(cache, dict) or not callable(original) or not hasattr(pycompat, "DuckArrayModule"):
+        return False  # pragma: no cover - another xarray layout
+    if "dask" not in cache:
+        cache["dask"] = _DeferredDaskModule(pycompat)
+
+    def is_dask_collection(x: object) -> bool:
+        if "dask" not in sys.modules:
+            return False  # no dask graph can exist before dask is imported
+        return bool(original(x))
+
+    is_dask_collection.__doc__ = original.__doc__
+    utils.is_dask_collection = is_dask_collection  # type: ignore[assignment]  # same call, a plain bool
+    _installed = True
+    return True
+
+
+defer_dask_import()  # an in-memory table never needs dask: do not let xarray import it

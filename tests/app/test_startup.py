@@ -101,9 +101,9 @@ def test_dask_arrays_are_still_recognised_after_the_deferred_check():
     out = _run("""
         import json, sys
         import numpy as np
-        import engine.io.readers  # installs engine.labelled.xrcompat.defer_dask_import
+        import engine.io.readers  # installs engine.labelled.canonical.defer_dask_import
         import xarray as xr
-        from engine.labelled.xrcompat import defer_dask_import
+        from engine.labelled.canonical import defer_dask_import
         a = xr.DataArray(np.arange(6.0).reshape(2, 3), dims=("x", "y"))
         no_dask_yet = "dask" not in sys.modules
         import dask.array as da
