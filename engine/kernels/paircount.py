@@ -319,8 +319,6 @@ def win_counts(ranks: np.ndarray, present: np.ndarray) -> np.ndarray:
     return out
 
 
-
-
 def comparison_ranks(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Small integers standing in for the scores ``X`` (..., S) in pairwise comparisons, as ``(row, col)``:
     ``row[..., i] > col[..., j]`` exactly when ``X[..., i] > X[..., j]`` with both present.

@@ -39,24 +39,25 @@ from __future__ import annotations
 from typing import Any
 
 from engine.io.readers.common import BATTLE_COLUMNS, is_battles_file, parse_task_option
-from engine.io.readers.opening import default_sidecar, open_scores
 from engine.io.readers.registry import (
     READERS,
     Reader,
     by_suffix,
     check_options,
+    default_sidecar,
     get_reader,
     guess_reader,
     input_kind,
+    is_zarr_store,
     loader_keys,
     only_for,
+    open_scores,
     reader_choices,
     reader_names,
     reader_options,
     register_reader,
 )
 from engine.io.readers.tables import CSV_SUFFIXES, PARQUET_SUFFIXES
-from engine.io.readers.zarr_store import is_zarr_store
 from engine.rules import LazyFunction
 
 __all__ = ["READERS", "BattleInput", "Reader", "is_battles_file", "iter_battle_chunks", "open_battles",
