@@ -197,7 +197,7 @@ def annotate_bootstrap(g: dict[str, Any], score_iv: Mapping[str, Any], level: fl
 
     The group's ``rank_ub`` (Rank(UB)) comes with it from the bootstrap kind: the paired
     :func:`engine.kernels.metrics.rank_upper_bound`, the same while running and once finished."""
-    from engine.sweep.live import json_numbers
+    from engine.sweep.kinds import json_numbers
 
     for ri, r in enumerate(g["rules"]):
         r["unit"] = rule_unit(str(r["rule"]))
@@ -336,7 +336,7 @@ class LiveStore:
         force : bool
             Read the flags even if the directory listing did not change.
         """
-        from engine.sweep.live import StoreChanged
+        from engine.sweep.kinds import StoreChanged
 
         with self._lock:
             try:
@@ -348,8 +348,7 @@ class LiveStore:
     def _update(self, *, strict: bool, force: bool) -> bool:
         import zarr
 
-        from engine.sweep.kinds import get_kind
-        from engine.sweep.live import StoreChanged
+        from engine.sweep.kinds import StoreChanged, get_kind
 
         path = self.path
         if not path.exists():
@@ -555,7 +554,7 @@ class LiveStore:
             s = entry["systems"].index(system)
         except ValueError:
             raise LookupError(f"input {input_name!r} has no system {system!r}") from None
-        from engine.sweep.live import json_number
+        from engine.sweep.kinds import json_number
 
         rows = []
         for t, task in enumerate(entry["tasks"]):

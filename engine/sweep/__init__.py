@@ -91,12 +91,12 @@ costs its running blocks (dask reruns them elsewhere) and a killed client the
 blocks not yet written (a re-run resumes).
 
 The package: :mod:`engine.sweep.config` (reading and validating a sweep
-file), :mod:`engine.sweep.kinds` (the perturbation kinds, one module each,
-registered in :data:`KINDS` with :func:`register_kind`),
-:mod:`engine.sweep.runner` (planning the blocks and running them),
-:mod:`engine.sweep.results` (the results store), :mod:`engine.sweep.live`
-(the base of the kinds' live dashboard states) and :mod:`engine.sweep.oneoff`
-(one bootstrap of one input, here, on a cluster or into a store: ``votebench bootstrap``).  Inputs, checksums, the
+file), :mod:`engine.sweep.kinds` (what a perturbation kind declares, the base of
+its live dashboard state, and the built-in kinds, one module each, registered in
+:data:`KINDS` with :func:`register_kind`), :mod:`engine.sweep.runner` (planning
+the blocks and running them; one bootstrap of one input, here, on a cluster or
+into a store: ``votebench bootstrap``) and :mod:`engine.sweep.results` (the
+results store).  Inputs, checksums, the
 client connection and one-off cluster runs are :mod:`engine.distributed`'s,
 re-exported here.
 """
@@ -112,9 +112,8 @@ from engine.sweep.config import (
     parse_config,
 )
 from engine.sweep.kinds import KINDS, Block, Kind, PlanContext, SpecCheck, aggregate_options, get_kind, register_kind
-from engine.sweep.oneoff import bootstrap_input, check_bootstrap_memory
 from engine.sweep.results import damaged_store, open_results, readable_results, resolve_store, storage_failure
-from engine.sweep.runner import check_memory, plan_sweep, run_sweep
+from engine.sweep.runner import bootstrap_input, check_bootstrap_memory, check_memory, plan_sweep, run_sweep
 
 __all__ = [
     "Block", "KINDS", "Kind", "PlanContext", "SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "SpecCheck", "SweepConfig",

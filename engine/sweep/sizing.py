@@ -20,7 +20,7 @@ from typing import Any
 
 from engine.distributed.cluster import TASKS_PER_THREAD, ClusterShape, choose_block, score_bytes
 from engine.sweep.config import SweepConfig, parse_config
-from engine.sweep.kinds.base import get_kind
+from engine.sweep.kinds import get_kind
 from engine.sweep.results import resolve_store
 from engine.sweep.runner import input_source
 

@@ -530,7 +530,7 @@ def _store_group(path):
 
 
 def _block(var, region, done_index):
-    from engine.sweep.kinds.base import Block
+    from engine.sweep.kinds import Block
 
     return Block(group="g", var=var, region=region, done_index=done_index, compute=lambda: None)
 

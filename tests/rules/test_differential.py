@@ -241,7 +241,7 @@ def one_rule_per_resample_kind() -> list[str]:
 
 @pytest.mark.parametrize("over", OVER)
 def test_bootstrap_into_a_results_store_agrees(over, tmp_path, store):
-    from engine.sweep.oneoff import bootstrap_input
+    from engine.sweep.runner import bootstrap_input
 
     path = tmp_path / "scores.zarr"
     engine.to_zarr(scores(), path)

@@ -12,8 +12,7 @@ import pytest
 from conftest import REPO
 
 from engine.errors import VotebenchError
-from engine.sweep.kinds import KINDS, Kind, get_kind, register_kind
-from engine.sweep.kinds.base import KindTable
+from engine.sweep.kinds import KINDS, Kind, KindTable, get_kind, register_kind
 
 
 def test_bootstrap_store_imports_one_kind_and_no_cluster_code(tmp_path):

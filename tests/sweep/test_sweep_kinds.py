@@ -24,7 +24,7 @@ from engine.app.report import SECTIONS, register_section
 from engine.distributed import embedded_client, load_source, rank_scores
 from engine.errors import VotebenchError
 from engine.sweep import KINDS, Kind, PlanContext, SpecCheck, open_results, parse_config, plan_sweep, register_kind, run_sweep
-from engine.sweep.live import GroupState, labels
+from engine.sweep.kinds import GroupState, labels
 
 SYSTEMS = ["ant", "bee", "cat", "dog", "eel"]
 TASKS = ["t0", "t1", "t2", "t3"]

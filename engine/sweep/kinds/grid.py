@@ -18,8 +18,7 @@ import xarray as xr
 
 from engine.dims import SYSTEM
 from engine.magnitudes import check_option_values, shown
-from engine.sweep.kinds.base import TASK_BYTES, Block, Kind, PlanContext, SpecCheck
-from engine.sweep.live import GroupState, labels
+from engine.sweep.kinds import TASK_BYTES, Block, GroupState, Kind, PlanContext, SpecCheck, labels
 
 __all__ = ["GRID", "MOST_POINTS", "GridState", "grid_block"]
 

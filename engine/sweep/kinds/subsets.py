@@ -18,8 +18,18 @@ from engine.dims import REPLICATE, RULE
 from engine.errors import VotebenchError
 from engine.kernels.summaries import MomentSums, SummaryReader, stats_codec, subsets_block
 from engine.magnitudes import shown
-from engine.sweep.kinds.base import TASK_BYTES, Block, Kind, PlanContext, SpecCheck, replicate_blocks
-from engine.sweep.live import GroupState, block_ids, json_numbers, labels
+from engine.sweep.kinds import (
+    TASK_BYTES,
+    Block,
+    GroupState,
+    Kind,
+    PlanContext,
+    SpecCheck,
+    block_ids,
+    json_numbers,
+    labels,
+    replicate_blocks,
+)
 
 __all__ = ["SUBSETS", "SubsetsState", "subset_block"]
 

@@ -19,8 +19,20 @@ import xarray as xr
 
 from engine.dims import REPLICATE, RULE
 from engine.kernels.summaries import MomentSums, SummaryReader, curve_block, stats_codec
-from engine.sweep.kinds.base import TASK_BYTES, Block, Kind, PlanContext, SpecCheck, is_number, replicate_blocks
-from engine.sweep.live import GroupState, block_ids, json_number, json_numbers, labels
+from engine.sweep.kinds import (
+    TASK_BYTES,
+    Block,
+    GroupState,
+    Kind,
+    PlanContext,
+    SpecCheck,
+    block_ids,
+    is_number,
+    json_number,
+    json_numbers,
+    labels,
+    replicate_blocks,
+)
 
 __all__ = ["MANIPULATION", "RESCALING", "CurveState", "synthetic_block"]
 
