@@ -1,8 +1,7 @@
 """The distributed layer: what a task reads, how it runs on a dask cluster, and one-off cluster runs.
 
 - :mod:`engine.distributed.source` -- the input a task reads (:class:`Source`:
-  path or URL, loader options, checksums of the input and its sidecar);
-- :mod:`engine.distributed.cache` -- the per-process LRU cache of inputs
+  path or URL, loader options, checksums of the input and its sidecar) and the per-process LRU cache of inputs
   (:func:`load_source`: each worker reads an input once and checks it);
 - :mod:`engine.distributed.client` -- connecting to a scheduler
   (:func:`connect`, :func:`check_address`), the embedded in-process cluster
@@ -30,7 +29,6 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - static analysers see the eager imports
-    from engine.distributed.cache import IN_MEMORY_BYTES, cached_sources, clear_cache, load_source
     from engine.distributed.client import (
         LocalPool,
         TaskFailed,
@@ -63,9 +61,13 @@ if TYPE_CHECKING:  # pragma: no cover - static analysers see the eager imports
         rank_source,
     )
     from engine.distributed.source import (
+        IN_MEMORY_BYTES,
         LOADER_KEYS,
         Source,
+        cached_sources,
+        clear_cache,
         input_checksum,
+        load_source,
         loader_keys,
         make_source,
         open_input,
@@ -75,10 +77,10 @@ if TYPE_CHECKING:  # pragma: no cover - static analysers see the eager imports
 
 #: public name -> the submodule that defines it (imported on first access)
 _LAZY = {
-    "IN_MEMORY_BYTES": "cache",
-    "cached_sources": "cache",
-    "clear_cache": "cache",
-    "load_source": "cache",
+    "IN_MEMORY_BYTES": "source",
+    "cached_sources": "source",
+    "clear_cache": "source",
+    "load_source": "source",
     "LocalPool": "client",
     "TaskFailed": "client",
     "check_address": "client",

@@ -19,9 +19,8 @@ import numpy as np
 import xarray as xr
 
 from engine.dims import REPLICATE, SYSTEM
-from engine.distributed.cache import load_source
 from engine.distributed.client import run_task, task_result
-from engine.distributed.source import Source, make_source, open_input
+from engine.distributed.source import Source, load_source, make_source, open_input
 
 __all__ = ["bootstrap_source", "cluster_bootstrap", "cluster_rank", "compute", "is_store", "rank_input", "rank_scores",
            "rank_source"]
@@ -73,7 +72,7 @@ def cluster_bootstrap(client: Any, source: Source, *, over: str, replicates: int
                       **options: Any) -> xr.Dataset:
     """:func:`engine.bootstrap` as tasks on ``client``'s workers: the point ranking and one task per ``block`` replicates.
 
-    Every task opens the input by path (:func:`~engine.distributed.cache.load_source`); the replicate
+    Every task opens the input by path (:func:`~engine.distributed.source.load_source`); the replicate
     scores equal those of ``engine.bootstrap(scores, ..., block=block)``.
     Returns the computed Dataset ``score``, ``rank``, ``replicate_score``,
     ``replicate_rank``.

@@ -1,27 +1,35 @@
 """The input a task reads: :class:`Source` (path or URL, loader options, checksums of the input and its sidecar).
 
 Tasks carry a ``Source``, never the scores: the worker process running a task
-opens the input itself, once (:func:`engine.distributed.cache.load_source`),
+opens the input itself, once (:func:`engine.distributed.source.load_source`),
 and checks that it reads the same bytes -- input and sidecar -- the client
 planned on (:func:`input_checksum`).
+
+Each process reads an input once however many tasks use it: :func:`load_source` keeps the inputs read by this process
+in a small LRU cache keyed by :class:`Source`, and checks their checksums against the ones the client planned on.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import xarray as xr
 
 from engine.errors import VotebenchError
 from engine.labelled.canonical import is_url
 
-__all__ = ["LOADER_KEYS", "loader_keys", "Source", "input_checksum", "make_source", "open_input", "open_source", "sidecar_of"]
+__all__ = ["cached_sources", "clear_cache", "IN_MEMORY_BYTES", "input_checksum", "load_source", "LOADER_KEYS",
+           "loader_keys", "make_source", "open_input", "open_source", "sidecar_of", "Source"]
+
 
 #: options of :func:`engine.open_scores` for evaluation outputs (lm-evaluation-harness, HELM, JSONL)
 def loader_keys() -> tuple[str, ...]:
@@ -183,3 +191,91 @@ def open_input(path: str | os.PathLike[str], *, meta: str | os.PathLike[str] | N
 
     opts = {k: v for k, v in (loader or {}).items() if v is not None}
     return with_lower_is_better(open_scores(path, meta=meta, **opts), lower_is_better)
+
+
+#: inputs whose in-memory size (at their stored dtype) is at most this are loaded into memory once per worker
+#: process; larger zarr stores stay lazy and every task streams through their chunks
+IN_MEMORY_BYTES = 1 << 30
+_CACHE_ENTRIES = 4
+
+
+class _Cache:
+    """The inputs read by this process, most recently used last (a few entries; every access under one lock)."""
+
+    def __init__(self, entries: int) -> None:
+        self.entries = entries
+        self.items: OrderedDict[Source, xr.DataArray] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: Source) -> xr.DataArray | None:
+        if key in self.items:
+            self.items.move_to_end(key)
+            return self.items[key]
+        return None
+
+    def put(self, key: Source, scores: xr.DataArray) -> None:
+        self.items[key] = scores
+        while len(self.items) > self.entries:
+            self.items.popitem(last=False)
+
+
+_CACHE = _Cache(_CACHE_ENTRIES)
+
+
+def _verified(src: Source) -> Source:
+    """``src`` with its checksums; refuse an input or sidecar that differs from the planned one."""
+    actual = input_checksum(src.path)
+    meta = sidecar_of(src)
+    actual_meta = None if meta is None else input_checksum(meta)
+    if src.checksum is not None and actual != src.checksum:
+        raise VotebenchError(f"{src.path}: the input differs from the one the sweep was planned on (sha256 "
+                             f"{actual[:12]}... instead of {src.checksum[:12]}...); every worker must read the same file")
+    if src.checksum is not None and actual_meta != src.meta_checksum:
+        raise VotebenchError(f"{src.path}: its sidecar ({meta or 'now absent'}) differs from the one the sweep was "
+                             "planned on; every worker must read the same files")
+    return replace(src, checksum=actual, meta_checksum=actual_meta)
+
+
+def load_source(src: Source) -> tuple[xr.DataArray, Source]:
+    """The scores of ``src``, read at most once per process, and the source with its checksum filled in.
+
+    A module-level LRU cache keyed by the source (path, loader options,
+    checksum) keeps the last few inputs, so each worker process reads an input
+    once however many tasks use it.  A zarr store of at most
+    :data:`IN_MEMORY_BYTES` is loaded into memory; a larger one stays lazy.
+
+    Raises
+    ------
+    VotebenchError
+        When the input cannot be read, or its checksum differs from ``src.checksum``
+        (the file changed, or this worker sees another copy of it).
+    """
+    with _CACHE.lock:
+        hit = _CACHE.get(src) if src.checksum is not None else None
+        if hit is not None:
+            return hit, src
+        try:
+            key = _verified(src)  # the checksum first: an input read before (by its bytes) is not parsed again
+        except OSError:
+            open_source(src)  # says what is wrong with the input in one line (a missing or unreadable file)
+            raise
+        hit = _CACHE.get(key)
+        if hit is not None:
+            return hit, key
+        scores = open_source(key)
+        if not isinstance(scores.data, np.ndarray) and scores.nbytes <= IN_MEMORY_BYTES:
+            scores = scores.compute(scheduler="synchronous")
+        _CACHE.put(key, scores)
+        return scores, key
+
+
+def cached_sources() -> list[Source]:
+    """The inputs held by this process's cache (e.g. ``client.run(cached_sources)`` on a cluster's workers)."""
+    with _CACHE.lock:
+        return list(_CACHE.items)
+
+
+def clear_cache() -> None:
+    """Forget every input read by this process."""
+    with _CACHE.lock:
+        _CACHE.items.clear()

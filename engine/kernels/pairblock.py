@@ -32,7 +32,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from engine.kernels.baselines import relative_difference_terms
 from engine.kernels.exact import SUM_BITS, TIE_RTOL, anchor, digits, digits_to_float, ordered_sum, tame
 from engine.kernels.paircount import dense_ranks, greater_counts, stack_counts, win_counts
 from engine.kernels.social import baldwin_round, majority_beats, worst_defeat
@@ -346,6 +345,8 @@ def _reldiff_profile(x: np.ndarray, W: np.ndarray | None, rows: int | None, stac
     with one digit anchor for the block's whole (S, S) term matrix, blocks added in task order;
     otherwise one task after the other (:func:`engine.kernels.baselines.relative_difference_across`).
     """
+    from engine.kernels.baselines import relative_difference_terms  # only this baseline's blocks need it
+
     T, S = x.shape
     pres = ~np.isnan(x)
     pf = pres.astype(np.float64)

@@ -1,13 +1,20 @@
-"""``votebench bootstrap``: rank intervals and stability (:func:`engine.sweep.bootstrap_input`, :mod:`engine.labelled.comparison`)."""
+"""``votebench bootstrap``: rank intervals and stability (:func:`engine.sweep.bootstrap_input`, :mod:`engine.labelled.comparison`).
+
+The ``--block`` of a run on a cluster is the one given, else the one recorded in the store it resumes, else one chosen
+from the cluster's threads and memory (:func:`replicate_block`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import csv
 import io
+import json
 import math
+import os
 import sys
 from contextlib import nullcontext
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -94,7 +101,6 @@ def _bootstrap_one(args: argparse.Namespace, opts: dict[str, Any], client: Any |
         ds = bootstrap_battles(args.input, replicates=args.replicates, seed=args.seed, level=args.interval,
                                **battle_request(opts, args.input))
         return _result(args, ds, None, opts, prefix)
-    from engine.app.blocks import replicate_block
 
     block, chosen = replicate_block(args, client, prefix)
     with storage_errors(args.store, "results store", "re-run to resume") if args.store else nullcontext():
@@ -230,3 +236,58 @@ DESCRIPTION = ("Resample tasks (judges), systems (candidates) or the instances o
                "re-rank every replicate, and report the full-data ranking with the 2.5-97.5%% percentiles of the replicate "
                "ranks (a candidate bootstrap: the ranks its sure pairwise orders allow) and the stability of the ranking "
                "(Pavao et al. 2021).")
+
+
+#: ``--block`` when neither given nor chosen from a cluster (in this process)
+DEFAULT_BLOCK = 50
+
+
+def stored_block(store: str | os.PathLike[str] | None, kind: str = "bootstrap") -> int | None:
+    """The block of the ``kind`` perturbation a results ``store`` was written with (``None``: no such store)."""
+    if store is None:
+        return None
+    meta = Path(store) / "zarr.json"
+    try:
+        config = json.loads(json.loads(meta.read_text(encoding="utf-8"))["attributes"]["config"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    for pert in config.get("perturbations", []) if isinstance(config, dict) else []:
+        if isinstance(pert, dict) and pert.get("kind") == kind and isinstance(pert.get("block"), int):
+            return int(pert["block"])
+    return None
+
+
+def replicate_block(args: Any, client: Any | None, prefix: str = "") -> tuple[int, str | None]:
+    """``args.block`` when given; else the block of the store a run resumes; else, with a ``client``, the block
+    :func:`engine.distributed.choose_block` picks for its cluster; else :data:`DEFAULT_BLOCK`.
+
+    Returns the block and, when it was chosen from the cluster, the line that says so (for stderr, once the run
+    has worked: an input refused by the workers then gets its one line alone).
+    """
+    if args.block is not None:
+        return int(args.block), None
+    if args.store and not args.overwrite:
+        kept = stored_block(args.store)
+        if kept is not None:
+            return kept, None
+    if client is None:
+        return DEFAULT_BLOCK, None
+    from engine.distributed.cluster import MEMORY_SHARE, TASKS_PER_THREAD, cluster_block, score_bytes
+
+    per = score_bytes(args.input)  # one replicate holds at least the input's scores
+    block, shape = cluster_block(client, args.replicates, per or 0.0)
+    tasks = -(-args.replicates // block)
+    memory = ("no worker memory limit" if shape.memory_per_thread is None else
+              f"{_size(shape.memory_per_thread)} per thread, a block at most {MEMORY_SHARE:.0%} of it"
+              + (f" at {_size(per)} per replicate" if per else " (replicate size unknown)"))
+    return block, (f"votebench: {prefix}--block not given: {block} replicates per task, {tasks} tasks for {shape.threads} "
+                   f"worker thread(s) on {shape.workers} worker(s) (aiming at {TASKS_PER_THREAD} per thread; {memory})")
+
+
+def _size(nbytes: float) -> str:
+    """``nbytes`` in B, kB, MB, GB or TB (powers of 1024), three significant figures."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if nbytes < 1024:
+            return f"{nbytes:.3g} {unit}"
+        nbytes /= 1024
+    return f"{nbytes:.3g} TB"
