@@ -2143,8 +2143,8 @@ def _page(title: str, info: Sequence[tuple[str, str]], notes: Sequence[str], sec
 
 
 def _check_int(name: str, v: Any, lo: int) -> int:
-    """A count of the report (:func:`engine.budget.check_size`: an integer >= ``lo``, within the sizes any run can do)."""
-    from engine.budget import check_size
+    """A count of the report (:func:`engine.limits.check_size`: an integer >= ``lo``, within the sizes any run can do)."""
+    from engine.limits import check_size
 
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
         raise VotebenchError(f"{name} must be an integer >= {lo}, got {v!r}")

@@ -2,7 +2,7 @@
 
 - :func:`on_cluster` / :func:`current_client` -- the client a command connected to (``--scheduler`` or
   ``DASK_SCHEDULER_ADDRESS``), current inside the command's run, and its cluster the runner of the engine's
-  blocks (:func:`engine.budget.spread`: bootstrap replicates, the pairs of :func:`engine.compare_scores`), so a
+  blocks (:func:`engine.limits.spread`: bootstrap replicates, the pairs of :func:`engine.compare_scores`), so a
   command does not thread a client through every call;
 - :func:`choose_block` -- the block size rule (a pure function of the cluster's worker threads and memory);
   :func:`cluster_shape` reads those from the scheduler, :func:`cluster_block` does both;
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.budget import running_blocks
 from engine.errors import ClusterLost
+from engine.limits import running_blocks
 
 __all__ = ["TASKS_PER_THREAD", "MEMORY_SHARE", "ClusterRunner", "ClusterShape", "choose_block", "cluster_block",
            "cluster_shape", "current_client", "score_bytes", "lost_cluster", "map_blocks", "on_cluster"]
@@ -42,7 +42,7 @@ _CLIENT: ContextVar[Any | None] = ContextVar("votebench_dask_client", default=No
 @contextmanager
 def on_cluster(client: Any | None) -> Iterator[Any | None]:
     """Make ``client`` the one :func:`current_client` returns inside the block, and its cluster the runner of the
-    engine's blocks (:func:`engine.budget.running_blocks`); ``None``: stay in this process."""
+    engine's blocks (:func:`engine.limits.running_blocks`); ``None``: stay in this process."""
     token = _CLIENT.set(client)
     try:
         with running_blocks(None if client is None else ClusterRunner(client)):
@@ -57,7 +57,7 @@ def current_client() -> Any | None:
 
 
 class ClusterRunner:
-    """The engine's blocks as tasks of ``client``'s cluster (an :class:`engine.budget.BlockRunner`)."""
+    """The engine's blocks as tasks of ``client``'s cluster (an :class:`engine.limits.BlockRunner`)."""
 
     def __init__(self, client: Any) -> None:
         self.client = client

@@ -447,7 +447,7 @@ def _map_blocks(fn: Any, ids: np.ndarray, block: int, lazy: bool, S: int, *args:
     """
     values = [a.data if isinstance(a, xr.DataArray) else a for a in args]
     if not lazy:
-        from engine.budget import spread
+        from engine.limits import spread
 
         step, mapper = spread(ids.size, 0.0)  # on a command's cluster (--scheduler): the blocks are its tasks
         if mapper is not None and step is not None:

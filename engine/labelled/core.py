@@ -41,7 +41,7 @@ from engine.kernels.pairblock import BLOCKED_RULES, blocked_scores, dense_batch,
 from engine.kernels.ranking import label_order, min_rank, tied_count
 from engine.kernels.social import task_pair_sums
 from engine.labelled.canonical import task_group_labels, validate_scores
-from engine.magnitudes import check_option_values, scaled_weights, shown
+from engine.limits import check_option_values, scaled_weights, shown
 from engine.rules import LEVELS, Rule, Within, get_rule, get_within
 
 __all__ = [

@@ -81,7 +81,7 @@ def _num(v: float) -> float | None:
 
 def _comparison(Y: np.ndarray, test: str, baseline: int | None, correction: str, alpha: float, resamples: int,
                 seed: int) -> PT.Comparison:
-    from engine.budget import spread
+    from engine.limits import spread
 
     S, T, K = Y.shape
     n_pairs = S - 1 if baseline is not None else S * (S - 1) // 2
@@ -260,10 +260,10 @@ def check_size(instances: list[int], n_pairs: int, resamples: int, tests: list[s
     """Refuse, before any work, paired tests whose estimated time or memory is out of reach.
 
     ``instances``: per task; ``tests``: the tests to run.  Memory goes through the engine's one memory check
-    (:func:`engine.budget.check_memory`); time through :data:`MAX_OPERATIONS`.  Either refusal is one
+    (:func:`engine.limits.check_memory`); time through :data:`MAX_OPERATIONS`.  Either refusal is one
     :class:`VotebenchError` line naming the size and the estimate.
     """
-    from engine.budget import check_memory
+    from engine.limits import check_memory
 
     costs = [PT.paired_cost(instances, n_pairs, resamples, test=t) for t in tests]
     ops, nbytes = sum(c[0] for c in costs), max(c[1] for c in costs)

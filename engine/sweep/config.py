@@ -13,7 +13,7 @@ import numpy as np
 
 from engine.distributed import loader_keys
 from engine.errors import VotebenchError
-from engine.magnitudes import check_option_values, scaled_weights, shown
+from engine.limits import check_option_values, scaled_weights, shown
 from engine.sweep.kinds import KINDS, SpecCheck, get_kind
 
 __all__ = ["SYNTHETIC_GROUP", "SYNTHETIC_KINDS", "SweepConfig", "check_name", "check_weights", "direction_notes", "load_config",
@@ -325,7 +325,7 @@ def check_weights(weights: Mapping[Any, Any], where: str) -> dict[str, int | flo
     -------
     dict
         ``{task: weight}``, the numbers as given (an integer may exceed float64: the engine scales weights exactly,
-        :func:`engine.magnitudes.scaled_weights`).
+        :func:`engine.limits.scaled_weights`).
 
     Raises
     ------
@@ -336,6 +336,6 @@ def check_weights(weights: Mapping[Any, Any], where: str) -> dict[str, int | flo
         if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not np.isfinite(v)) or v < 0:
             raise VotebenchError(f"{where}: weight of task {str(task)!r} must be a finite non-negative number, got {shown(v)}")
     # relative weights of any size (integers beyond float64 included): the engine scales them exactly by one power
-    # of two (engine.magnitudes.scaled_weights), refusing here weights it could not use
+    # of two (engine.limits.scaled_weights), refusing here weights it could not use
     scaled_weights(list(weights.values()), where, note=False)
     return {str(task): v for task, v in weights.items()}

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from engine.budget import check_memory
 from engine.distributed import (
     LocalPool,
     Source,
@@ -34,6 +33,7 @@ from engine.distributed import (
 )
 from engine.errors import ClusterLost, VotebenchError
 from engine.labelled.canonical import is_url
+from engine.limits import check_memory
 from engine.sweep.config import SYNTHETIC_GROUP, SweepConfig, parse_config
 from engine.sweep.kinds import Block, Kind, PlanContext, aggregate_options, get_kind
 from engine.sweep.results import open_for_writing, open_results, pending_blocks, readable_results, resolve_store, write_block

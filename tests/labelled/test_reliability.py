@@ -446,7 +446,7 @@ def test_infinite_score_in_a_store_is_refused_like_in_a_csv(small_store, capsys)
 
 def test_absurd_replicates_are_refused_before_reading_or_allocating(tmp_path, capsys):
     code, out, err = run_cli(capsys, "bootstrap", tmp_path / "absent.csv", "--replicates", 100_000_000_000_000)
-    one_line_error(code, out, err, "--replicates 100000000000000", "is more than the 100,000,000")  # engine.budget.MOST
+    one_line_error(code, out, err, "--replicates 100000000000000", "is more than the 100,000,000")  # engine.limits.MOST
     code, out, err = run_cli(capsys, "bootstrap", tmp_path / "absent.csv", "--replicates", 100_000_000)
     one_line_error(code, out, err, "--replicates 100000000", "PiB of memory", "use fewer replicates")
     raw = _raw(tmp_path / "s.zarr")

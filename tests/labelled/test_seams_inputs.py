@@ -267,8 +267,8 @@ def test_a_block_larger_than_the_replicates_is_one_block(capsys, tmp_path, wide)
 
 
 def test_check_size_is_the_one_size_check():
-    from engine.budget import MOST, available_memory, check_size
     from engine.errors import VotebenchError
+    from engine.limits import MOST, available_memory, check_size
 
     assert check_size("n", 5, nbytes=1e3) == 5
     for bad, text in ((0, "at least 1"), (2.0, "must be an integer"), (True, "must be an integer"), (MOST + 1, "more than")):

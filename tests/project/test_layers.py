@@ -25,7 +25,7 @@ ENGINE = ROOT / "engine"
 #: layer name -> its rank; a module may import modules of a rank <= its own
 LAYERS = {"base": 0, "kernels": 1, "rules": 2, "labelled": 3, "io": 4, "api": 5, "distributed": 6, "sweep": 7, "watch": 7,
           "app": 8, "top": 9}
-BASE = {"engine.errors", "engine.dims", "engine.magnitudes", "engine.progress", "engine.budget"}
+BASE = {"engine.errors", "engine.dims", "engine.limits", "engine.progress"}
 #: libraries the kernel layer must not import: file and network I/O, labelled arrays, schedulers, rendering
 KERNEL_FORBIDDEN = {"pyarrow", "zarr", "fsspec", "pandas", "xarray", "dask", "distributed", "tornado", "matplotlib",
                     "pathlib", "urllib", "json", "csv", "gzip", "io", "shutil", "tqdm", "psutil", "yaml", "tomllib"}

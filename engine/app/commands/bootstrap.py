@@ -41,7 +41,7 @@ HELP = "rank with bootstrap rank intervals and stability"
 
 def _check(args: argparse.Namespace) -> None:
     """Refuse bad numbers, and absurd replicate counts before the input is read."""
-    from engine.budget import check_size
+    from engine.limits import check_size
     from engine.sweep import check_bootstrap_memory
 
     check_size("--replicates", args.replicates, least=2)

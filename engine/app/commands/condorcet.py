@@ -69,11 +69,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _prospective(M: np.ndarray, *, strict: bool) -> list[tuple[bool, np.ndarray | None]]:
     """:func:`~engine.kernels.condorcet_lp.prospective_systems` of the (T, S) matrix ``M``: here, or on the command's
-    cluster in blocks of systems (:func:`engine.budget.spread`; every LP is the same wherever it is solved)."""
+    cluster in blocks of systems (:func:`engine.limits.spread`; every LP is the same wherever it is solved)."""
     from functools import partial
 
-    from engine.budget import spread
     from engine.kernels.condorcet_lp import prospective_systems
+    from engine.limits import spread
 
     S = M.shape[1]
     step, mapper = spread(S, 8.0 * M.size * 4)  # an LP's arrays: a few copies of the (opponents x tasks) matrix

@@ -53,7 +53,7 @@ def _options(args: argparse.Namespace) -> Any:
     if args.settle < 0 or args.interval <= 0:
         raise VotebenchError(f"--settle must be >= 0 and --interval > 0, got {args.settle:g} and {args.interval:g}")
     if args.over is not None:
-        from engine.budget import check_size
+        from engine.limits import check_size
 
         check_size("--replicates", args.replicates, least=2)
         check_level(args.coverage, name="--coverage")

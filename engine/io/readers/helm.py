@@ -22,7 +22,7 @@ import xarray as xr
 
 from engine.errors import VotebenchError
 from engine.io.readers.common import assemble, check_mapping_tasks, label, need_two, per_task_option, read_json, short_list
-from engine.magnitudes import as_float
+from engine.limits import as_float
 
 __all__ = ["guess_helm", "HELM_DEFAULT_METRICS", "HELM_LOWER_IS_BETTER", "has_helm_stats", "read_helm"]
 

@@ -10,7 +10,7 @@ import xarray as xr
 
 from engine.errors import VotebenchError
 from engine.io.readers.common import assemble, json_lines, label, need_two
-from engine.magnitudes import as_float, shown
+from engine.limits import as_float, shown
 
 __all__ = ["read_jsonl"]
 
@@ -18,7 +18,7 @@ __all__ = ["read_jsonl"]
 def _json_number(value: Any, where: str) -> float | None:
     """A score from JSON: number, true/false (1/0) or null (missing); None if not a number.
 
-    An integer beyond float64 is refused in one line (:func:`engine.magnitudes.as_float`).
+    An integer beyond float64 is refused in one line (:func:`engine.limits.as_float`).
     """
     if value is None:
         return math.nan

@@ -22,7 +22,7 @@ import xarray as xr
 from engine.errors import VotebenchError
 from engine.io.readers.common import assemble, check_mapping_tasks, json_lines, label, need_two, per_task_option, read_json, short_list
 from engine.io.readers.helm import has_helm_stats
-from engine.magnitudes import as_float
+from engine.limits import as_float
 
 __all__ = ["LM_EVAL_LOWER_IS_BETTER", "detect_directory_format", "guess_lm_eval", "looks_like_lm_eval_samples",
            "read_lm_eval"]

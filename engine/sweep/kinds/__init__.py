@@ -38,10 +38,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from engine.budget import MOST, check_size
 from engine.errors import VotebenchError
 from engine.kernels.summaries import SummaryCodec
-from engine.magnitudes import shown
+from engine.limits import MOST, check_size, shown
 
 __all__ = ["aggregate_options", "Block", "block_ids", "get_kind", "GroupState", "is_number", "json_ints",
            "json_number", "json_numbers", "Kind", "KINDS", "KindTable", "labels", "load_kind_plugins", "MOST_BLOCKS",
@@ -88,7 +87,7 @@ class SpecCheck:
         return VotebenchError(f"{self.where}: {at}: {message}")
 
     def positive(self, spec: Mapping[str, Any], *keys: str) -> None:
-        """Every ``spec[key]`` a positive integer (not a bool) within :data:`engine.budget.MOST` (:func:`engine.budget.check_size`)."""
+        """Every ``spec[key]`` a positive integer (not a bool) within :data:`engine.limits.MOST` (:func:`engine.limits.check_size`)."""
         for k in keys:
             v = spec[k]
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -101,7 +100,7 @@ class SpecCheck:
                   fix=f"use a larger block or fewer {what}")
 
     def size(self, key: str, value: Any, nbytes: float = 0.0, what: str = "", fix: str = "", most: int = MOST) -> None:
-        """:func:`engine.budget.check_size` of ``value``, its message naming this entry and ``key``."""
+        """:func:`engine.limits.check_size` of ``value``, its message naming this entry and ``key``."""
         try:
             check_size(key, value, nbytes=nbytes, what=what, fix=fix, most=most)
         except VotebenchError as exc:

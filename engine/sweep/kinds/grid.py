@@ -17,7 +17,7 @@ import numpy as np
 import xarray as xr
 
 from engine.dims import SYSTEM
-from engine.magnitudes import check_option_values, shown
+from engine.limits import check_option_values, shown
 from engine.sweep.kinds import TASK_BYTES, Block, GroupState, Kind, PlanContext, SpecCheck, labels
 
 __all__ = ["GRID", "MOST_POINTS", "GridState", "grid_block"]

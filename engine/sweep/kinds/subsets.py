@@ -17,7 +17,7 @@ import xarray as xr
 from engine.dims import REPLICATE, RULE
 from engine.errors import VotebenchError
 from engine.kernels.summaries import MomentSums, SummaryReader, stats_codec, subsets_block
-from engine.magnitudes import shown
+from engine.limits import shown
 from engine.sweep.kinds import (
     TASK_BYTES,
     Block,
