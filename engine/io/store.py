@@ -27,7 +27,7 @@ import xarray as xr
 from engine.dims import CANONICAL, INSTANCE, LAYOUT, SYSTEM, TASK
 from engine.errors import VotebenchError
 from engine.io.files import make_temp_dir, publish_dir
-from engine.labelled.canonical import validate_scores
+from engine.labelled.canonical import ensure_valid
 
 __all__ = ["CheckedChunks", "default_chunks", "open_store", "store_dataset", "to_zarr"]
 
@@ -121,7 +121,7 @@ def store_dataset(scores: xr.DataArray, *, chunks: Mapping[str, int] | None = No
         Dask-chunked as the store will be, with JSON-clean attributes (``to_zarr(..., compute=False)``
         writes its skeleton).
     """
-    validate_scores(scores)
+    ensure_valid(scores)
     chunks = dict(default_chunks(scores) if chunks is None else chunks)
     if SYSTEM in chunks and chunks[SYSTEM] not in (-1, scores.sizes[SYSTEM]):
         raise VotebenchError("the system dimension is never chunked; remove 'system' from chunks")
@@ -251,5 +251,5 @@ def open_store(path: str | os.PathLike[str]) -> xr.DataArray:
     da = da.transpose(*CANONICAL)
     da.attrs = dict(ds.attrs)
     da.attrs.pop("votebench_layout", None)
-    validate_scores(da, source=str(path))
+    ensure_valid(da, source=str(path))
     return da

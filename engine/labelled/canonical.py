@@ -36,6 +36,8 @@ import contextvars
 import json
 import os
 import sys
+import threading
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,9 +48,9 @@ import xarray as xr
 from engine.dims import CANONICAL, INSTANCE, LAYOUT, SYSTEM, TASK
 from engine.errors import VotebenchError
 
-__all__ = ["apply_sidecar", "check_sidecar", "defaulted_directions", "defer_dask_import", "directions_note",
+__all__ = ["apply_sidecar", "check_sidecar", "defaulted_directions", "defer_dask_import", "directions_note", "ensure_valid",
            "first_duplicate", "is_url", "least_systems", "left_out_judges", "one_system_parts", "read_sidecar",
-           "scores_from_array", "sidecar_path", "task_group_labels", "validate_scores", "with_lower_is_better"]
+           "scores_from_array", "sidecar_path", "task_group_labels", "validate_scores", "validation_deferred", "with_lower_is_better"]
 
 
 #: data-file suffixes that ``<name>.meta.json`` replaces (others are kept: ``x.tsv`` -> ``x.tsv.meta.json``)
@@ -201,7 +203,8 @@ def scores_from_array(
         name="scores",
         attrs=dict(attrs or {}),
     ).transpose(*CANONICAL)
-    validate_scores(da)
+    if not _DEFERRED.get():
+        ensure_valid(da)
     return da
 
 
@@ -293,6 +296,61 @@ def validate_scores(scores: xr.DataArray, *, source: str = "scores") -> None:
                 f"{source}: score of system {scores[SYSTEM].values[s]!r} on task {scores[TASK].values[t]!r} "
                 f"is not finite ({scores.values[s, t, k]})"
             )
+
+
+#: a reader inside :func:`validation_deferred` leaves the check of the tensor it builds to its caller
+_DEFERRED: contextvars.ContextVar[bool] = contextvars.ContextVar("votebench_validation_deferred", default=False)
+
+
+class _Checked:
+    """The tensors checked in this process: ``id`` -> (the tensor, its data), both held weakly."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.items: dict[int, tuple[weakref.ref[xr.DataArray], weakref.ref[Any] | None]] = {}
+
+    def holds(self, scores: xr.DataArray) -> bool:
+        with self.lock:
+            hit = self.items.get(id(scores))
+        return hit is not None and hit[0]() is scores and (hit[1] is None or hit[1]() is scores.data)
+
+    def add(self, scores: xr.DataArray) -> None:
+        key = id(scores)
+        try:
+            data_ref: weakref.ref[Any] | None = weakref.ref(scores.data)
+        except TypeError:  # data that takes no weak reference: the tensor's identity alone
+            data_ref = None
+        with self.lock:
+            self.items[key] = (weakref.ref(scores, lambda _r, k=key: self.drop(k)), data_ref)
+
+    def drop(self, key: int) -> None:
+        with self.lock:
+            self.items.pop(key, None)
+
+
+_CHECKED = _Checked()
+
+
+def ensure_valid(scores: xr.DataArray, *, source: str = "scores") -> None:
+    """:func:`validate_scores` once per tensor: one already checked in this process (the same object holding the
+    same data array) is not checked again, so a request read, opened and planned in several steps checks its
+    tensor once.  A tensor changed by an xarray operation is a new object and is checked; one whose values were
+    written in place is not (as a planned request is not planned again: :func:`engine.labelled.core.prepare`)."""
+    if isinstance(scores, xr.DataArray) and _CHECKED.holds(scores):
+        return
+    validate_scores(scores, source=source)
+    _CHECKED.add(scores)
+
+
+@contextlib.contextmanager
+def validation_deferred() -> Iterator[None]:
+    """Within this block :func:`scores_from_array` does not check the tensor it builds: the caller checks the
+    finished one (:func:`engine.io.readers.open_scores` after the sidecar)."""
+    token = _DEFERRED.set(True)
+    try:
+        yield
+    finally:
+        _DEFERRED.reset(token)
 
 
 # --------------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from engine.kernels.exact import digits_to_float, full_digit_sums, merge_digit_s
 from engine.kernels.pairblock import BLOCKED_RULES, blocked_scores, dense_batch, streams, use_blocks
 from engine.kernels.ranking import label_order, min_rank, tied_count
 from engine.kernels.social import task_pair_sums
-from engine.labelled.canonical import task_group_labels, validate_scores
+from engine.labelled.canonical import ensure_valid, task_group_labels
 from engine.limits import check_option_values, scaled_weights, shown
 from engine.rules import LEVELS, Rule, Within, get_rule, get_within
 
@@ -831,7 +831,7 @@ def prepare(
     rules whose kernels may take ``options`` (several rules of one request, :func:`aggregate_rules`).
     """
     if validate:
-        validate_scores(scores)
+        ensure_valid(scores)
     r_within = get_rule(within or rule)
     r_across = get_rule(across or rule)
     lvl = resolve_level(scores, level)
@@ -1212,7 +1212,7 @@ def task_scores(scores: xr.DataArray, *, missing: str = "error") -> xr.DataArray
     Missing cells stay ``NaN`` unless ``missing`` is ``listwise`` or
     ``drop-judges``; lazy for dask input.
     """
-    validate_scores(scores)
+    ensure_valid(scores)
     missing = check_policy(missing)
     x = apply_missing_policy(orient(scores), missing)
     X = within_step(x, get_rule("mean"), "task", {})

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import xarray as xr
 
 from engine.errors import VotebenchError
-from engine.labelled.canonical import apply_sidecar, read_sidecar, sidecar_path, validate_scores
+from engine.labelled.canonical import apply_sidecar, ensure_valid, read_sidecar, sidecar_path, validation_deferred
 from engine.progress import stage
 
 __all__ = ["by_suffix", "check_options", "default_sidecar", "get_reader", "guess_reader", "input_kind",
@@ -405,7 +405,7 @@ def open_scores(path: str | os.PathLike[str], *, meta: str | os.PathLike[str] | 
     if reader.kind != "scores":
         raise VotebenchError(f"{p}: {reader.description or reader.name}, not a score table"
                              + (f"; {KIND_HINTS[reader.kind]}" if reader.kind in KIND_HINTS else ""))
-    with stage("reading"):
+    with stage("reading"), validation_deferred():  # checked once, below, after the sidecar
         scores = reader.open(p, **check_options(reader, options, str(p)))
     if not isinstance(scores, xr.DataArray):
         raise VotebenchError(f"{p}: reader {reader.name!r} returned {type(scores).__name__}, not an xarray.DataArray")
@@ -415,7 +415,7 @@ def open_scores(path: str | os.PathLike[str], *, meta: str | os.PathLike[str] | 
     if sidecar is not None:
         scores = apply_sidecar(scores, sidecar, str(p), keep_unnamed=reader.keeps_own_directions)
     scores.attrs["source_file"] = str(p)
-    validate_scores(scores, source=str(p))
+    ensure_valid(scores, source=str(p))
     return scores
 
 
