@@ -21,20 +21,10 @@ import xarray as xr
 from engine.dims import REPLICATE, RULE, SYSTEM
 from engine.distributed import bootstrap_source
 from engine.kernels.summaries import SummaryCodec, bootstrap_block
-from engine.sweep.kinds import (
-    TASK_BYTES,
-    Block,
-    GroupState,
-    Kind,
-    PlanContext,
-    SpecCheck,
-    block_ids,
-    json_ints,
-    json_number,
-    json_numbers,
-    labels,
-    replicate_blocks,
-)
+from engine.sweep.kinds import TASK_BYTES, Block, Kind, PlanContext, SpecCheck, replicate_blocks
+
+# isort: split
+from engine.sweep.kinds import GroupState, block_ids, json_ints, json_number, json_numbers, labels  # the kind's live state
 
 __all__ = ["BOOTSTRAP", "BootstrapState", "SUMMARY"]
 

@@ -18,18 +18,10 @@ from engine.dims import REPLICATE, RULE
 from engine.errors import VotebenchError
 from engine.kernels.summaries import MomentSums, SummaryReader, stats_codec, subsets_block
 from engine.limits import shown
-from engine.sweep.kinds import (
-    TASK_BYTES,
-    Block,
-    GroupState,
-    Kind,
-    PlanContext,
-    SpecCheck,
-    block_ids,
-    json_numbers,
-    labels,
-    replicate_blocks,
-)
+from engine.sweep.kinds import TASK_BYTES, Block, Kind, PlanContext, SpecCheck, replicate_blocks
+
+# isort: split
+from engine.sweep.kinds import GroupState, block_ids, json_numbers, labels  # the kind's live state
 
 __all__ = ["SUBSETS", "SubsetsState", "subset_block"]
 

@@ -19,20 +19,10 @@ import xarray as xr
 
 from engine.dims import REPLICATE, RULE
 from engine.kernels.summaries import MomentSums, SummaryReader, curve_block, stats_codec
-from engine.sweep.kinds import (
-    TASK_BYTES,
-    Block,
-    GroupState,
-    Kind,
-    PlanContext,
-    SpecCheck,
-    block_ids,
-    is_number,
-    json_number,
-    json_numbers,
-    labels,
-    replicate_blocks,
-)
+from engine.sweep.kinds import TASK_BYTES, Block, Kind, PlanContext, SpecCheck, is_number, replicate_blocks
+
+# isort: split
+from engine.sweep.kinds import GroupState, block_ids, json_number, json_numbers, labels  # the kind's live state
 
 __all__ = ["MANIPULATION", "RESCALING", "CurveState", "synthetic_block"]
 
