@@ -124,21 +124,38 @@ def test_friedman_p_values_over_many_points():
         assert special.fdtrc(k - 1, (k - 1) * (n - 1), f) == stats.f.sf(f, k - 1, (k - 1) * (n - 1))
 
 
-def test_nemenyi_table_is_scipys_quantiles():
-    """Every stored quantile is scipy's (the same float; a later scipy may move the last bits)."""
+def test_studentized_range_quantiles_are_scipys():
+    """The quadrature's quantile is scipy's ``studentized_range.ppf(p, k, inf)`` to the last bits or so, for every
+    k = 2..256 at the report's levels (0.05, 0.1) and for other levels and larger k."""
     from scipy.stats import studentized_range
 
-    from engine.kernels.nemenyi_table import K_MAX, QUANTILES
+    from engine.kernels.significance import studentized_range_quantile
 
-    for alpha, table in QUANTILES.items():
-        assert len(table) == K_MAX - 1
-        want = [studentized_range.ppf(1.0 - alpha, k, np.inf) for k in range(2, K_MAX + 1)]
-        np.testing.assert_allclose(table, want, rtol=1e-13, atol=0)
+    for alpha in (0.05, 0.1):
+        got = [studentized_range_quantile(1.0 - alpha, k) for k in range(2, 257)]
+        want = [studentized_range.ppf(1.0 - alpha, k, np.inf) for k in range(2, 257)]
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
+    for alpha, k in [(0.01, 7), (0.001, 3), (0.2, 40), (0.05, 600), (0.5, 2)]:
+        np.testing.assert_allclose(studentized_range_quantile(1.0 - alpha, k),
+                                   studentized_range.ppf(1.0 - alpha, k, np.inf), rtol=1e-12, atol=0)
+
+
+def test_studentized_range_quantile_of_two_is_the_normal_difference():
+    """For k = 2 the range is |Z1 - Z2| = sqrt(2) |N(0, 1)|: its p quantile is sqrt(2) times the normal (1 + p) / 2
+    quantile (the closed form, by bisection on math.erf, independent of the quadrature)."""
+    from engine.kernels.significance import studentized_range_quantile
+
+    for p in (0.5, 0.9, 0.95, 0.99, 0.999):
+        lo, hi = 0.0, 10.0
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if 0.5 * (1 + math.erf(mid / math.sqrt(2))) < (1 + p) / 2 else (lo, mid)
+        assert studentized_range_quantile(p, 2) == pytest.approx(math.sqrt(2) * lo, rel=1e-13)
 
 
 @pytest.mark.parametrize("k,alpha", [(2, 0.05), (5, 0.05), (58, 0.05), (256, 0.1), (257, 0.05), (7, 0.01)])
 def test_nemenyi_q_inside_and_outside_the_table(k, alpha):
-    """Inside the table (k <= K_MAX, alpha 0.05 or 0.1) and outside it, q is scipy's quantile over sqrt 2;
+    """At the report's levels and others, q is scipy's quantile over sqrt 2;
     Demsar's Table 5a where it gives one (2.343 for k = 2 ... at alpha 0.05)."""
     from scipy.stats import studentized_range
 
