@@ -36,7 +36,6 @@ import contextvars
 import json
 import os
 import sys
-import threading
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -306,26 +305,25 @@ class _Checked:
     """The tensors checked in this process: ``id`` -> (the tensor, its data), both held weakly."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
         self.items: dict[int, tuple[weakref.ref[xr.DataArray], weakref.ref[Any] | None]] = {}
 
     def holds(self, scores: xr.DataArray) -> bool:
-        with self.lock:
-            hit = self.items.get(id(scores))
+        hit = self.items.get(id(scores))  # one dict read (atomic): no lock, so a weakref callback never waits
         return hit is not None and hit[0]() is scores and (hit[1] is None or hit[1]() is scores.data)
 
     def add(self, scores: xr.DataArray) -> None:
-        key = id(scores)
         try:
             data_ref: weakref.ref[Any] | None = weakref.ref(scores.data)
         except TypeError:  # data that takes no weak reference: the tensor's identity alone
             data_ref = None
-        with self.lock:
-            self.items[key] = (weakref.ref(scores, lambda _r, k=key: self.drop(k)), data_ref)
+        self.items[id(scores)] = (weakref.ref(scores, self.drop), data_ref)
 
-    def drop(self, key: int) -> None:
-        with self.lock:
-            self.items.pop(key, None)
+    def drop(self, ref: weakref.ref[xr.DataArray]) -> None:
+        """A checked tensor is gone: forget it (unless its ``id`` already names a newer tensor)."""
+        for key, (held, _) in list(self.items.items()):
+            if held is ref:
+                self.items.pop(key, None)
+                break
 
 
 _CHECKED = _Checked()

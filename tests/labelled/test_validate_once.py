@@ -105,3 +105,15 @@ def test_the_public_check_always_checks(counted):
     engine.validate_scores(scores)
     engine.validate_scores(scores)
     assert len(counted) == 3  # built (checked once), then every explicit call
+
+
+def test_a_checked_tensor_that_is_gone_is_forgotten():
+    import gc
+
+    before = set(canonical._CHECKED.items)
+    scores = engine.scores_from_array(np.array([[1.0, 2.0], [0.5, 2.5]]))
+    key = id(scores)
+    assert key in canonical._CHECKED.items
+    del scores
+    gc.collect()
+    assert key not in canonical._CHECKED.items and set(canonical._CHECKED.items) <= before | {key}
