@@ -407,6 +407,9 @@ class PostHoc:
         :func:`cliques` of ``different``.
     note : str
         A caveat on the test's power, or ``""``.
+    why : str
+        Why this test, without its name or its critical difference (for a caption that names them already):
+        autorank's rule and the spread it compared, or ``"as asked"``.
     """
 
     test: str
@@ -420,6 +423,7 @@ class PostHoc:
     different: np.ndarray
     cliques: list[tuple[int, ...]] = field(default_factory=list)
     note: str = ""
+    why: str = ""
 
 
 def _min_wilcoxon_p(n: int) -> float:
@@ -462,18 +466,22 @@ def compare(X: np.ndarray, *, alpha: float = 0.05, test: str = "auto", shown: np
     of = "" if shown is None or len(sel) == k else f" of the {len(sel)} systems shown"
     if test == "auto":
         if k == 2:
-            test, reason = "wilcoxon-holm", ("two systems: Wilcoxon's signed-rank test on the tasks (autorank's choice for "
-                                             "two populations not known to be normal)")
+            test, why = "wilcoxon-holm", "autorank's choice for two populations not known to be normal"
+            reason = f"two systems: Wilcoxon's signed-rank test on the tasks ({why})"
         elif cd < spread:
-            test, reason = "nemenyi", (f"Friedman's test, then Nemenyi's post-hoc test (autorank's choice for more than "
-                                       f"two populations): its critical difference CD = {cd:.3g} is below the spread of "
-                                       f"the average ranks{of} ({spread:.3g})")
+            test, why = "nemenyi", (f"autorank's choice for more than two populations; the CD is below the spread of the "
+                                    f"average ranks{of} ({spread:.3g})")
+            reason = (f"Friedman's test, then Nemenyi's post-hoc test (autorank's choice for more than two populations): "
+                      f"its critical difference CD = {cd:.3g} is below the spread of the average ranks{of} ({spread:.3g})")
         else:
-            test, reason = "wilcoxon-holm", (f"Nemenyi's critical difference CD = {cd:.3g} for {k} systems over {n} tasks "
-                                             f"covers the whole spread of the average ranks{of} ({spread:.3g}), so it "
-                                             "cannot separate any of them: pairwise Wilcoxon signed-rank tests with Holm's "
-                                             "correction instead (Benavoli et al. 2016)")
+            test, why = "wilcoxon-holm", (f"Nemenyi's critical difference CD = {cd:.3g} covers the whole spread of the "
+                                          f"average ranks{of} ({spread:.3g}), so it cannot separate any of them; "
+                                          "Benavoli et al. 2016")
+            reason = (f"Nemenyi's critical difference CD = {cd:.3g} for {k} systems over {n} tasks covers the whole "
+                      f"spread of the average ranks{of} ({spread:.3g}), so it cannot separate any of them: pairwise "
+                      "Wilcoxon signed-rank tests with Holm's correction instead (Benavoli et al. 2016)")
     else:
+        why = "as asked"
         reason = f"{test} as asked"
     note = ""
     if test == "nemenyi":
@@ -491,4 +499,4 @@ def compare(X: np.ndarray, *, alpha: float = 0.05, test: str = "auto", shown: np
             note = (f"with {n} tasks an exact Wilcoxon test cannot go below p = {floor:.2g}, above the {a:g}/{m} = "
                     f"{a / m:.2g} that Holm's correction asks of the first of the {m} pairs: so few tasks can hardly "
                     "separate any pair")
-    return PostHoc(test, reason, a, fr, avg, cd, P, adj, different, cliques(avg, different), note)
+    return PostHoc(test, reason, a, fr, avg, cd, P, adj, different, cliques(avg, different), note, why)

@@ -358,7 +358,8 @@ def letter_groups(scores: xr.DataArray, *, systems: list[str] | None = None, top
         the average ranks of the test; else None), ``candidates`` (systems with a mean) and ``top_k``, ``test``
         (``"permutation"``, ``"nemenyi"`` or ``"wilcoxon-holm"``), ``method``, ``correction`` (``"holm"``, or
         ``None`` for Nemenyi), ``alpha``, ``resamples``, ``seed``, ``n_tasks``, ``reason`` (why this task-level
-        test), ``friedman``, ``cd``, ``pairs`` (``a``, ``b``, ``diff`` (instance level: mean difference ``a - b``;
+        test), ``why`` (the same without the test's name and CD, for a caption that names them), ``friedman``,
+        ``cd``, ``pairs`` (``a``, ``b``, ``diff`` (instance level: mean difference ``a - b``;
         task level: average rank of ``b`` minus that of ``a``), ``p``, ``p_adjusted``, ``different``) and ``notes``.
 
     Examples
@@ -409,7 +410,7 @@ def _instance_groups(scores: xr.DataArray, names: list[str], alpha: float, resam
             "overall": STANDARDISED, "measure": "the mean over tasks of the system's z-scores (within each task: "
                        "score minus the task's mean, over the task's standard deviation, both over all systems and instances)",
             "avg_rank": None, "correction": "holm", "resamples": resamples, "n_tasks": len(res["tasks"]),
-            "reason": None, "friedman": None, "cd": None,
+            "reason": None, "why": None, "friedman": None, "cd": None,
             "pairs": [{k: p[k] for k in ("a", "b", "diff", "p", "p_adjusted", "different")} for p in res["pairs"]],
             "notes": [n for n in res["notes"] if "McNemar" not in n]}
 
@@ -440,7 +441,7 @@ def _task_groups(X: np.ndarray, names: list[str], alpha: float, test: str) -> di
             "measure": f"mean score over these {int(Xc.shape[0])} tasks (raw)",
             "avg_rank": [float(v) for v in ph.avg_ranks],
             "test": ph.test, "method": method, "overall": None, "correction": None if ph.test == "nemenyi" else "holm",
-            "resamples": None, "n_tasks": int(Xc.shape[0]), "reason": ph.reason,
+            "resamples": None, "n_tasks": int(Xc.shape[0]), "reason": ph.reason, "why": ph.why,
             "friedman": None if ph.friedman is None else {"statistic": _num(ph.friedman.statistic),
                                                           "pvalue": _num(ph.friedman.pvalue)},
             "cd": _num(ph.cd) if ph.cd is not None else None, "pairs": pairs, "notes": [ph.note] if ph.note else []}

@@ -536,14 +536,8 @@
     const cols = [...new Set(list.join(""))].sort();
     return list.map(s => cols.map(c => (s.includes(c) ? c : " ")).join("").trimEnd());
   }
-  // why the test was chosen, without repeating its name and CD (the method says them): "(autorank's choice for more
-  // than two populations; the CD is below the spread of the average ranks (9.54))"
-  function lettersWhy(reason) {
-    const m = /^[^(]*\(([^)]*)\)(?:: (.*))?$/.exec(reason || "");
-    if (!m) return reason ? ` (${reason})` : "";
-    const tail = (m[2] || "").replace(/^its critical difference CD = \S+ /, "the CD ");
-    return ` (${m[1]}${tail ? `; ${tail}` : ""})`;
-  }
+  // why the test was chosen, without repeating its name and CD (the method says them): the server's own "why"
+  function lettersWhy(d) { return d.why ? ` (${d.why})` : ""; }
   function lettersText(d) {
     const n = d.systems.length, pairs = d.pairs.length, diff = d.pairs.filter(p => p.different).length;
     const who = d.by_rule ? `the ${n} best systems by ${d.by_rule} (the rule the leaderboard is sorted by), listed by its rank` :
@@ -551,7 +545,7 @@
     const how = d.level === "instance"
       ? `paired permutation test of the mean difference of per-task z-scores (${d.resamples} sign patterns per pair, seed ${d.seed}), ` +
         `p-values Holm-adjusted over the ${pairs} pairs`
-      : `one score per task, over ${d.n_tasks} tasks: ${d.method}${lettersWhy(d.reason)}`;
+      : `one score per task, over ${d.n_tasks} tasks: ${d.method}${lettersWhy(d)}`;
     return `${who}; ${how}; alpha = ${d.alpha}. ${diff} of ${pairs} pairs differ significantly. ` +
       "Systems sharing a letter are not significantly different; two systems with no letter in common are.";
   }
