@@ -251,14 +251,16 @@ def bootstrap_intervals(boot: xr.Dataset, *, level: float = 0.95, over: str | No
     kind = "pairwise" if (over or boot.attrs.get("over")) == "systems" else "percentile"
     if kind == "pairwise":
         low, high = metrics.pairwise_rank_bounds(point, prob, level=level)
+        rank_ub = low  # Rank(UB) is the low pairwise bound (metrics.rank_upper_bound): computed once
     else:
         low, high = (np.asarray(summ[v].values, dtype=np.float64) for v in ("rank_low", "rank_high"))
+        rank_ub = metrics.rank_upper_bound(point, prob, level=level)
     stability = {k: float(summ[k]) for k in ("kendall_w", "mean_spearman", "mean_kendall")}
     stability["order_stability"] = float(metrics.order_stability(point, prob))
     return Intervals([str(s) for s in summ[SYSTEM].values], point, np.asarray(summ["rank"].values, dtype=np.float64),
                      np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64),
                      np.asarray(summ["tied_with_leader"].values, dtype=bool), kind, float(level), stability,
-                     metrics.rank_upper_bound(point, prob, level=level))
+                     np.asarray(rank_ub, dtype=np.float64))
 
 
 # ---------------------------------------------------------------------------------------------
