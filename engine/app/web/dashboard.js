@@ -1004,6 +1004,7 @@
     if (!s.groups.length) {
       main.replaceChildren(el("div", {class: "empty"}, s.message || "No groups in the store yet."));
       ui.built = false;
+      updateSkips();
       return;
     }
     if (!ui.built) {
@@ -1024,7 +1025,11 @@
     const rest = [agreementCard(s)];
     s.groups.forEach(g => rest.push(g.kind === "bootstrap" ? null : (CARDS[g.kind] || otherCard)(g)));
     $("rest").replaceChildren(...rest.filter(Boolean));
-    // a skip link only to a section the page shows (one rule: no rank changes, no agreement between rules)
+    updateSkips();
+  }
+  // a skip link only to a section the page shows (one rule: no rank changes, no agreement between rules; nothing
+  // ranked yet: no leaderboard)
+  function updateSkips() {
     document.querySelectorAll("nav.skip a").forEach(a => {
       const to = document.getElementById(a.getAttribute("href").slice(1));
       a.hidden = !to || to.hidden || !to.childElementCount;
