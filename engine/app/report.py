@@ -1412,7 +1412,8 @@ def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping
         cap = (f"The same {len(names)} systems, in the leaderboard's order, under {rules_drawn}: each panel with its own "
                f"rank axis; {legend}.")
         if left:
-            cap += (f" Not drawn (in the table of intervals above): {', '.join(st.display_short.get(lb, lb) for lb in left)}"
+            cap += (f" Not drawn (their intervals are in the download above, Rank intervals of every rule): "
+                    f"{', '.join(st.display_short.get(lb, lb) for lb in left)}"
                     + (" (degenerate rules among them)" if flagged else "") + ".")
         parts.append(out.drawn(f"{name}_rules", drawing(drawn), html.escape(cap)))
     return "".join(parts)
