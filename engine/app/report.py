@@ -2061,7 +2061,7 @@ table.board td.lead::after{content:" \\2605" / "leader";color:#8a5a00}
 table.board td.tied::after{content:" \\2248" / "tied with the leader";color:#8a5a00}.board-wrap{max-height:70vh}
 .search{display:flex;flex-wrap:wrap;align-items:center;gap:.4em .8em;margin:.6em 0}.search label{font-weight:600}
 .search input{font:inherit;padding:.25em .5em;border:1px solid #767676;border-radius:4px;min-width:12em}
-.search input:focus-visible,a:focus-visible,.table:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}
+.search input:focus-visible,a:focus-visible,.table:focus-visible,summary:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}
 .count{font-size:.9em;color:#444}.warn{background:#fff4e5;border-left:4px solid #b35900;padding:.3em .6em}
 nav ul{display:flex;flex-wrap:wrap;gap:.2em 1.2em;list-style:none;padding:0;margin:.6em 0}
 details.notes,details.fold{margin:.4em 0}details summary{cursor:pointer;font-weight:600}
