@@ -41,8 +41,9 @@ is renamed into place, so an error leaves nothing half-written; an existing
 
 The statistics come from the engine (:mod:`engine.kernels.significance`: Friedman, Nemenyi,
 Wilcoxon-Holm; :mod:`engine.labelled.comparison`: rank changes, PROMETHEE flows, rule flags,
-bootstrap intervals); this module only lays them out.  :func:`select_systems`
-chooses the systems a figure shows.
+bootstrap intervals); this module only lays them out.  The figures show the
+leaderboard's best ``--top-k`` systems; :func:`select_systems` chooses those of a
+parameter grid's heat map (a grid has no leaderboard).
 """
 
 from __future__ import annotations
@@ -569,11 +570,12 @@ def scale_spread(X: np.ndarray, tasks: Sequence[str]) -> str | None:
 
 
 def _shown(rk: _Rankings, st: _Settings) -> tuple[np.ndarray, str]:
-    """Indices of the systems the figures show (best first by the primary rule, as the tables) and the title suffix."""
-    top_k = st.top_k
-    idx = select_systems(rk.rank, top_k, reference=_primary(rk, _degenerate(rk), st.primary), labels=rk.systems)
+    """Indices of the systems the figures show and the title suffix: the leaderboard's first --top-k (by the primary
+    rule, ties in the label order, as the leaderboard lists them), the same systems as the bootstrap interval figure's."""
+    label, order = _board_order(rk, st)
+    idx = order[: st.top_k]
     n = len(rk.systems)
-    return idx, (f" (top {len(idx)} of {n} systems)" if len(idx) < n else "")
+    return idx, (f" (top {len(idx)} of {n} systems by {label})" if len(idx) < n else "")
 
 
 #: the Kemeny rule solves exactly up to this many systems and ranks by Borda's count beyond
@@ -931,8 +933,9 @@ def _ranking_sections(out: _Out, rk: _Rankings, st: _Settings, notes: list[str])
                           caption="Aggregate scores by rule (higher is better):", show=False))
     idx, suffix = _shown(rk, st)
     if suffix:
-        notes.append(f"Figures show {len(idx)} of {n_s} systems: the union of every rule's best systems, filled up by "
-                     f"mean rank (--top-k {st.top_k}); the tables list all of them.")
+        notes.append(f"Figures show the leaderboard's top {len(idx)} of {n_s} systems: the best by "
+                     f"{_board_order(rk, st)[0]}, the leaderboard's rule, in its order (--top-k {st.top_k}; each "
+                     "title names the rule); the tables list all of them.")
     sub = ranks.isel({SYSTEM: idx})
     # the figures' rule names (Kemeny's Borda fallback said; the warning sign of a degenerate rule: the figure's own)
     plain = {lb: st.display_short.get(lb, lb).replace(" \u26a0", "") for lb in rk.labels}
@@ -1368,9 +1371,9 @@ def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping
     labels = [lb for lb, _ in per_rule]
     primary = next((lb for lb in reversed(st.primary_used) if lb in labels), labels[0])
     by_rule = dict(per_rule)
-    every = list(by_rule[primary])
-    ranks = np.array([[by_rule[primary][sname][0] for sname in every]])
-    names = [every[i] for i in select_systems(ranks, st.top_k, reference=0, labels=every)]
+    every = list(by_rule[primary])  # the systems it ranks; its best --top-k in the leaderboard's order (ties: labels)
+    ranks = np.array([by_rule[primary][sname][0] for sname in every])
+    names = [every[i] for i in np.lexsort((label_positions(every), ranks))][: st.top_k]
     n = len(every)
     suffix = f" (top {len(names)} of {n} systems by {st.display_short.get(primary, primary)})" if len(names) < n else ""
     level = 1.0 - st.alpha
@@ -1409,7 +1412,8 @@ def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping
         cap = (f"The same {len(names)} systems, in the leaderboard's order, under {rules_drawn}: each panel with its own "
                f"rank axis; {legend}.")
         if left:
-            cap += (f" Not drawn (in the table of intervals above): {', '.join(st.display_short.get(lb, lb) for lb in left)}"
+            cap += (f" Not drawn (their intervals are in the download above, Rank intervals of every rule): "
+                    f"{', '.join(st.display_short.get(lb, lb) for lb in left)}"
                     + (" (degenerate rules among them)" if flagged else "") + ".")
         parts.append(out.drawn(f"{name}_rules", drawing(drawn), html.escape(cap)))
     return "".join(parts)
@@ -2057,7 +2061,7 @@ table.board td.lead::after{content:" \\2605" / "leader";color:#8a5a00}
 table.board td.tied::after{content:" \\2248" / "tied with the leader";color:#8a5a00}.board-wrap{max-height:70vh}
 .search{display:flex;flex-wrap:wrap;align-items:center;gap:.4em .8em;margin:.6em 0}.search label{font-weight:600}
 .search input{font:inherit;padding:.25em .5em;border:1px solid #767676;border-radius:4px;min-width:12em}
-.search input:focus-visible,a:focus-visible,.table:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}
+.search input:focus-visible,a:focus-visible,.table:focus-visible,summary:focus-visible{outline:2px solid #0b57d0;outline-offset:2px}
 .count{font-size:.9em;color:#444}.warn{background:#fff4e5;border-left:4px solid #b35900;padding:.3em .6em}
 nav ul{display:flex;flex-wrap:wrap;gap:.2em 1.2em;list-style:none;padding:0;margin:.6em 0}
 details.notes,details.fold{margin:.4em 0}details summary{cursor:pointer;font-weight:600}
@@ -2470,7 +2474,8 @@ def grid_section(section: Any, gname: str, ds: xr.Dataset) -> tuple[str, str]:
     R = R[:, present]
     systems = [s for s, p in zip(systems, present) if p]
     idx = select_systems(R, section.top_k)
-    suffix = f" (top {len(idx)} of {len(systems)} systems)" if len(idx) < len(systems) else ""
+    suffix = (f" ({len(idx)} of {len(systems)} systems: the union of every point's best)"
+              if len(idx) < len(systems) else "")
     da = xr.DataArray(R[:, idx].T, dims=(SYSTEM, "point"), coords={SYSTEM: [systems[i] for i in idx], "point": points})
     draw = partial(plots.rank_heatmap_figure, da, title=f"{ds.attrs.get('rule', '')}: ranks across parameter points{suffix}")
     rows = [[systems[i]] + [float(v) for v in R[:, i]] for i in range(len(systems))]

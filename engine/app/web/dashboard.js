@@ -761,10 +761,11 @@
     const cap = Math.min(g.n_systems, Math.max(K, Math.min(worst, 2 * K)));
     const rows = Math.max(K, Math.min(worst, cap) + (worst > cap ? 1 : 0));
     const narrow = window.innerWidth < 600;
-    // a phone: names on the left only (the right end shows the rank), columns shared out over the screen's width
+    // a phone: names cut shorter at both ends (the right end too says whose line ends there), the columns in between
+    // shared out over the rest of the screen's width
     const avail = Math.max(300, (host.clientWidth || window.innerWidth) - 24);
-    const nameW = narrow ? 140 : 200, endW = narrow ? 34 : nameW, rowH = 21;  // 14 characters and the rank fit at 12 px
-    const colW = narrow ? Math.max(56, Math.min(130, (avail - nameW - endW - 20) / Math.max(1, R - 1)))
+    const nameW = narrow ? 108 : 200, endW = nameW, rowH = 21;  // 10 characters (22 on a wide screen) and the rank fit at 12 px
+    const colW = narrow ? Math.max(40, Math.min(130, (avail - nameW - endW - 20) / Math.max(1, R - 1)))
       : Math.max(130, Math.min(230, 660 / Math.max(1, R - 1)));
     const stagger = colW < 100, top = stagger ? 44 : 30;  // narrow columns: the rule names on two alternating lines
     const W = nameW + colW * (R - 1) + endW + 20, H = top + rows * rowH + 8;
@@ -807,12 +808,12 @@
       }
       g.rules.forEach((r, ri) => grp.append(sv("circle", {cx: pts[ri][0], cy: pts[ri][1], r: r.leader.includes(i) ? 6 : 4,
         fill: r.leader.includes(i) ? color : "#fff", stroke: color, "stroke-width": 2})));
-      const name = g.systems[i].length > (narrow ? 14 : 22) ? g.systems[i].slice(0, narrow ? 13 : 21) + "…" : g.systems[i];
+      const cut = narrow ? 10 : 22, name = g.systems[i].length > cut ? g.systems[i].slice(0, cut - 1) + "…" : g.systems[i];
       const ly = left.get(i), ry = right.get(i);
       if (Math.abs(ly - pts[0][1]) > 1) grp.append(sv("path", {d: `M${x(0) - 8},${ly}L${x(0) - 2},${pts[0][1]}`, stroke: color, "stroke-width": 1, fill: "none"}));
       if (Math.abs(ry - pts[R - 1][1]) > 1) grp.append(sv("path", {d: `M${x(R - 1) + 8},${ry}L${x(R - 1) + 2},${pts[R - 1][1]}`, stroke: color, "stroke-width": 1, fill: "none"}));
       grp.append(sv("text", {x: x(0) - 10, y: ly + 4, "text-anchor": "end"}, `${name}  ${rankText(0, i)}`));
-      grp.append(sv("text", {x: x(R - 1) + 10, y: ry + 4}, narrow ? rankText(R - 1, i) : `${rankText(R - 1, i)}  ${name}`));
+      grp.append(sv("text", {x: x(R - 1) + 10, y: ry + 4}, `${rankText(R - 1, i)}  ${name}`));
       grp.append(sv("title", {}, `${g.systems[i]}\n` + g.rules.map((r, ri) => `${r.rule}: rank ${rankText(ri, i)}`).join("\n")));
       svg.append(grp);
     });
@@ -998,6 +999,7 @@
     if (!s.groups.length) {
       main.replaceChildren(el("div", {class: "empty"}, s.message || "No groups in the store yet."));
       ui.built = false;
+      updateSkips();
       return;
     }
     if (!ui.built) {
@@ -1018,7 +1020,11 @@
     const rest = [agreementCard(s)];
     s.groups.forEach(g => rest.push(g.kind === "bootstrap" ? null : (CARDS[g.kind] || otherCard)(g)));
     $("rest").replaceChildren(...rest.filter(Boolean));
-    // a skip link only to a section the page shows (one rule: no rank changes, no agreement between rules)
+    updateSkips();
+  }
+  // a skip link only to a section the page shows (one rule: no rank changes, no agreement between rules; nothing
+  // ranked yet: no leaderboard)
+  function updateSkips() {
     document.querySelectorAll("nav.skip a").forEach(a => {
       const to = document.getElementById(a.getAttribute("href").slice(1));
       a.hidden = !to || to.hidden || !to.childElementCount;
