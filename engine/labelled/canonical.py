@@ -306,7 +306,7 @@ class _Checked:
     """The tensors checked in this process: ``id`` -> (the tensor, its data), both held weakly."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # re-entrant: a collection inside it may run the weakref callback (drop)
         self.items: dict[int, tuple[weakref.ref[xr.DataArray], weakref.ref[Any] | None]] = {}
 
     def holds(self, scores: xr.DataArray) -> bool:
