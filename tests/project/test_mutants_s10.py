@@ -44,6 +44,16 @@ def test_a_refused_tensor_is_refused_every_time():
         engine.rank(bad, rule="borda")
 
 
+def test_task_scores_refuses_an_unchecked_tensor():
+    """task_scores checks a tensor nobody checked (built with the check deferred) before averaging it."""
+    from engine.labelled.core import task_scores
+
+    with canonical.validation_deferred():
+        bad = engine.scores_from_array(_bad_values())
+    with pytest.raises(VotebenchError, match="is not finite"):
+        task_scores(bad)
+
+
 def test_a_reader_that_fails_ends_the_deferral(tmp_path):
     """The deferral of open_scores ends even when its reader raises: a tensor built afterwards is checked."""
     src = tmp_path / "broken.csv"
@@ -139,7 +149,7 @@ def test_studentized_range_of_two_in_the_far_tail(alpha):
     assert studentized_range_quantile(1.0 - alpha, 2) == pytest.approx(want, rel=5e-12)
 
 
-@pytest.mark.parametrize(("p", "k"), [(0.01, 2), (0.01, 3), (0.1, 30), (0.3, 600), (0.999, 1000), (0.95, 3000)])
+@pytest.mark.parametrize(("p", "k"), [(0.01, 2), (0.01, 3), (0.2, 2), (0.5, 3), (0.1, 30), (0.3, 600), (0.999, 1000), (0.95, 3000)])
 def test_studentized_range_low_quantiles_and_many_means(p, k):
     """Low quantiles (a small range, Newton started far above it) and k beyond the report's tests, against scipy."""
     from scipy.stats import studentized_range
