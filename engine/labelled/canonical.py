@@ -321,7 +321,7 @@ class _Checked:
         except TypeError:  # data that takes no weak reference: the tensor's identity alone
             data_ref = None
         with self.lock:
-            self.items[key] = (weakref.ref(scores, lambda _r, k=key: self.drop(k)), data_ref)
+            self.items[key] = (weakref.ref(scores, lambda _r: self.drop(key)), data_ref)
 
     def drop(self, key: int) -> None:
         with self.lock:
