@@ -117,7 +117,8 @@ def run_votebench(path: str, replicates: int, seed: int, out: str) -> dict[str, 
 def run_choix(path: str, replicates: int, seed: int, out: str) -> dict[str, Any]:
     import choix
 
-    from engine.kernels.battles import fit_bradley_terry, read_battles, resample_battle_counts
+    from engine.io.readers.battles import read_battles
+    from engine.kernels.battles import fit_bradley_terry, resample_battle_counts
 
     counts = read_battles(path).counts()
     W, T = resample_battle_counts(counts, seed=seed, replicates=replicates)

@@ -325,7 +325,7 @@ def render(res: dict[str, Any]) -> str:
         "- Level two of a pairwise rule compares every pair of systems on every instance: K S^2 = 1e11 comparisons "
         "at full size, against Borda's K S log S (one sort per judge).  The streamed path turns each judge into "
         "dense int16 ranks (float32 scores: one int64 sort of (order, column) keys); a compiled loop "
-        "(`engine/kernels/pairwins.py`, numba) keeps 16 rows of int16 counters in cache and compares each judge's "
+        "(`engine/kernels/paircount.py`, numba) keeps 16 rows of int16 counters in cache and compares each judge's "
         "rank row with one rank at a time in wide vector instructions (about 30 comparisons per nanosecond on one "
         "idle core of this machine, against about 3 for the earlier numpy loop).  A judge without tied scores "
         "compares each pair once (`win_counts`: the other direction is the number of judges scoring both minus "

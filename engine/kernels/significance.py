@@ -161,6 +161,10 @@ def studentized_range_quantile(p: float, k: int) -> float:
     """
     from scipy.special import ndtr  # the normal CDF, as scipy.stats.norm.cdf computes it
 
+    if not (isinstance(p, (int, float, np.floating)) and 0.0 < p < 1.0):
+        raise VotebenchError(f"a quantile's probability must lie strictly between 0 and 1, got {p!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+        raise VotebenchError(f"the studentized range needs at least 2 means (a whole number), got {k!r}")
     z = np.arange(-_RANGE_HALF_WIDTH, _RANGE_HALF_WIDTH + _RANGE_STEP / 2, _RANGE_STEP)
     density = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
     below = ndtr(z)
@@ -185,7 +189,7 @@ def studentized_range_quantile(p: float, k: int) -> float:
         if abs(nxt - q) <= 4.0 * np.finfo(float).eps * q:
             return nxt
         q = nxt
-    return q  # pragma: no cover - the bracket halves at worst, so 200 steps reach the last bit
+    return q  # 200 steps: Newton converged long before, or the bracket halved to its last bits
 
 
 def nemenyi_q(k: int, alpha: float = 0.05) -> float:

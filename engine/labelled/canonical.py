@@ -302,25 +302,33 @@ _DEFERRED: contextvars.ContextVar[bool] = contextvars.ContextVar("votebench_vali
 
 
 class _Checked:
-    """The tensors checked in this process: ``id`` -> (the tensor, its data), both held weakly."""
+    """The tensors checked in this process: ``id`` -> (the tensor and its data, held weakly; its label coordinates).
+
+    The label coordinates are held (they take no weak reference; an entry goes with its tensor), so labels renamed
+    in place (``scores.coords["system"] = [...]``) make the tensor one to check again."""
 
     def __init__(self) -> None:
-        self.items: dict[int, tuple[weakref.ref[xr.DataArray], weakref.ref[Any] | None]] = {}
+        self.items: dict[int, tuple[weakref.ref[xr.DataArray], weakref.ref[Any] | None, tuple[Any, ...]]] = {}
+
+    @staticmethod
+    def _labels(scores: xr.DataArray) -> tuple[Any, ...]:
+        return tuple(scores.coords[d].variable if d in scores.coords else None for d in CANONICAL)
 
     def holds(self, scores: xr.DataArray) -> bool:
         hit = self.items.get(id(scores))  # one dict read (atomic): no lock, so a weakref callback never waits
-        return hit is not None and hit[0]() is scores and (hit[1] is None or hit[1]() is scores.data)
+        return (hit is not None and hit[0]() is scores and (hit[1] is None or hit[1]() is scores.data)
+                and all(a is b for a, b in zip(hit[2], self._labels(scores), strict=True)))
 
     def add(self, scores: xr.DataArray) -> None:
         try:
             data_ref: weakref.ref[Any] | None = weakref.ref(scores.data)
         except TypeError:  # data that takes no weak reference: the tensor's identity alone
             data_ref = None
-        self.items[id(scores)] = (weakref.ref(scores, self.drop), data_ref)
+        self.items[id(scores)] = (weakref.ref(scores, self.drop), data_ref, self._labels(scores))
 
     def drop(self, ref: weakref.ref[xr.DataArray]) -> None:
         """A checked tensor is gone: forget it (unless its ``id`` already names a newer tensor)."""
-        for key, (held, _) in list(self.items.items()):
+        for key, (held, _, _) in list(self.items.items()):
             if held is ref:
                 self.items.pop(key, None)
                 break
@@ -331,13 +339,16 @@ _CHECKED = _Checked()
 
 def ensure_valid(scores: xr.DataArray, *, source: str = "scores") -> None:
     """:func:`validate_scores` once per tensor: one already checked in this process (the same object holding the
-    same data array) is not checked again, so a request read, opened and planned in several steps checks its
-    tensor once.  A tensor changed by an xarray operation is a new object and is checked; one whose values were
-    written in place is not (as a planned request is not planned again: :func:`engine.labelled.core.prepare`)."""
+    same data array and the same label coordinates) is not checked again, so a request read, opened and planned in
+    several steps checks its tensor once.  A tensor changed by an xarray operation is a new object, and one given
+    new data or new labels is checked again; values written into its data array in place are not (as a planned
+    request is not planned again: :func:`engine.labelled.core.prepare`).  A tensor checked where one system is
+    allowed (:func:`one_system_parts`) is not remembered as checked."""
     if isinstance(scores, xr.DataArray) and _CHECKED.holds(scores):
         return
     validate_scores(scores, source=source)
-    _CHECKED.add(scores)
+    if least_systems() >= 2:
+        _CHECKED.add(scores)
 
 
 @contextlib.contextmanager

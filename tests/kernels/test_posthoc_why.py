@@ -50,3 +50,14 @@ def test_the_task_level_letters_carry_the_why():
                              "higher_is_better": ("task", [True] * 12)}, name="scores")
     got = letter_groups(x)
     assert got["level"] == "task" and got["why"] == compare(X.T).why
+
+
+@pytest.mark.parametrize(("p", "k"), [(1.0, 5), (1.5, 5), (0.0, 5), (-0.1, 5), (float("nan"), 5), (0.95, 1),
+                                      (0.95, 2.5), (0.95, True), ("0.9", 3)])
+def test_a_quantile_outside_its_domain_is_refused_in_one_line(p, k):
+    from engine.errors import VotebenchError
+    from engine.kernels.significance import studentized_range_quantile
+
+    with pytest.raises(VotebenchError) as err:
+        studentized_range_quantile(p, k)
+    assert "\n" not in str(err.value)

@@ -154,7 +154,7 @@ def test_studentized_range_quantile_of_two_is_the_normal_difference():
 
 
 @pytest.mark.parametrize("k,alpha", [(2, 0.05), (5, 0.05), (58, 0.05), (256, 0.1), (257, 0.05), (7, 0.01)])
-def test_nemenyi_q_inside_and_outside_the_table(k, alpha):
+def test_nemenyi_q_is_scipys_quantile_over_sqrt2(k, alpha):
     """At the report's levels and others, q is scipy's quantile over sqrt 2;
     Demsar's Table 5a where it gives one (2.343 for k = 2 ... at alpha 0.05)."""
     from scipy.stats import studentized_range

@@ -22,6 +22,7 @@ def counted(monkeypatch):
         return real(scores, source=source)
 
     monkeypatch.setattr(canonical, "validate_scores", counting)
+    monkeypatch.setattr(engine, "validate_scores", counting)  # the lazy public name may be resolved already
     return calls
 
 
