@@ -425,9 +425,6 @@ def test_lost_scheduler_is_one_line_and_a_rerun_resumes(tmp_path, slow_reference
     cfg.write_text(yaml.safe_dump(sweep_raw(store)), encoding="utf-8")
     argv = [_exe("votebench"), "sweep", str(cfg), "--scheduler", own.address, "--no-progress"]
     env = {k: v for k, v in os.environ.items() if k != "DASK_SCHEDULER_ADDRESS"}
-    # the client gives a lost scheduler dask's connection timeout to come back (30 s by default): 8 s here, so the
-    # test waits less (the same path: the engine reads dask's setting, which a user may set the same way)
-    env["DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT"] = "8s"
     try:
         own.start_scheduler()
         own.start_worker()
