@@ -396,10 +396,13 @@ def test_end_to_end_folders_dropped_while_watch_dashboard_runs(tmp_path, capsys)
             assert same(published(snap), rank_of(capsys, root, "--level", "two"))
             assert any(c.startswith(f"new: org/m{n} enters at rank ") for c in snap["changes"])
             if browser is not None:  # the page follows without a reload
+                # the leaderboard is drawn by the dashboard's script; the cards (what changed, provenance) by the watch
+                # script from its own fetch once the leaderboard has been redrawn: wait for the whole page
                 want = sorted((r["system"], r["rank"]) for r in snap["ranking"])
-                page = wait_for(lambda want=want: (p := json.loads(browser.evaluate(ROWS_JS)))
-                                and sorted(map(tuple, p[1])) == want and p)
-                assert any(c.startswith(f"new: org/m{n} enters") for c in page[2]) and page[4] == n + 1
+                page = wait_for(lambda want=want, n=n: (p := json.loads(browser.evaluate(ROWS_JS)))
+                                and sorted(map(tuple, p[1])) == want and p[4] == n + 1
+                                and any(c.startswith(f"new: org/m{n} enters") for c in p[2]) and p)
+                assert sorted(map(tuple, page[1])) == want
         # a half-written model (no results file yet) is not ingested; a bad one is reported on the page
         write_model(root, "org/late", 0.9, seed=20, results=False)
         write_model(root, "org/m1", 0.9, seed=21, folder="dup")
