@@ -71,7 +71,7 @@ from engine.dims import RULE, SYSTEM, TASK
 from engine.errors import VotebenchError
 from engine.kernels.checks import check_alpha
 from engine.kernels.costs import Sizes
-from engine.kernels.ranking import label_positions
+from engine.kernels.ranking import label_positions, rank_order
 from engine.kernels.significance import friedman_test, nemenyi_q
 from engine.labelled.comparison import RuleFlag, degenerate_ranking, promethee_flows, rank_changes, rule_flags
 from engine.progress import stage
@@ -167,8 +167,7 @@ def select_systems(ranks: np.ndarray, k: int, *, reference: int = 0, labels: Seq
     n_s = R.shape[1]
     worst = np.where(np.isfinite(R), R, n_s + 1.0)
     mean = worst.mean(axis=0)
-    order = np.lexsort((np.arange(n_s), mean, worst[reference])) if labels is None else \
-        np.lexsort((label_positions(labels), worst[reference]))
+    order = np.lexsort((np.arange(n_s), mean, worst[reference])) if labels is None else rank_order(R[reference], labels)
     if n_s <= k:
         return order
     chosen = np.zeros(n_s, dtype=bool)
@@ -817,11 +816,9 @@ def _board_table(rk: _Rankings, p: int, order: np.ndarray, board: _Board, st: _S
 
 def _board_order(rk: _Rankings, st: _Settings) -> tuple[str, np.ndarray]:
     """The primary rule's label and the leaderboard's order: by its rank, ties in the canonical label order
-    (:func:`label_positions`; the same in the score report, the store report and ``votebench bootstrap``)."""
+    (:func:`rank_order`; the same in the score report, the store report and ``votebench bootstrap``)."""
     p = _primary(rk, _degenerate(rk), st.primary)
-    n_s = len(rk.systems)
-    worst = np.where(np.isfinite(rk.rank), rk.rank, n_s + 1.0)
-    return rk.labels[p], np.lexsort((label_positions(rk.systems), worst[p]))
+    return rk.labels[p], rank_order(rk.rank[p], rk.systems)
 
 
 def _leaderboard_section(out: _Out, rk: _Rankings, st: _Settings, board: _Board) -> tuple[str, str]:
@@ -1070,9 +1067,7 @@ def _cd_section(out: _Out, rk: _Rankings, Xc: np.ndarray, shown: tuple[np.ndarra
         notes.append(f"Critical difference: {ph.note}.")
     body.append(out.table("friedman", _Table(["statistic", "value"], stats_rows, stats_rows,
                                              classes=[["wrap", "wrap"] for _ in stats_rows]), caption="Friedman test"))
-    lab = label_positions(rk.systems)
-    avg_rows: list[list[Any]] = [[rk.systems[i], float(fr.avg_ranks[i])]
-                                 for i in sorted(range(len(rk.systems)), key=lambda i: (float(fr.avg_ranks[i]), lab[i]))]
+    avg_rows: list[list[Any]] = [[rk.systems[i], float(fr.avg_ranks[i])] for i in rank_order(fr.avg_ranks, rk.systems)]
     body.append(out.table("average_ranks", _Table(["system", "average rank"], avg_rows,
                                                   [[r[0], f"{r[1]:.3f}"] for r in avg_rows]),
                           caption="Average ranks over tasks (per-task means, autorank's; not the average_rank rule):",
@@ -1298,8 +1293,7 @@ def _letters_table(out: _Out, names: Sequence[str], mean: Sequence[float | None]
     rows: list[list[Any]] = [[k + 1, n, r, m if m is not None else math.nan, lt] for k, (n, m, lt, r) in
                              enumerate(zip(names, mean, letters, rank))]
     # listed by the primary rule's rank (ties: in the label order), as the leaderboard; the letters stay the test's
-    lab = label_positions(names)
-    by_rank = sorted(range(len(rows)), key=lambda k: (rows[k][2] if math.isfinite(rows[k][2]) else math.inf, lab[k]))
+    by_rank = rank_order(np.array([r[2] for r in rows], dtype=np.float64), names)
     rows, aligned = [rows[k] for k in by_rank], [aligned[k] for k in by_rank]
     d = score_decimals([r[3] for r in rows])
     text = [[r[1], f"{r[2]:g}" + ("=" if r[2] in shared else ""), "n/a" if not math.isfinite(r[3]) else f"{r[3]:.{d}f}", a]
@@ -1353,9 +1347,8 @@ def _interval_summary(boot: xr.Dataset, label: str, st: _Settings) -> tuple[dict
     iv = bootstrap_intervals(boot, level=1.0 - st.alpha, over="systems" if st.over == "systems" else None)
     by = {s: (float(r), float(a), float(b), bool(t)) for s, r, a, b, t in zip(iv.systems, iv.rank, iv.low, iv.high, iv.tied)
           if math.isfinite(r)}
-    rows = [[label, s, *v] for s, v in by.items()]
-    pos = dict(zip(by, label_positions(list(by)).tolist()))
-    rows.sort(key=lambda row: (row[2], pos[str(row[1])]))  # by rank, ties in the label order
+    unordered = [[label, s, *v] for s, v in by.items()]
+    rows = [unordered[i] for i in rank_order(np.array([r[2] for r in unordered], dtype=np.float64), list(by))]
     stab = [label] + [iv.stability[k] for k in ("kendall_w", "mean_spearman", "mean_kendall", "order_stability")]
     return by, rows, stab, {s: float(u) for s, u in zip(iv.systems, iv.rank_ub) if s in by}
 
@@ -1372,8 +1365,7 @@ def _interval_figure(out: _Out, name: str, per_rule: Sequence[tuple[str, Mapping
     primary = next((lb for lb in reversed(st.primary_used) if lb in labels), labels[0])
     by_rule = dict(per_rule)
     every = list(by_rule[primary])  # the systems it ranks; its best --top-k in the leaderboard's order (ties: labels)
-    ranks = np.array([by_rule[primary][sname][0] for sname in every])
-    names = [every[i] for i in np.lexsort((label_positions(every), ranks))][: st.top_k]
+    names = [every[i] for i in rank_order(np.array([by_rule[primary][sname][0] for sname in every]), every)][: st.top_k]
     n = len(every)
     suffix = f" (top {len(names)} of {n} systems by {st.display_short.get(primary, primary)})" if len(names) < n else ""
     level = 1.0 - st.alpha

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["tie_groups", "borda_points", "min_rank", "count_present", "tied_count", "label_order", "label_positions",
+__all__ = ["tie_groups", "borda_points", "min_rank", "count_present", "tied_count", "label_order", "label_positions", "rank_order",
            "natural_key"]
 
 
@@ -233,6 +233,18 @@ def label_positions(labels: Sequence[Any] | np.ndarray) -> np.ndarray:
     pos = np.empty(order.size, dtype=np.intp)
     pos[order] = np.arange(order.size)
     return pos
+
+
+def rank_order(rank: np.ndarray, labels: Sequence[Any] | np.ndarray) -> np.ndarray:
+    """Indices best first by ``rank`` (1 = best; a rank that is not finite, an unranked system, last), tied ranks in
+    the canonical label order (:func:`label_positions`): the order of every leaderboard, table and figure.
+
+    >>> rank_order(np.array([2.0, 1.0, np.nan, 2.0]), ["M13", "b", "a", "M2"]).tolist()
+    [1, 3, 0, 2]
+    """
+    r = np.asarray(rank, dtype=np.float64)
+    worst = np.where(np.isfinite(r), r, r.size + 1.0)
+    return np.lexsort((label_positions(labels), worst))
 
 
 @functools.lru_cache(maxsize=64)

@@ -227,11 +227,9 @@ class Intervals:
     def ranked(self) -> list[int]:
         """Indices of the ranked systems (a full-data score, which may be infinite), best first, ties in the canonical
         label order (:func:`engine.kernels.ranking.label_order`: ``M2`` before ``M13``), as the report lists them."""
-        from engine.kernels.ranking import label_positions
+        from engine.kernels.ranking import rank_order
 
-        pos = label_positions(list(self.systems)).tolist()
-        idx = [i for i in range(len(self.systems)) if not math.isnan(self.score[i])]
-        return sorted(idx, key=lambda i: (self.rank[i], pos[i]))
+        return [int(i) for i in rank_order(self.rank, list(self.systems)) if not math.isnan(self.score[i])]
 
 
 def bootstrap_intervals(boot: xr.Dataset, *, level: float = 0.95, over: str | None = None) -> Intervals:
