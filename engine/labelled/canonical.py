@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import json
 import os
 import sys
@@ -324,14 +325,14 @@ class _Checked:
             data_ref: weakref.ref[Any] | None = weakref.ref(scores.data)
         except TypeError:  # data that takes no weak reference: the tensor's identity alone
             data_ref = None
-        self.items[id(scores)] = (weakref.ref(scores, self.drop), data_ref, self._labels(scores))
+        key = id(scores)
+        self.items[key] = (weakref.ref(scores, functools.partial(self.drop, key)), data_ref, self._labels(scores))
 
-    def drop(self, ref: weakref.ref[xr.DataArray]) -> None:
+    def drop(self, key: int, ref: weakref.ref[xr.DataArray]) -> None:
         """A checked tensor is gone: forget it (unless its ``id`` already names a newer tensor)."""
-        for key, (held, _, _) in list(self.items.items()):
-            if held is ref:
-                self.items.pop(key, None)
-                break
+        hit = self.items.get(key)
+        if hit is not None and hit[0] is ref:
+            self.items.pop(key, None)  # a new entry under this id is only checked again
 
 
 _CHECKED = _Checked()
