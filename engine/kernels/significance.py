@@ -468,21 +468,21 @@ def compare(X: np.ndarray, *, alpha: float = 0.05, test: str = "auto", shown: np
     sel = avg if shown is None else avg[np.asarray(shown, dtype=np.intp)]
     spread = float(sel.max() - sel.min()) if sel.size else 0.0
     of = "" if shown is None or len(sel) == k else f" of the {len(sel)} systems shown"
-    if test == "auto":
+    if test == "auto":  # why (for a caption that names the test and its CD) and the report's whole sentence
+        choice = "autorank's choice for " + ("two populations not known to be normal" if k == 2 else
+                                             "more than two populations")
+        ranks_spread = f"spread of the average ranks{of} ({spread:.3g})"
         if k == 2:
-            test, why = "wilcoxon-holm", "autorank's choice for two populations not known to be normal"
-            reason = f"two systems: Wilcoxon's signed-rank test on the tasks ({why})"
+            test, why = "wilcoxon-holm", choice
+            reason = f"two systems: Wilcoxon's signed-rank test on the tasks ({choice})"
         elif cd < spread:
-            test, why = "nemenyi", (f"autorank's choice for more than two populations; the CD is below the spread of the "
-                                    f"average ranks{of} ({spread:.3g})")
-            reason = (f"Friedman's test, then Nemenyi's post-hoc test (autorank's choice for more than two populations): "
-                      f"its critical difference CD = {cd:.3g} is below the spread of the average ranks{of} ({spread:.3g})")
+            test, why = "nemenyi", f"{choice}; the CD is below the {ranks_spread}"
+            reason = (f"Friedman's test, then Nemenyi's post-hoc test ({choice}): its critical difference CD = {cd:.3g} "
+                      f"is below the {ranks_spread}")
         else:
-            test, why = "wilcoxon-holm", (f"Nemenyi's critical difference CD = {cd:.3g} covers the whole spread of the "
-                                          f"average ranks{of} ({spread:.3g}), so it cannot separate any of them; "
-                                          "Benavoli et al. 2016")
-            reason = (f"Nemenyi's critical difference CD = {cd:.3g} for {k} systems over {n} tasks covers the whole "
-                      f"spread of the average ranks{of} ({spread:.3g}), so it cannot separate any of them: pairwise "
+            covers = f"covers the whole {ranks_spread}, so it cannot separate any of them"
+            test, why = "wilcoxon-holm", f"Nemenyi's critical difference CD = {cd:.3g} {covers}; Benavoli et al. 2016"
+            reason = (f"Nemenyi's critical difference CD = {cd:.3g} for {k} systems over {n} tasks {covers}: pairwise "
                       "Wilcoxon signed-rank tests with Holm's correction instead (Benavoli et al. 2016)")
     else:
         why = "as asked"
