@@ -243,8 +243,7 @@ def rank_order(rank: np.ndarray, labels: Sequence[Any] | np.ndarray) -> np.ndarr
     [1, 3, 0, 2]
     """
     r = np.asarray(rank, dtype=np.float64)
-    worst = np.where(np.isfinite(r), r, r.size + 1.0)
-    return np.lexsort((label_positions(labels), worst))
+    return np.lexsort((label_positions(labels), np.where(np.isfinite(r), r, np.inf)))
 
 
 @functools.lru_cache(maxsize=64)
